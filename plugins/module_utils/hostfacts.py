@@ -1,0 +1,1004 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Pure parsers for host and GPU facts.
+
+Every public function here takes text (or values already read from sysfs/procfs) and returns
+plain dicts/lists. Nothing in this file reads a file or runs a command: the ``dlbox.stack.gpu_facts``
+module does the I/O and hands the raw text to these functions, so they can be unit-tested against
+recorded outputs. Python 3.8-compatible, standard library only (the code runs on target hosts).
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+NVIDIA_VENDOR_ID = "10de"
+
+# Values nvidia-smi prints when a field does not apply or cannot be read.
+_NA_VALUES = frozenset(
+    ["", "n/a", "[n/a]", "not supported", "[not supported]", "unknown error", "none", "unknown", "[unknown error]"]
+)
+
+_ANSI_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+# --------------------------------------------------------------------------------------------
+# small helpers
+# --------------------------------------------------------------------------------------------
+
+def _clean(value):
+    """Strip a text value; return None for nvidia-smi's "not available" spellings."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value.lower() in _NA_VALUES:
+        return None
+    return value
+
+
+def _to_int(value):
+    value = _clean(value)
+    if value is None:
+        return None
+    match = re.match(r"^-?\d+", value)
+    return int(match.group(0)) if match else None
+
+
+def _mib(value):
+    """'24564 MiB' -> 24564; 'N/A' -> None."""
+    return _to_int(value)
+
+
+def _enabled(value):
+    """'Enabled' -> True, 'Disabled' -> False, anything else (N/A...) -> None."""
+    value = _clean(value)
+    if value is None:
+        return None
+    lowered = value.lower()
+    if lowered in ("enabled", "enable", "on", "yes", "active"):
+        return True
+    if lowered in ("disabled", "disable", "off", "no", "not active"):
+        return False
+    return None
+
+
+def normalize_pci_bus_id(value):
+    """Normalise a PCI address to ``dddd:bb:dd.f`` in lowercase.
+
+    ``00000000:84:00.0`` (nvidia-smi, 8-digit domain) -> ``0000:84:00.0``;
+    ``84:00.0`` (lspci without -D) -> ``0000:84:00.0``. Returns None when it is not an address.
+    """
+    if value is None:
+        return None
+    value = value.strip().lower()
+    match = re.match(r"^(?:([0-9a-f]+):)?([0-9a-f]{1,2}):([0-9a-f]{1,2})\.([0-7])$", value)
+    if not match:
+        return None
+    domain, bus, dev, fn = match.groups()
+    domain = (domain or "0").lstrip("0") or "0"
+    if len(domain) > 4:
+        domain = domain[-4:]
+    return "%s:%02x:%02x.%s" % (domain.zfill(4), int(bus, 16), int(dev, 16), fn)
+
+
+def _hex4(value):
+    """'0x2684' / '2684' / '0X2684' -> '2684' (lowercase, 4 digits); else None."""
+    if value is None:
+        return None
+    value = value.strip().lower()
+    if value.startswith("0x"):
+        value = value[2:]
+    if not re.match(r"^[0-9a-f]{1,4}$", value):
+        return None
+    return value.zfill(4)
+
+
+def pci_ids_from_nvsmi(value):
+    """Split nvidia-smi's ``pci_device_id`` (``0x268410DE`` or ``268410DE``) into (device, vendor)."""
+    value = _clean(value)
+    if value is None:
+        return None, None
+    value = value.lower()
+    if value.startswith("0x"):
+        value = value[2:]
+    if not re.match(r"^[0-9a-f]{8}$", value):
+        return None, None
+    return value[:4], value[4:]
+
+
+def _text(element, path):
+    if element is None:
+        return None
+    found = element.find(path)
+    if found is None or found.text is None:
+        return None
+    return found.text
+
+
+# --------------------------------------------------------------------------------------------
+# nvidia-smi -q -x
+# --------------------------------------------------------------------------------------------
+
+def _compute_capability(gpu):
+    node = gpu.find("compute_capability")
+    if node is None:
+        node = gpu.find("cuda_compute_capability")
+    if node is None:
+        return None
+    major = _clean(_text(node, "major"))
+    minor = _clean(_text(node, "minor"))
+    if major is not None and minor is not None:
+        return "%s.%s" % (major, minor)
+    value = _clean(node.text)
+    if value and re.match(r"^\d+\.\d+$", value):
+        return value
+    return None
+
+
+def _ecc_uncorrectable_aggregate(gpu):
+    """Sum of aggregate uncorrectable ECC errors, or None when the GPU reports none.
+
+    Newer drivers (Ampere and later) report ``sram_uncorrectable``/``dram_uncorrectable``
+    (R570+ split SRAM into ``sram_uncorrectable_parity``/``..._secded``); older ones report
+    ``double_bit/total``.
+    """
+    aggregate = gpu.find("ecc_errors/aggregate")
+    if aggregate is None:
+        return None
+    values = []
+    for child in aggregate:
+        if child.tag.endswith("uncorrectable") or child.tag.startswith("sram_uncorrectable"):
+            number = _to_int(child.text)
+            if number is not None:
+                values.append(number)
+    if not values:
+        number = _to_int(_text(aggregate, "double_bit/total"))
+        if number is not None:
+            values.append(number)
+    if not values:
+        return None
+    return sum(values)
+
+
+def _parse_nvsmi_gpu(gpu):
+    device_id, vendor_id = pci_ids_from_nvsmi(_text(gpu, "pci/pci_device_id"))
+    sub_device, sub_vendor = pci_ids_from_nvsmi(_text(gpu, "pci/pci_sub_system_id"))
+    bus_id = _clean(_text(gpu, "pci/pci_bus_id")) or gpu.get("id")
+    memory = _text(gpu, "fb_memory_usage/total")
+    if memory is None:
+        memory = _text(gpu, "memory_usage/total")  # drivers before ~R418
+    mig_devices = gpu.findall("mig_devices/mig_device")
+    return {
+        "name": _clean(_text(gpu, "product_name")),
+        "brand": _clean(_text(gpu, "product_brand")),
+        "architecture": _clean(_text(gpu, "product_architecture")),
+        "uuid": _clean(_text(gpu, "uuid")),
+        "minor_number": _to_int(_text(gpu, "minor_number")),
+        "pci_bus_id": normalize_pci_bus_id(bus_id),
+        "vendor_id": vendor_id or NVIDIA_VENDOR_ID,
+        "pci_device_id": device_id,
+        "pci_subsystem_id": ("%s:%s" % (sub_vendor, sub_device)) if sub_device else None,
+        "memory_mb": _mib(memory),
+        "persistence_mode": _enabled(_text(gpu, "persistence_mode")),
+        "mig_mode_current": _enabled(_text(gpu, "mig_mode/current_mig")),
+        "mig_mode_pending": _enabled(_text(gpu, "mig_mode/pending_mig")),
+        "mig_devices": len(mig_devices),
+        "ecc_mode_current": _enabled(_text(gpu, "ecc_mode/current_ecc")),
+        "ecc_mode_pending": _enabled(_text(gpu, "ecc_mode/pending_ecc")),
+        "ecc_uncorrectable_aggregate": _ecc_uncorrectable_aggregate(gpu),
+        "compute_capability": _compute_capability(gpu),
+        "vbios_version": _clean(_text(gpu, "vbios_version")),
+        "source": "nvidia-smi",
+    }
+
+
+def parse_nvidia_smi_xml(text):
+    """Parse ``nvidia-smi -q -x``.
+
+    Returns ``{"driver_version", "cuda_version", "attached_gpus", "gpus": [...]}``; raises
+    ``ValueError`` when the text is not an ``nvidia_smi_log`` document.
+    """
+    if text is None or not text.strip():
+        raise ValueError("empty nvidia-smi XML")
+    # The document names an external DTD; ElementTree never fetches it. Drop anything before the
+    # XML declaration (some wrappers print a banner first).
+    start = text.find("<?xml")
+    if start < 0:
+        start = text.find("<nvidia_smi_log")
+    if start > 0:
+        text = text[start:]
+    try:
+        root = ET.fromstring(text.strip())
+    except ET.ParseError as exc:
+        raise ValueError("nvidia-smi XML does not parse: %s" % exc)
+    if root.tag != "nvidia_smi_log":
+        raise ValueError("not an nvidia_smi_log document (root is <%s>)" % root.tag)
+    gpus = [_parse_nvsmi_gpu(gpu) for gpu in root.findall("gpu")]
+    driver_version = _clean(_text(root, "driver_version"))
+    cuda_version = _clean(_text(root, "cuda_version"))
+    if driver_version is None and gpus:
+        # some wrappers / very old drivers put it inside <gpu>
+        driver_version = _clean(_text(root.find("gpu"), "driver_version"))
+    if cuda_version is None and gpus:
+        cuda_version = _clean(_text(root.find("gpu"), "cuda_version"))
+    return {
+        "driver_version": driver_version,
+        "cuda_version": cuda_version,
+        "attached_gpus": _to_int(_text(root, "attached_gpus")),
+        "gpus": gpus,
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# nvidia-smi topo -m
+# --------------------------------------------------------------------------------------------
+
+_TOPO_LABEL_RE = re.compile(r"^(GPU\d+|NIC\d+|mlx\d+_\d+|[A-Za-z][\w.-]*\d)$")
+_NVLINK_RE = re.compile(r"^NV(\d+)$")
+
+
+def _topo_split(line):
+    if "\t" in line:
+        return [cell.strip() for cell in line.split("\t")]
+    return [cell.strip() for cell in re.split(r"\s{2,}", line.strip())]
+
+
+def parse_nvidia_smi_topo(text):
+    """Parse ``nvidia-smi topo -m`` (``--matrix``).
+
+    Returns ``{"gpus": [...], "devices": [...], "matrix": {row: {col: link}}, "links": [...],
+    "nvlink": bool, "cpu_affinity": {gpu: str}, "numa_affinity": {gpu: str}}``. ``links`` holds
+    one entry per unordered GPU pair: ``{"a", "b", "type", "nvlink", "nvlinks"}`` where ``nvlinks``
+    is the bonded link count of ``NV#`` (else 0). Tolerates tabs turned into spaces, ANSI
+    underline codes and legends. Raises ``ValueError`` when no matrix header is found.
+    """
+    if text is None:
+        raise ValueError("empty topology output")
+    lines = [_ANSI_RE.sub("", line).rstrip("\r\n") for line in text.splitlines()]
+    header = None
+    header_index = None
+    for index, line in enumerate(lines):
+        cells = [c for c in _topo_split(line) if c]
+        if cells and cells[0] == "GPU0" and (line[:1] in ("\t", " ") or "CPU Affinity" in cells):
+            header = cells
+            header_index = index
+            break
+    if header is None:
+        raise ValueError("no topology matrix header (GPU0 ...) found")
+    devices = []
+    for cell in header:
+        if cell in ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID") or " " in cell:
+            break
+        devices.append(cell)
+    gpus = [d for d in devices if re.match(r"^GPU\d+$", d)]
+    matrix = {}
+    cpu_affinity = {}
+    numa_affinity = {}
+    for line in lines[header_index + 1:]:
+        if not line.strip():
+            if matrix:
+                break
+            continue
+        cells = _topo_split(line)
+        label = cells[0]
+        if label not in devices:
+            if matrix:
+                break
+            continue
+        values = cells[1:]
+        row = {}
+        for col, value in zip(devices, values[: len(devices)]):
+            row[col] = "X" if value.strip() == "X" else value.strip()
+        matrix[label] = row
+        rest = values[len(devices):]
+        if label in gpus:
+            if len(rest) >= 1 and rest[0]:
+                cpu_affinity[label] = rest[0]
+            if len(rest) >= 2 and rest[1] not in ("", "N/A"):
+                numa_affinity[label] = rest[1]
+    links = []
+    for i, first in enumerate(gpus):
+        for second in gpus[i + 1:]:
+            link = matrix.get(first, {}).get(second) or matrix.get(second, {}).get(first)
+            if link is None:
+                continue
+            nv = _NVLINK_RE.match(link)
+            links.append({
+                "a": first,
+                "b": second,
+                "type": link,
+                "nvlink": bool(nv),
+                "nvlinks": int(nv.group(1)) if nv else 0,
+            })
+    return {
+        "gpus": gpus,
+        "devices": devices,
+        "matrix": matrix,
+        "links": links,
+        "nvlink": any(link["nvlink"] for link in links),
+        "cpu_affinity": cpu_affinity,
+        "numa_affinity": numa_affinity,
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# lspci -nn / lspci -Dnn and sysfs PCI
+# --------------------------------------------------------------------------------------------
+
+_LSPCI_RE = re.compile(
+    r"^(?P<address>(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+"
+    r"(?P<class_name>[^\[\]]+?)\s+\[(?P<class_id>[0-9a-fA-F]{4})\]:\s+"
+    r"(?P<description>.*)\s+\[(?P<vendor>[0-9a-fA-F]{4}):(?P<device>[0-9a-fA-F]{4})\]"
+    r"(?:\s+\(rev\s+(?P<rev>[0-9a-fA-F]+)\))?(?:\s+\(prog-if[^)]*\)\)?)?\s*$"
+)
+
+# PCI class codes (base class + subclass) that mean "a GPU" for us.
+GPU_CLASS_IDS = {"0300": "VGA compatible controller", "0302": "3D controller", "0380": "Display controller"}
+BRIDGE_OTHER_CLASS_ID = "0680"
+
+
+def classify_nvidia_pci(class_id, device_id):
+    """'gpu', 'nvswitch' or None for an NVIDIA function with this class and device id.
+
+    NVSwitches enumerate as "Bridge [0680]". Old nForce chipsets also used 0680 for their
+    Ethernet function, but with device ids below 0x1000; every NVSwitch id is above that.
+    Audio (0403), USB (0c03) and UCSI (0c80) functions of a graphics card are not GPUs.
+    """
+    class_id = (class_id or "").lower()[:4]
+    if class_id in GPU_CLASS_IDS:
+        return "gpu"
+    if class_id == BRIDGE_OTHER_CLASS_ID and device_id and int(device_id, 16) >= 0x1000:
+        return "nvswitch"
+    return None
+
+
+def _strip_vendor(description):
+    for prefix in ("NVIDIA Corporation ", "nVidia Corporation ", "NVidia Corporation "):
+        if description.startswith(prefix):
+            return description[len(prefix):]
+    return description
+
+
+def parse_lspci_nn(text):
+    """Parse ``lspci -nn`` or ``lspci -Dnn``; return the NVIDIA GPUs and NVSwitches.
+
+    Each item: ``{"pci_bus_id", "vendor_id", "pci_device_id", "class_id", "class_name", "kind",
+    "name", "revision", "source": "lspci"}`` with ``kind`` in ``gpu``/``nvswitch``. Lines that
+    are not in ``-nn`` form (no ``[vvvv:dddd]``) are ignored.
+    """
+    devices = []
+    for line in (text or "").splitlines():
+        match = _LSPCI_RE.match(line.strip())
+        if not match:
+            continue
+        vendor = match.group("vendor").lower()
+        if vendor != NVIDIA_VENDOR_ID:
+            continue
+        device = match.group("device").lower()
+        class_id = match.group("class_id").lower()
+        kind = classify_nvidia_pci(class_id, device)
+        if kind is None:
+            continue
+        devices.append({
+            "pci_bus_id": normalize_pci_bus_id(match.group("address")),
+            "vendor_id": vendor,
+            "pci_device_id": device,
+            "class_id": class_id,
+            "class_name": match.group("class_name").strip(),
+            "kind": kind,
+            "name": _strip_vendor(match.group("description").strip()),
+            "revision": match.group("rev").lower() if match.group("rev") else None,
+            "source": "lspci",
+        })
+    return devices
+
+
+def classify_sysfs_pci(address, vendor, device, pci_class):
+    """One ``/sys/bus/pci/devices/<address>`` entry (``vendor``/``device``/``class`` file contents).
+
+    ``vendor="0x10de"``, ``device="0x2684"``, ``pci_class="0x030000"`` -> a GPU dict like
+    :func:`parse_lspci_nn` items (``name`` None: sysfs has no names). Non-NVIDIA or non-GPU -> None.
+    """
+    vendor_id = _hex4(vendor)
+    device_id = _hex4(device)
+    if vendor_id != NVIDIA_VENDOR_ID or device_id is None:
+        return None
+    class_value = (pci_class or "").strip().lower()
+    if class_value.startswith("0x"):
+        class_value = class_value[2:]
+    class_value = class_value.zfill(6)
+    class_id = class_value[:4]
+    kind = classify_nvidia_pci(class_id, device_id)
+    if kind is None:
+        return None
+    return {
+        "pci_bus_id": normalize_pci_bus_id(address),
+        "vendor_id": vendor_id,
+        "pci_device_id": device_id,
+        "class_id": class_id,
+        "class_name": GPU_CLASS_IDS.get(class_id, "Bridge" if kind == "nvswitch" else None),
+        "kind": kind,
+        "name": None,
+        "revision": None,
+        "source": "sysfs",
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# CPU / memory / OS
+# --------------------------------------------------------------------------------------------
+
+def _model_name_mhz(model):
+    match = re.search(r"@\s*([\d.]+)\s*GHz", model or "")
+    if match:
+        return int(round(float(match.group(1)) * 1000))
+    return None
+
+
+def parse_cpuinfo(text):
+    """Parse ``/proc/cpuinfo`` (x86 and ARM).
+
+    Returns ``{"model", "sockets", "cores", "threads", "base_mhz", "current_mhz", "cache_kb"}``.
+    ``base_mhz`` comes from the nominal clock in the model name (``@ 3.40GHz``) and is None when
+    the name has none (AMD, ARM); ``cache_kb`` is the ``cache size`` field (the last-level cache
+    on x86), None on ARM.
+    """
+    processors = []
+    current = {}
+    for line in (text or "").splitlines():
+        if not line.strip():
+            if current:
+                processors.append(current)
+                current = {}
+            continue
+        if ":" not in line:
+            continue
+        key, _, value = line.partition(":")
+        current[key.strip().lower()] = value.strip()
+    if current:
+        processors.append(current)
+    entries = [p for p in processors if "processor" in p]
+    threads = len(entries) or None
+    first = entries[0] if entries else (processors[0] if processors else {})
+    model = first.get("model name") or first.get("hardware") or first.get("cpu model")
+    physical_ids = set(p.get("physical id") for p in entries if p.get("physical id") is not None)
+    sockets = len(physical_ids) if physical_ids else (1 if threads else None)
+    core_pairs = set((p.get("physical id"), p.get("core id")) for p in entries if p.get("core id") is not None)
+    if core_pairs:
+        cores = len(core_pairs)
+    elif first.get("cpu cores") and sockets:
+        cores = int(first["cpu cores"]) * sockets
+    else:
+        cores = threads
+    current_mhz = None
+    if first.get("cpu mhz"):
+        try:
+            current_mhz = int(round(float(first["cpu mhz"])))
+        except ValueError:
+            current_mhz = None
+    cache_kb = None
+    if first.get("cache size"):
+        cache_kb = _size_to_kb(first["cache size"])
+    return {
+        "model": model,
+        "sockets": sockets,
+        "cores": cores,
+        "threads": threads,
+        "base_mhz": _model_name_mhz(model),
+        "current_mhz": current_mhz,
+        "cache_kb": cache_kb,
+    }
+
+
+def _size_to_kb(value):
+    """'32 MiB (1 instance)' / '32768K' / '32768 KB' / '1.5 MiB' -> KiB as int; None otherwise."""
+    if value is None:
+        return None
+    match = re.match(r"^\s*([\d.]+)\s*([KMGT]?)(i?B)?", value.strip(), re.IGNORECASE)
+    if not match:
+        return None
+    number = float(match.group(1))
+    unit = match.group(2).upper()
+    factor = {"": 1.0 / 1024, "K": 1, "M": 1024, "G": 1024 * 1024, "T": 1024 * 1024 * 1024}[unit]
+    if unit == "" and not match.group(3):
+        factor = 1.0 / 1024  # plain bytes
+    return int(round(number * factor))
+
+
+def parse_lscpu(text):
+    """Parse plain ``lscpu`` output (``Key: value`` lines; any locale-independent build).
+
+    Returns ``{"model", "architecture", "sockets", "cores", "threads", "max_mhz", "l3_kb"}``.
+    ``l3_kb`` is the total over all instances (newer util-linux prints ``32 MiB (1 instance)``;
+    older prints ``32768K`` per socket, which is multiplied by the socket count).
+    """
+    fields = {}
+    for line in (text or "").splitlines():
+        if ":" not in line:
+            continue
+        key, _, value = line.partition(":")
+        key = key.strip()
+        if key and key not in fields:
+            fields[key] = value.strip()
+
+    def number(key):
+        value = fields.get(key)
+        if value is None or not re.match(r"^\d+$", value):
+            return None
+        return int(value)
+
+    sockets = number("Socket(s)")
+    cores_per_socket = number("Core(s) per socket") or number("Core(s) per cluster")
+    threads = number("CPU(s)")
+    clusters = number("Cluster(s)")
+    if sockets is None and clusters is not None:
+        sockets = 1
+    cores = cores_per_socket * (sockets or clusters or 1) if cores_per_socket else None
+    max_mhz = None
+    if fields.get("CPU max MHz"):
+        try:
+            max_mhz = int(round(float(fields["CPU max MHz"].replace(",", "."))))
+        except ValueError:
+            max_mhz = None
+    l3_kb = None
+    l3 = fields.get("L3 cache") or fields.get("L3")
+    if l3:
+        l3_kb = _size_to_kb(l3)
+        if l3_kb is not None and "instance" not in l3 and sockets and sockets > 1:
+            l3_kb *= sockets
+    return {
+        "model": fields.get("Model name"),
+        "architecture": fields.get("Architecture"),
+        "sockets": sockets,
+        "cores": cores,
+        "threads": threads,
+        "max_mhz": max_mhz,
+        "l3_kb": l3_kb,
+    }
+
+
+def cpu_facts(cpuinfo_text, lscpu_text=None):
+    """Merge :func:`parse_cpuinfo` and :func:`parse_lscpu` into the ``cpu`` fact (lscpu wins)."""
+    info = parse_cpuinfo(cpuinfo_text) if cpuinfo_text else {}
+    lscpu = parse_lscpu(lscpu_text) if lscpu_text else {}
+    model = lscpu.get("model") or info.get("model")
+    return {
+        "model": model,
+        "sockets": lscpu.get("sockets") or info.get("sockets"),
+        "cores": lscpu.get("cores") or info.get("cores"),
+        "threads": lscpu.get("threads") or info.get("threads"),
+        "base_mhz": _model_name_mhz(model) or info.get("base_mhz"),
+        "max_mhz": lscpu.get("max_mhz"),
+        "l3_kb": lscpu.get("l3_kb") if lscpu.get("l3_kb") is not None else info.get("cache_kb"),
+    }
+
+
+def parse_meminfo(text):
+    """``/proc/meminfo`` -> ``{"total_mb", "available_mb", "swap_total_mb", "hugepages_total"}`` (MiB)."""
+    values = {}
+    for line in (text or "").splitlines():
+        match = re.match(r"^(\w+(?:\(\w+\))?):\s+(\d+)(?:\s+kB)?", line)
+        if match:
+            values[match.group(1)] = int(match.group(2))
+
+    def mb(key):
+        return values[key] // 1024 if key in values else None
+
+    return {
+        "total_mb": mb("MemTotal"),
+        "available_mb": mb("MemAvailable"),
+        "swap_total_mb": mb("SwapTotal"),
+        "hugepages_total": values.get("HugePages_Total"),
+    }
+
+
+def parse_os_release(text):
+    """``/etc/os-release`` -> ``{"id", "version_id", "codename", "pretty_name", "id_like", "key"}``.
+
+    ``key`` is ``<id>-<version_id>`` (``ubuntu-22.04``, ``debian-12``) or None without a version.
+    """
+    values = {}
+    for line in (text or "").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, _, value = line.partition("=")
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in ("'", '"'):
+            value = value[1:-1]
+        values[key.strip()] = value
+    os_id = values.get("ID", "").lower() or None
+    version_id = values.get("VERSION_ID") or None
+    codename = values.get("VERSION_CODENAME") or values.get("UBUNTU_CODENAME") or None
+    if codename is None and values.get("VERSION"):
+        match = re.search(r"\(([a-z]+)\)", values["VERSION"])
+        if match:
+            codename = match.group(1)
+    return {
+        "id": os_id,
+        "version_id": version_id,
+        "codename": codename,
+        "pretty_name": values.get("PRETTY_NAME") or None,
+        "id_like": values.get("ID_LIKE", "").split() or [],
+        "key": "%s-%s" % (os_id, version_id) if os_id and version_id else None,
+    }
+
+
+def normalize_arch(machine):
+    """``uname -m`` spelling -> ``x86_64``/``aarch64`` (others passed through lowercased)."""
+    machine = (machine or "").strip().lower()
+    return {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}.get(machine, machine or None)
+
+
+# --------------------------------------------------------------------------------------------
+# driver / kernel modules / secure boot
+# --------------------------------------------------------------------------------------------
+
+def parse_nvidia_proc_version(text):
+    """``/proc/driver/nvidia/version`` -> ``{"version", "flavor", "gcc"}`` or None.
+
+    ``flavor`` is ``open`` for "NVIDIA UNIX Open Kernel Module", ``proprietary`` otherwise.
+    """
+    if not text:
+        return None
+    match = re.search(r"NVRM version:.*?Kernel Module(?:\s+for\s+\S+)?\s+(\d+\.\d+(?:\.\d+)?)", text)
+    if not match:
+        return None
+    gcc = re.search(r"GCC version:\s*(.+)", text)
+    return {
+        "version": match.group(1),
+        "flavor": "open" if "Open Kernel Module" in text else "proprietary",
+        "gcc": gcc.group(1).strip() if gcc else None,
+    }
+
+
+def parse_proc_modules(text):
+    """``/proc/modules`` -> ``{"nouveau_loaded", "nvidia_loaded", "nvidia_modules"}``."""
+    names = []
+    for line in (text or "").splitlines():
+        parts = line.split()
+        if parts:
+            names.append(parts[0])
+    nvidia = sorted(n for n in names if n == "nvidia" or n.startswith("nvidia_"))
+    return {
+        "nouveau_loaded": "nouveau" in names,
+        "nvidia_loaded": "nvidia" in names,
+        "nvidia_modules": nvidia,
+    }
+
+
+def parse_secure_boot(text):
+    """``mokutil --sb-state`` output -> True / False / None (unknown).
+
+    "SecureBoot enabled" -> True; "SecureBoot disabled" -> False; "This system doesn't support
+    Secure Boot" and "EFI variables are not supported on this system" (legacy BIOS) -> False.
+    """
+    if not text:
+        return None
+    lowered = text.lower()
+    if "secureboot enabled" in lowered:
+        return True
+    if "secureboot disabled" in lowered:
+        return False
+    if "doesn't support secure boot" in lowered or "efi variables are not supported" in lowered:
+        return False
+    return None
+
+
+def secure_boot_from_efivar(data):
+    """Content of ``/sys/firmware/efi/efivars/SecureBoot-8be4df61-...``: 4 attribute bytes + 1 value byte."""
+    if data is None or len(data) < 5:
+        return None
+    value = data[4]
+    if not isinstance(value, int):  # pragma: no cover - Python 2 str
+        value = ord(value)
+    return value == 1
+
+
+# --------------------------------------------------------------------------------------------
+# disks / ECC memory
+# --------------------------------------------------------------------------------------------
+
+_VIRTUAL_DISK_RE = re.compile(r"^(loop|ram|zram|sr|fd|dm-|md|nbd|drbd)\d*")
+
+
+def classify_disk(name, rotational, size_sectors):
+    """One ``/sys/block/<name>`` entry -> ``{"name", "kind", "size_gb"}`` or None.
+
+    ``rotational`` is the text of ``queue/rotational`` (``"0"``/``"1"``), ``size_sectors`` the
+    text of ``size`` (512-byte sectors, whatever the logical block size). ``kind`` is ``nvme``
+    for ``nvme*``, ``ssd`` for non-rotational, ``hdd`` for rotational. ``size_gb`` is decimal GB
+    rounded. Loop, RAM, zram, optical, device-mapper and md devices and empty disks -> None.
+    """
+    name = (name or "").strip()
+    if not name or _VIRTUAL_DISK_RE.match(name):
+        return None
+    try:
+        sectors = int(str(size_sectors).strip())
+    except ValueError:
+        return None
+    if sectors <= 0:
+        return None
+    if name.startswith("nvme"):
+        kind = "nvme"
+    elif str(rotational).strip() == "0":
+        kind = "ssd"
+    elif str(rotational).strip() == "1":
+        kind = "hdd"
+    else:
+        kind = None
+    return {"name": name, "kind": kind, "size_gb": int(round(sectors * 512 / 1e9))}
+
+
+def ecc_from_edac(edac_mc_exists, mc_entries):
+    """ECC memory from EDAC: ``/sys/devices/system/edac/mc`` exists? and its entries.
+
+    Any ``mc<N>`` -> True (a memory controller with error detection is registered);
+    the directory present but no ``mc<N>`` -> False; no EDAC at all -> None (unknown: the
+    EDAC driver may simply not be loaded, e.g. in a VM or container).
+    """
+    if any(re.match(r"^mc\d+$", entry) for entry in (mc_entries or [])):
+        return True
+    if edac_mc_exists:
+        return False
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# containers / WSL / Jetson
+# --------------------------------------------------------------------------------------------
+
+def parse_nv_tegra_release(text):
+    """``/etc/nv_tegra_release`` -> L4T version string.
+
+    ``# R36 (release), REVISION: 4.3, GCID: ...`` -> ``36.4.3``; ``REVISION: 2.1`` with R35 ->
+    ``35.2.1``. None when the header is missing.
+    """
+    match = re.search(r"#\s*R(\d+)\s*\(\w+\),\s*REVISION:\s*([\d.]+)", text or "")
+    if not match:
+        return None
+    return "%s.%s" % (match.group(1), match.group(2).rstrip("."))
+
+
+def _environ_container(environ):
+    if not environ:
+        return None
+    if isinstance(environ, bytes):
+        environ = environ.decode("utf-8", "replace")
+    for item in environ.split("\0"):
+        if item.startswith("container="):
+            return item.split("=", 1)[1].strip() or None
+    return None
+
+
+def _cgroup_container(cgroup_text):
+    text = cgroup_text or ""
+    if re.search(r"kubepods", text):
+        return "kubernetes"
+    if re.search(r"/docker[/-]", text) or "docker-" in text:
+        return "docker"
+    if "libpod" in text:
+        return "podman"
+    if re.search(r"/lxc[/.]", text) or "lxc.payload" in text:
+        return "lxc"
+    if "containerd" in text:
+        return "containerd"
+    return None
+
+
+def detect_virtualization(
+    dockerenv=False,
+    containerenv=False,
+    cgroup_text=None,
+    pid1_environ=None,
+    systemd_container=None,
+    kernel_release=None,
+    proc_version=None,
+    nv_tegra_release=None,
+    device_tree_model=None,
+):
+    """Container / WSL / Jetson detection from already-read values.
+
+    Returns ``{"container": bool, "container_type": str|None, "wsl": bool, "wsl_version": 1|2|None,
+    "jetson": None|{"l4t", "model"}}``. ``container_type`` is docker, podman, lxc, kubernetes,
+    systemd-nspawn... as far as the evidence tells (``container`` in pid 1's environment and
+    ``/run/systemd/container`` win over marker files, marker files over ``/proc/1/cgroup``).
+    """
+    container_type = _environ_container(pid1_environ)
+    if container_type is None and systemd_container:
+        container_type = systemd_container.strip() or None
+    if container_type is None and containerenv:
+        container_type = "podman"
+    if container_type is None and dockerenv:
+        container_type = "docker"
+    if container_type is None:
+        container_type = _cgroup_container(cgroup_text)
+    release = (kernel_release or "") + " " + (proc_version or "")
+    wsl = bool(re.search(r"microsoft|wsl", release, re.IGNORECASE))
+    wsl_version = None
+    if wsl:
+        wsl_version = 2 if re.search(r"wsl2|microsoft-standard", release, re.IGNORECASE) else 1
+    l4t = parse_nv_tegra_release(nv_tegra_release)
+    model = (device_tree_model or "").replace("\0", "").strip() or None
+    jetson = None
+    if l4t or (model and ("jetson" in model.lower() or "nvidia" in model.lower() and "tegra" in model.lower())):
+        jetson = {"l4t": l4t, "model": model}
+    return {
+        "container": container_type is not None,
+        "container_type": container_type,
+        "wsl": wsl,
+        "wsl_version": wsl_version,
+        "jetson": jetson,
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# putting it together
+# --------------------------------------------------------------------------------------------
+
+def merge_gpus(smi_gpus, pci_gpus):
+    """Union of GPUs seen by nvidia-smi and by lspci/sysfs, keyed by PCI bus id.
+
+    nvidia-smi values win; ``pci_name`` keeps lspci's name. A GPU on the bus that the driver does
+    not show (unsupported by this branch, fallen off the bus, bound to vfio) is kept with
+    ``driver_visible: False``.
+    """
+    merged = []
+    by_bus = {}
+    for gpu in smi_gpus or []:
+        item = dict(gpu)
+        item["driver_visible"] = True
+        item.setdefault("pci_name", None)
+        merged.append(item)
+        if item.get("pci_bus_id"):
+            by_bus[item["pci_bus_id"]] = item
+    for dev in pci_gpus or []:
+        existing = by_bus.get(dev.get("pci_bus_id"))
+        if existing is not None:
+            existing["pci_name"] = dev.get("name")
+            if existing.get("pci_device_id") is None:
+                existing["pci_device_id"] = dev.get("pci_device_id")
+            continue
+        merged.append({
+            "name": dev.get("name"),
+            "pci_name": dev.get("name"),
+            "uuid": None,
+            "pci_bus_id": dev.get("pci_bus_id"),
+            "vendor_id": dev.get("vendor_id"),
+            "pci_device_id": dev.get("pci_device_id"),
+            "memory_mb": None,
+            "source": dev.get("source"),
+            "driver_visible": False if smi_gpus is not None else None,
+        })
+    merged.sort(key=lambda g: g.get("pci_bus_id") or "")
+    return merged
+
+
+def build_host_facts(raw):
+    """Build the ``dlbox_host`` fact from a dict of raw inputs (all optional).
+
+    Keys: ``machine``, ``kernel_release``, ``proc_version``, ``os_release``, ``cpuinfo``,
+    ``lscpu``, ``meminfo``, ``edac_mc_exists``, ``edac_mc_entries``, ``disks`` (list of
+    ``(name, rotational, size)``), ``mokutil`` (text), ``secure_boot_efivar`` (bytes),
+    ``efi`` (bool: ``/sys/firmware/efi`` exists), ``proc_modules``, ``nvidia_proc_version``,
+    ``nvidia_smi_xml``, ``nvidia_smi_topo``, ``lspci``, ``sysfs_pci`` (list of
+    ``(address, vendor, device, class)``), ``dockerenv``, ``containerenv``, ``cgroup``,
+    ``pid1_environ``, ``systemd_container``, ``nv_tegra_release``, ``device_tree_model``,
+    ``probes`` (dict passed through).
+    """
+    probes = dict(raw.get("probes") or {})
+    os_facts = parse_os_release(raw.get("os_release")) if raw.get("os_release") else {
+        "id": None, "version_id": None, "codename": None, "pretty_name": None, "id_like": [], "key": None,
+    }
+    memory = parse_meminfo(raw.get("meminfo")) if raw.get("meminfo") else {"total_mb": None}
+    disks = []
+    for entry in raw.get("disks") or []:
+        disk = classify_disk(*entry)
+        if disk is not None:
+            disks.append(disk)
+    disks.sort(key=lambda d: d["name"])
+
+    secure_boot = parse_secure_boot(raw.get("mokutil"))
+    if secure_boot is None and raw.get("secure_boot_efivar") is not None:
+        secure_boot = secure_boot_from_efivar(raw.get("secure_boot_efivar"))
+    if secure_boot is None and raw.get("efi") is False:
+        secure_boot = False
+
+    virt = detect_virtualization(
+        dockerenv=raw.get("dockerenv", False),
+        containerenv=raw.get("containerenv", False),
+        cgroup_text=raw.get("cgroup"),
+        pid1_environ=raw.get("pid1_environ"),
+        systemd_container=raw.get("systemd_container"),
+        kernel_release=raw.get("kernel_release"),
+        proc_version=raw.get("proc_version"),
+        nv_tegra_release=raw.get("nv_tegra_release"),
+        device_tree_model=raw.get("device_tree_model"),
+    )
+
+    modules = parse_proc_modules(raw.get("proc_modules")) if raw.get("proc_modules") is not None else {
+        "nouveau_loaded": None, "nvidia_loaded": None, "nvidia_modules": [],
+    }
+    proc_driver = parse_nvidia_proc_version(raw.get("nvidia_proc_version"))
+    modules["nvidia_version"] = proc_driver["version"] if proc_driver else None
+    modules["nvidia_flavor"] = proc_driver["flavor"] if proc_driver else None
+
+    smi = None
+    if raw.get("nvidia_smi_xml"):
+        try:
+            smi = parse_nvidia_smi_xml(raw["nvidia_smi_xml"])
+        except ValueError as exc:
+            probes["nvidia_smi_error"] = str(exc)
+            smi = None
+
+    pci_devices = []
+    if raw.get("lspci") is not None:
+        pci_devices = parse_lspci_nn(raw.get("lspci"))
+    elif raw.get("sysfs_pci") is not None:
+        for entry in raw.get("sysfs_pci"):
+            dev = classify_sysfs_pci(*entry)
+            if dev is not None:
+                pci_devices.append(dev)
+    pci_gpus = [d for d in pci_devices if d["kind"] == "gpu"]
+    nvswitches = [
+        {"pci_bus_id": d["pci_bus_id"], "pci_device_id": d["pci_device_id"], "name": d["name"]}
+        for d in pci_devices if d["kind"] == "nvswitch"
+    ]
+    nvswitches.sort(key=lambda d: d["pci_bus_id"] or "")
+
+    gpus = merge_gpus(smi["gpus"] if smi else None, pci_gpus)
+
+    topology = None
+    nvlink = None
+    if raw.get("nvidia_smi_topo"):
+        try:
+            topology = parse_nvidia_smi_topo(raw["nvidia_smi_topo"])
+            nvlink = topology["nvlink"]
+        except ValueError as exc:
+            probes["nvidia_smi_topo_error"] = str(exc)
+
+    driver = {
+        "present": smi is not None,
+        "version": (smi or {}).get("driver_version") or modules["nvidia_version"],
+        "cuda_version": (smi or {}).get("cuda_version"),
+        "kernel_module_flavor": modules["nvidia_flavor"],
+    }
+
+    return {
+        "arch": normalize_arch(raw.get("machine")),
+        "os": {
+            "id": os_facts["id"],
+            "version_id": os_facts["version_id"],
+            "codename": os_facts["codename"],
+            "pretty_name": os_facts["pretty_name"],
+            "key": os_facts["key"],
+        },
+        "kernel": raw.get("kernel_release") or None,
+        "cpu": cpu_facts(raw.get("cpuinfo"), raw.get("lscpu")),
+        "memory": {
+            "total_mb": memory.get("total_mb"),
+            "ecc": ecc_from_edac(raw.get("edac_mc_exists", False), raw.get("edac_mc_entries")),
+        },
+        "disks": disks,
+        "secure_boot": secure_boot,
+        "virtualization": {
+            "container": virt["container"],
+            "container_type": virt["container_type"],
+            "wsl": virt["wsl"],
+            "wsl_version": virt["wsl_version"],
+        },
+        "jetson": virt["jetson"],
+        "modules": {
+            "nouveau_loaded": modules["nouveau_loaded"],
+            "nvidia_loaded": modules["nvidia_loaded"],
+            "nvidia_version": modules["nvidia_version"],
+        },
+        "gpus": gpus,
+        "nvswitches": nvswitches,
+        "driver": driver,
+        "nvlink": nvlink,
+        "topology": topology,
+        "probes": probes,
+    }
