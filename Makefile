@@ -1,0 +1,84 @@
+# dlbox.stack: two commands do all the set-up on a fresh machine.
+#   make workstation   -> venv, pinned tools, this collection, then playbooks/workstation.yml on this machine
+#   make test          -> venv, lint, ansible-test sanity, unit tests, test images, every Molecule scenario
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(CURDIR)/$(VENV)/bin
+export PATH := $(BIN):$(PATH)
+export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/build/collections
+export ANSIBLE_INJECT_FACT_VARS := false
+COLL := build/collections/ansible_collections/dlbox/stack
+SANITY_ROOT := build/sanity/ansible_collections/dlbox/stack
+LIMIT ?= workstations
+EXTRA ?=
+
+.PHONY: help venv collection workstation plan lint sanity units images docker-engine host-deps molecule test test-heavy build bench clean
+
+help:
+	@echo "make workstation  set up this machine as a deep-learning workstation (inventories/local)"
+	@echo "make plan         print the stack dlbox.stack would install here; changes nothing"
+	@echo "make test         every test from nothing: lint, sanity, units, Molecule on all platforms"
+	@echo "make build        build the collection tarball"
+
+$(VENV)/.installed: requirements-dev.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -r requirements-dev.txt
+	@touch $@
+
+venv: $(VENV)/.installed
+
+# The collection, installed where ansible.cfg and ANSIBLE_COLLECTIONS_PATH look, from this tree.
+collection: venv
+	@rm -rf build/collections/ansible_collections/dlbox
+	@mkdir -p build/collections/ansible_collections/dlbox
+	@ln -s ../../../.. $(COLL)
+
+workstation: collection
+	ansible-playbook playbooks/workstation.yml -e dlbox_target=$(LIMIT) $(EXTRA)
+
+plan: collection
+	ansible-playbook playbooks/plan.yml -e dlbox_target=$(LIMIT) $(EXTRA)
+
+lint: collection
+	yamllint -s .
+	ansible-lint --offline
+
+# ansible-test needs the collection at ansible_collections/dlbox/stack: a copy of the tracked files.
+sanity: collection
+	@rm -rf build/sanity && mkdir -p $(SANITY_ROOT)
+	@git ls-files -z --cached --others --exclude-standard | xargs -0 -I{} cp --parents {} $(SANITY_ROOT)/ 2>/dev/null || true
+	cd $(SANITY_ROOT) && git init -q && git add -A && \
+	  ansible-test sanity --color no --python $$($(BIN)/python -c 'import sys;print("%d.%d"%sys.version_info[:2])') \
+	    --requirements --venv --exclude molecule/ --exclude tests/images/ --exclude tests/aptrepo/
+
+units: collection
+	$(BIN)/python -m pytest -q tests/unit
+
+host-deps:
+	bash tests/scripts/host-deps.sh
+
+docker-engine:
+	bash tests/scripts/docker-engine.sh
+
+images: host-deps docker-engine
+	bash tests/images/build.sh
+
+molecule: collection images
+	bash tests/scripts/molecule.sh $(SCENARIOS)
+
+test: venv
+	@start=$$(date +%s); \
+	$(MAKE) --no-print-directory lint sanity units molecule; \
+	echo "make test: all green in $$(( $$(date +%s) - start )) s"
+
+build: venv
+	@rm -f dlbox-stack-*.tar.gz
+	ansible-galaxy collection build --force .
+
+clean:
+	rm -rf build .cache
