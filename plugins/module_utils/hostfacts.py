@@ -501,9 +501,8 @@ def _size_to_kb(value):
         return None
     number = float(match.group(1))
     unit = match.group(2).upper()
+    # no unit letter means plain bytes
     factor = {"": 1.0 / 1024, "K": 1, "M": 1024, "G": 1024 * 1024, "T": 1024 * 1024 * 1024}[unit]
-    if unit == "" and not match.group(3):
-        factor = 1.0 / 1024  # plain bytes
     return int(round(number * factor))
 
 
@@ -691,10 +690,7 @@ def secure_boot_from_efivar(data):
     """Content of ``/sys/firmware/efi/efivars/SecureBoot-8be4df61-...``: 4 attribute bytes + 1 value byte."""
     if data is None or len(data) < 5:
         return None
-    value = data[4]
-    if not isinstance(value, int):  # pragma: no cover - Python 2 str
-        value = ord(value)
-    return value == 1
+    return bytearray(data[4:5])[0] == 1
 
 
 # --------------------------------------------------------------------------------------------
@@ -823,7 +819,8 @@ def detect_virtualization(
     l4t = parse_nv_tegra_release(nv_tegra_release)
     model = (device_tree_model or "").replace("\0", "").strip() or None
     jetson = None
-    if l4t or (model and ("jetson" in model.lower() or "nvidia" in model.lower() and "tegra" in model.lower())):
+    lowered_model = (model or "").lower()
+    if l4t or "jetson" in lowered_model or ("nvidia" in lowered_model and "tegra" in lowered_model):
         jetson = {"l4t": l4t, "model": model}
     return {
         "container": container_type is not None,

@@ -177,7 +177,7 @@ from ansible_collections.dlbox.stack.plugins.module_utils.hostfacts import build
 _SECURE_BOOT_VAR = "sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
 
 
-class HostReader(object):
+class HostReader:
     """File and command access for :func:`gather`, relative to ``root``."""
 
     def __init__(self, module, root="/", timeout=60):
