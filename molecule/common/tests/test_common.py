@@ -14,7 +14,7 @@ def test_apt_cache_is_fresh(host):
 
 
 def test_compiler_works(host):
-    cmd = host.run("printf 'int main(void){return 0;}' | gcc -x c -o /tmp/dlbox-cc-probe - && /tmp/dlbox-cc-probe")
+    cmd = host.run("printf 'int main(void){return 0;}' | gcc -x c -o /var/tmp/dlbox-cc-probe - && /var/tmp/dlbox-cc-probe")
     assert cmd.rc == 0, cmd.stderr
 
 
