@@ -1386,7 +1386,9 @@ def _resolve_jetson(p):
             p.warn("L4T %s is not in data/compat.yml's JetPack table; the JetPack stack cannot be checked." % l4t)
     jp = None
     if p.asked("jetpack"):
-        jp = next((j for j in p.idx.jetpack if version_matches(p.request["jetpack"], j["version"])), None)
+        wanted = str(p.request["jetpack"])
+        jp = next((j for j in p.idx.jetpack if j["version"] == wanted), None) or next(
+            (j for j in p.idx.jetpack if version_matches(wanted, j["version"])), None)
         if jp is None:
             p.add(["JetPack '%s' is not in data/compat.yml; known: %s." % (p.request["jetpack"], ", ".join(j["version"] for j in p.idx.jetpack))])
             return

@@ -1,0 +1,57 @@
+"""Tests for the dlbox.stack.resolve_stack / lookup_gpu filters (plugins/filter/stack.py)."""
+
+from __future__ import annotations
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.dlbox.stack.plugins.filter.stack import FilterModule, lookup_gpu, resolve_stack
+
+
+def test_filters_are_registered():
+    assert set(FilterModule().filters()) == {"resolve_stack", "lookup_gpu"}
+
+
+@pytest.mark.parametrize(
+    "hardware, request_, path, expected",
+    [
+        ({"gpus": ["RTX 4090"], "os": "ubuntu-22.04"}, None, ("driver", "branch"), 620),
+        ({"gpus": ["GTX 1080 Ti"], "os": "ubuntu-22.04"}, {"pytorch": "2.9"}, ("pytorch", "variant"), "cu126"),
+        ({"gpus": ["H100 SXM"] * 8, "nvswitch": True, "os": "ubuntu-22.04"}, {}, ("fabric_manager", "package"), "nvidia-fabricmanager"),
+        ({"gpus": [], "os": "debian-12"}, {}, ("pytorch", "variant"), "cpu"),
+    ],
+)
+def test_resolve_stack_with_hardware_override(hardware, request_, path, expected):
+    plan = resolve_stack({"gpus": [{"pci_device_id": "2b85"}]}, request_, hardware=hardware)  # hardware wins
+    assert plan["ok"] is True, plan["errors"]
+    assert plan["stack"][path[0]][path[1]] == expected
+
+
+def test_resolve_stack_with_detected_facts():
+    host = {"arch": "x86_64", "os": {"key": "ubuntu-24.04"}, "gpus": [{"pci_device_id": "2b85"}], "driver": {"present": False}}
+    plan = resolve_stack(host)
+    assert plan["ok"] is True
+    assert plan["stack"]["driver"]["kernel_modules"] == "open"
+    assert plan["host"]["gpus"][0]["name"] == "GeForce RTX 5090"
+
+
+def test_resolve_stack_reports_refusals():
+    plan = resolve_stack({}, {"kernel_modules": "proprietary"}, hardware={"gpus": ["B200"], "os": "ubuntu-24.04"})
+    assert plan["ok"] is False
+    assert "Proprietary kernel modules do not support B200" in plan["errors"][0]
+
+
+def test_resolve_stack_rejects_non_mapping_request():
+    with pytest.raises(AnsibleFilterError, match="request must be a mapping"):
+        resolve_stack({}, ["cuda"], hardware={"gpus": ["RTX 4090"]})
+
+
+def test_bad_data_path_is_a_filter_error(tmp_path):
+    with pytest.raises(AnsibleFilterError, match="cannot read compatibility data"):
+        resolve_stack({}, {}, data_path=str(tmp_path / "missing.yml"))
+
+
+@pytest.mark.parametrize("query, name", [("RTX 4090", "GeForce RTX 4090"), ("10de:2330", "H100 SXM5 80GB"), ("A100", None)])
+def test_lookup_gpu_filter(query, name):
+    entry = lookup_gpu(query)
+    assert (entry or {}).get("name") == name
