@@ -47,6 +47,8 @@ _LATEST_WORDS = ("latest", "yes", "true", "on", "newest")
 # --------------------------------------------------------------------------------------------
 
 _NUM_RE = re.compile(r"\d+")
+_VERSION_RE = re.compile(r"\d+(?:\.\d+)*")
+_PARSED = {}
 
 
 def parse_version(value):
@@ -57,13 +59,18 @@ def parse_version(value):
     """
     if value is None:
         return ()
-    text = str(value).strip().lower()
-    if text.startswith("r") and text[1:2].isdigit():
-        text = text[1:]
-    match = re.match(r"\d+(?:\.\d+)*", text)
-    if not match:
-        return ()
-    return tuple(int(part) for part in match.group(0).split("."))
+    text = str(value)
+    cached = _PARSED.get(text)
+    if cached is not None:
+        return cached
+    clean = text.strip().lower()
+    if clean.startswith("r") and clean[1:2].isdigit():
+        clean = clean[1:]
+    match = _VERSION_RE.match(clean)
+    parsed = tuple(int(part) for part in match.group(0).split(".")) if match else ()
+    if len(_PARSED) < 4096:
+        _PARSED[text] = parsed
+    return parsed
 
 
 def compare_versions(left, right):
@@ -409,6 +416,7 @@ class _Plan(object):
         self.gpus = [g for g in classify_gpus(data, self.host.get("gpus") or []) if not g.get("jetson")]
         self.jetson = self.host.get("jetson")
         self.nvswitch = bool(self.host.get("nvswitches"))
+        self.kinds = None
         self.limits = None
         self.driver = None  # {"branch": int, "version": str|None, "installed": bool, "changed": bool}
         self.python = None
@@ -429,6 +437,19 @@ class _Plan(object):
     def asked(self, key):
         value = self.request.get(key)
         return value not in (None, "", "auto")
+
+
+def _kinds(p):
+    """One GPU per distinct model (an 8-GPU host is checked once per model)."""
+    if p.kinds is None or p.kinds[0] is not p.gpus:
+        seen, out = set(), []
+        for gpu in p.gpus:
+            key = (gpu.get("catalog_name"), gpu.get("cc"), gpu.get("pci_device_id"))
+            if key not in seen:
+                seen.add(key)
+                out.append(gpu)
+        p.kinds = (p.gpus, out)
+    return p.kinds[1]
 
 
 def _gpu_label(gpu):
@@ -453,7 +474,7 @@ def _gpu_limits(p):
         "cuda_min": None,
         "cuda_max": None,
     }
-    for gpu in p.gpus:
+    for gpu in _kinds(p):
         arch = p.idx.archs.get(gpu.get("arch")) or {}
         if not arch:
             continue
@@ -486,7 +507,7 @@ def _gpu_limits(p):
 def rule_gpus_supported(p):
     """GPUs outside everything in scope, unknown GPUs, and GPUs that cannot share one driver."""
     errors = []
-    for gpu in p.gpus:
+    for gpu in _kinds(p):
         if not gpu.get("arch"):
             errors.append(
                 "GPU %s is not in the catalog of data/compat.yml (%s) and its compute capability is unknown, so no "
@@ -896,7 +917,7 @@ def rule_cudnn(p, entry, cuda_version, quiet=False):
                 return ["x"]
             errors.append("cuDNN %s's CUDA %s build covers CUDA %s to %s, not %s%s."
                           % (version, _major(cuda_version), build[0], build[1], cuda_version, _cudnn_hint(p, cuda_version)))
-    for gpu in p.gpus:
+    for gpu in _kinds(p):
         if not _cc_covered(gpu.get("cc"), entry["cc_min"], entry["cc_max"]):
             if quiet:
                 return ["x"]
@@ -1052,7 +1073,7 @@ def _uncovered(p, variant):
     archs, ptx = _variant_archs(p, variant)
     if archs is None:
         return []
-    return [g for g in p.gpus if not _arch_covers(g.get("cc"), archs, ptx)]
+    return [g for g in _kinds(p) if not _arch_covers(g.get("cc"), archs, ptx)]
 
 
 def _variant_fits(p, rel, variant):
@@ -1147,11 +1168,11 @@ def _pick_pytorch(p):
         return None
     if req_variant and req_variant not in (CPU_VARIANT, PYPI_VARIANT):
         p.add(["No PyTorch release in data/compat.yml has a %s build that fits %s and Python %s; %s."
-               % (req_variant, ", ".join(_gpu_label(g) for g in p.gpus) or "this host", p.python,
+               % (req_variant, ", ".join(_gpu_label(g) for g in _kinds(p)) or "this host", p.python,
                   "use pytorch_variant: cpu or another CUDA variant")])
         return None
     p.warn("No PyTorch CUDA build in data/compat.yml fits %s with %s and Python %s; the plan has no PyTorch "
-           "(request pytorch_variant: cpu for a CPU build)." % (", ".join(_gpu_label(g) for g in p.gpus), _driver_desc(p), p.python))
+           "(request pytorch_variant: cpu for a CPU build)." % (", ".join(_gpu_label(g) for g in _kinds(p)), _driver_desc(p), p.python))
     return None
 
 
@@ -1250,7 +1271,7 @@ def rule_tensorflow(p, rel, cuda_rel):
         )
     if p.gpus:
         errors += rule_driver_floor(p, rel["cuda"], "TensorFlow %s (CUDA %s)" % (rel["version"], rel["cuda"]))
-        for gpu in p.gpus:
+        for gpu in _kinds(p):
             if compare_versions(gpu.get("cc"), "10.0") >= 0:
                 p.warn("TensorFlow %s is tested with CUDA %s, which predates %s; kernels for it are JIT-compiled from PTX "
                        "(slow first start, unconfirmed)." % (rel["version"], rel["cuda"], _gpu_label(gpu)))
@@ -1298,7 +1319,7 @@ def _pick_fabric_manager(p):
     if rule.get("meta"):
         packages.append(str(rule["meta"]).replace("{branch}", str(branch)))
     nvl5 = p.idx.fabric.get("nvlink5") or {}
-    if nvl5 and any(compare_versions(g.get("cc"), nvl5["cc_min"]) >= 0 and g.get("form") == "sxm" for g in p.gpus):
+    if nvl5 and any(compare_versions(g.get("cc"), nvl5["cc_min"]) >= 0 and g.get("form") == "sxm" for g in _kinds(p)):
         packages += list(nvl5.get("extra_packages") or [])
         p.note("NVLink5 (Blackwell) systems also need %s besides Fabric Manager." % ", ".join(nvl5.get("extra_packages") or []))
     exact = p.driver["version"] if p.driver.get("installed") else None
@@ -1465,7 +1486,7 @@ def _tf_out(rel):
 
 
 def _legacy_notes(p):
-    for gpu in p.gpus:
+    for gpu in _kinds(p):
         arch = p.idx.archs.get(gpu.get("arch")) or {}
         if arch.get("last_driver_branch") and arch["last_driver_branch"] >= 450:
             last_cuda = (arch.get("last_cuda_by_cc") or {}).get(gpu.get("cc")) or arch.get("last_cuda")

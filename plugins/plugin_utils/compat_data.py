@@ -32,6 +32,7 @@ REQUIRED_KEYS = {
 SUPPORTED_SCHEMA = 1
 
 _CACHE: dict = {}
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class CompatDataError(ValueError):
@@ -86,7 +87,7 @@ def load_compat(path=None):
         return cached[2]
     try:
         with open(path, encoding="utf-8") as handle:
-            raw = yaml.safe_load(handle)
+            raw = yaml.load(handle, Loader=_LOADER)  # noqa: S506 - a SafeLoader
     except yaml.YAMLError as exc:
         raise CompatDataError(f"{path} is not valid YAML: {exc}") from exc
     data = validate(_dates_to_text(raw), str(path))

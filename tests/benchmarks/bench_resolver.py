@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Benchmark the stack resolver: plans per second and mean / p95 milliseconds per plan.
+
+Loads data/compat.yml once, then resolves a mix of the unit-test scenarios N times.
+
+    python tests/benchmarks/bench_resolver.py [N]      (default N = 200 rounds of the mix)
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "unit"))
+import conftest  # noqa: E402,F401  (makes ansible_collections.dlbox.stack importable)
+
+from ansible_collections.dlbox.stack.plugins.module_utils.compat import host_from_hardware, resolve  # noqa: E402
+from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat  # noqa: E402
+
+SCENARIOS = [
+    ("8x H100 SXM + NVSwitch", {"gpus": ["H100 SXM"] * 8, "nvswitch": True, "os": "ubuntu-22.04"}, {}),
+    ("RTX 4090 workstation", {"gpus": ["RTX 4090"], "os": "ubuntu-22.04"}, {}),
+    ("GTX 1080 Ti + PyTorch 2.9", {"gpus": ["GTX 1080 Ti"], "os": "ubuntu-22.04"}, {"pytorch": "2.9"}),
+    ("Jetson AGX Orin", {"gpus": ["Jetson AGX Orin"]}, {}),
+    ("K80 + CUDA 12 (refused)", {"gpus": ["Tesla K80"], "os": "ubuntu-22.04"}, {"cuda": "12.4"}),
+    ("RTX 5090 proprietary (refused)", {"gpus": ["RTX 5090"], "os": "ubuntu-24.04"}, {"kernel_modules": "proprietary"}),
+    ("cu130 on driver 550 (refused)", {"gpus": ["RTX 4090"], "os": "ubuntu-22.04", "driver_version": "550.54.14"}, {"pytorch_variant": "cu130"}),
+    ("PyTorch 2.6 on RTX 5090 (refused)", {"gpus": ["RTX 5090"], "os": "ubuntu-24.04"}, {"pytorch": "2.6"}),
+    ("TensorFlow + CUDA 13 (refused)", {"gpus": ["RTX 4090"], "os": "ubuntu-22.04"}, {"tensorflow": "2.21", "cuda": "13.0"}),
+    ("CPU only", {"gpus": [], "os": "debian-12"}, {}),
+]
+
+
+def main(argv):
+    rounds = int(argv[1]) if len(argv) > 1 else 200
+    t0 = time.perf_counter()
+    data = load_compat()
+    load_ms = (time.perf_counter() - t0) * 1000
+    hosts = [(name, host_from_hardware(data, hw), req) for name, hw, req in SCENARIOS]
+    resolve(data, hosts[0][1], hosts[0][2])  # build the index once, outside the timing
+    samples = []
+    per_scenario = {name: [] for name, _, _ in hosts}
+    start = time.perf_counter()
+    for _ in range(rounds):
+        for name, host, req in hosts:
+            t = time.perf_counter()
+            resolve(data, host, req)
+            ms = (time.perf_counter() - t) * 1000
+            samples.append(ms)
+            per_scenario[name].append(ms)
+    total = time.perf_counter() - start
+    samples.sort()
+    p95 = samples[int(len(samples) * 0.95) - 1]
+    print("data/compat.yml load: %.1f ms" % load_ms)
+    print("plans: %d (%d rounds x %d scenarios) in %.2f s" % (len(samples), rounds, len(hosts), total))
+    print("plans per second: %.0f" % (len(samples) / total))
+    print("mean: %.3f ms   p95: %.3f ms   max: %.3f ms" % (statistics.mean(samples), p95, samples[-1]))
+    for name, values in per_scenario.items():
+        print("  %-36s mean %.3f ms" % (name, statistics.mean(values)))
+    return 0 if p95 < 10 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
