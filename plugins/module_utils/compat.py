@@ -270,7 +270,7 @@ def _gpu_suggestions(data, query):
 
 
 def classify_gpus(data, gpus):
-    """Enrich host GPUs (``pci_device_id``, ``name``, optional ``compute_cap``) with catalog facts.
+    """Enrich host GPUs (``pci_device_id``, ``name``, optional ``compute_capability``) with catalog facts.
 
     Adds ``catalog_name``, ``arch``, ``arch_name``, ``cc``, ``memory_gb``, ``form``, ``jetson`` and
     ``known`` (False when neither the PCI id nor the name is in the catalog).
@@ -298,7 +298,7 @@ def classify_gpus(data, gpus):
                 known=True,
             )
         else:
-            cc = gpu.get("compute_cap") or gpu.get("cc")
+            cc = gpu.get("compute_capability") or gpu.get("compute_cap") or gpu.get("cc")
             arch_key = idx.arch_for_cc(cc) if cc else None
             gpu.update(
                 catalog_name=gpu.get("name") or ("10de:%s" % pci if pci else "unknown NVIDIA GPU"),
@@ -345,7 +345,7 @@ def host_from_hardware(data, hardware):
                 "pci_device_id": _pci_id(item) if _pci_id(item) in (entry.get("pci_ids") or []) else pci,
                 "name": entry["name"],
                 "memory_mb": int(entry["memory_gb"] * 1024) if entry.get("memory_gb") else None,
-                "compute_cap": str(entry["cc"]),
+                "compute_capability": str(entry["cc"]),
             }
         )
     os_key = str(hardware.get("os") or "").strip().lower() or None

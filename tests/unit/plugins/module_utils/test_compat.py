@@ -132,7 +132,7 @@ def test_ambiguous_name_in_hardware_names_the_candidates(data):
     [
         ({"pci_device_id": "2684"}, "ada", "8.9", True),
         ({"pci_device_id": "2330", "name": "NVIDIA H100 80GB HBM3"}, "hopper", "9.0", True),
-        ({"pci_device_id": "ffff", "name": "NVIDIA Future GPU", "compute_cap": "8.6"}, "ampere", "8.6", False),
+        ({"pci_device_id": "ffff", "name": "NVIDIA Future GPU", "compute_capability": "8.6"}, "ampere", "8.6", False),
         ({"pci_device_id": "ffff", "name": "NVIDIA Future GPU"}, None, None, False),
         ({"pci_device_id": "0000", "name": "NVIDIA GeForce RTX 3090"}, "ampere", "8.6", True),
     ],
