@@ -1487,6 +1487,9 @@ def _tf_out(rel):
 
 def _legacy_notes(p):
     for gpu in _kinds(p):
+        if not gpu.get("known") and gpu.get("arch"):
+            p.warn("GPU %s is not in the catalog of data/compat.yml; it is planned from its compute capability %s "
+                   "(%s). Add it to data/compat.yml." % (gpu.get("catalog_name"), gpu.get("cc"), gpu.get("arch_name")))
         arch = p.idx.archs.get(gpu.get("arch")) or {}
         if arch.get("last_driver_branch") and arch["last_driver_branch"] >= 450:
             last_cuda = (arch.get("last_cuda_by_cc") or {}).get(gpu.get("cc")) or arch.get("last_cuda")

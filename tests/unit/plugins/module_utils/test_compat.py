@@ -677,6 +677,14 @@ def test_detected_unknown_gpu_without_cc_is_refused(data):
     assert "is not in the catalog of data/compat.yml" in errors_text(plan)
 
 
+def test_detected_unknown_gpu_with_cc_is_planned_with_a_warning(data):
+    host = facts(gpus=[{"pci_device_id": "ffff", "name": "NVIDIA Future GPU", "compute_capability": "12.0"}])
+    plan = compat.resolve(data, host, {})
+    assert plan["ok"] is True
+    assert get(plan, "stack.driver.kernel_modules") == "open"
+    assert any("NVIDIA Future GPU is not in the catalog" in w for w in plan["warnings"])
+
+
 def test_detected_jetson_follows_flashed_l4t(data):
     host = facts(arch="aarch64", jetson={"l4t": "36.4.3", "model": "NVIDIA Jetson AGX Orin Developer Kit"})
     plan = compat.resolve(data, host, {})
