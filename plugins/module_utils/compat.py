@@ -207,13 +207,13 @@ _DROP_WORDS = frozenset(["nvidia", "geforce", "tesla", "developer", "kit", "modu
 
 
 def _tokens(text):
-    """Lower-case word tokens, letters and digits split apart ("H100 SXM5" -> h 100 sxm 5)."""
+    """Lower-case alphanumeric words without vendor noise ("NVIDIA H100 SXM5 80 GB" -> h100 sxm5 80gb)."""
     text = str(text).lower()
     bracket = re.search(r"\[([^\]]+)\]", text)
     if bracket:  # lspci style "AD102 [GeForce RTX 4090]"
         text = bracket.group(1)
-    words = re.findall(r"[a-z]+|\d+", text)
-    return [w for w in words if w not in _DROP_WORDS]
+    text = re.sub(r"(\d)\s+gb\b", r"\1gb", text)
+    return [w for w in re.findall(r"[a-z0-9]+", text) if w not in _DROP_WORDS]
 
 
 def _pci_id(text):
@@ -221,8 +221,13 @@ def _pci_id(text):
     return match.group(1) if match else None
 
 
-def gpu_candidates(data, query):
-    """Catalog entries matching a PCI id or a (partial) name; several entries = ambiguous."""
+def gpu_candidates(data, query, exact_only=False):
+    """Catalog entries matching a PCI id or a (partial) name; several entries = ambiguous.
+
+    A name matches exactly when its words, joined, equal the query's ("rtx4090" = "RTX 4090");
+    otherwise every query word must be a word of the entry (or two adjacent words joined), or a
+    prefix of one (letters only: "sxm" -> "sxm5", "pci" -> "pcie").
+    """
     idx = _index(data)
     pci = _pci_id(query)
     if pci and pci in idx.gpu_by_pci:
@@ -230,20 +235,22 @@ def gpu_candidates(data, query):
     want = _tokens(query)
     if not want:
         return []
-    exact = _unique([entry for entry, toks in idx.gpu_names if list(toks) == want])
-    if exact:
+    joined = "".join(want)
+    exact = _unique([entry for entry, toks in idx.gpu_names if "".join(toks) == joined])
+    if exact or exact_only:
         return exact
     found = []
     for entry, toks in idx.gpu_names:
-        if all(_token_in(word, toks) for word in want):
+        words = set(toks) | set(a + b for a, b in zip(toks, toks[1:]))
+        if all(_word_in(word, words, toks) for word in want):
             found.append(entry)
     return _unique(found)
 
 
-def _token_in(word, tokens):
-    if word.isdigit():
-        return word in tokens
-    return any(tok.startswith(word) for tok in tokens if not tok.isdigit())
+def _word_in(word, words, toks):
+    if word in words:
+        return True
+    return word.isalpha() and len(word) >= 2 and any(tok.startswith(word) and tok[:1].isalpha() for tok in toks)
 
 
 def _unique(entries):
@@ -283,8 +290,8 @@ def classify_gpus(data, gpus):
         pci = str(gpu.get("pci_device_id") or "").lower()
         if pci:
             entry = idx.gpu_by_pci.get(pci)
-        if entry is None and gpu.get("name"):
-            found = gpu_candidates(data, gpu["name"])
+        if entry is None and gpu.get("name"):  # the PCI id decides; a name only when it matches exactly
+            found = gpu_candidates(data, gpu["name"], exact_only=True)
             entry = found[0] if len(found) == 1 else None
         if entry is not None:
             arch_key = entry["arch"]

@@ -101,6 +101,9 @@ def test_driver_branch_of(version, branch):
         ("B200", "B200", "10.0"),
         ("Tesla K80", "Tesla K80", "3.7"),
         ("2b85", "GeForce RTX 5090", "12.0"),
+        ("Tesla V100 PCIe 16 GB", "Tesla V100 PCIe 16GB", "7.0"),
+        ("v100 sxm2 32gb", "Tesla V100 SXM2 32GB", "7.0"),
+        ("rtx pro 6000 blackwell max-q", "RTX PRO 6000 Blackwell Max-Q", "12.0"),
     ],
 )
 def test_lookup_gpu_finds(data, query, name, cc):
@@ -110,7 +113,7 @@ def test_lookup_gpu_finds(data, query, name, cc):
     assert entry["cc"] == cc
 
 
-@pytest.mark.parametrize("query", ["A100", "H100", "RTX 9999", "", "ffff", "V100"])
+@pytest.mark.parametrize("query", ["A100", "H100", "RTX 9999", "", "ffff", "V100", "Tesla P100-SXM2-16GB", "P1000"])
 def test_lookup_gpu_unknown_or_ambiguous_is_none(data, query):
     assert compat.lookup_gpu(data, query) is None
 
@@ -135,6 +138,10 @@ def test_ambiguous_name_in_hardware_names_the_candidates(data):
         ({"pci_device_id": "ffff", "name": "NVIDIA Future GPU", "compute_capability": "8.6"}, "ampere", "8.6", False),
         ({"pci_device_id": "ffff", "name": "NVIDIA Future GPU"}, None, None, False),
         ({"pci_device_id": "0000", "name": "NVIDIA GeForce RTX 3090"}, "ampere", "8.6", True),
+        # a P100 SXM2 (not in the catalog) must not be taken for a V100 SXM2 16GB by a loose name match
+        ({"pci_device_id": "15f9", "name": "Tesla P100-SXM2-16GB"}, None, None, False),
+        ({"pci_device_id": "15f9", "name": "Tesla P100-SXM2-16GB", "compute_capability": "6.0"}, "pascal", "6.0", False),
+        ({"pci_device_id": "15f8", "name": "Tesla P100-PCIE-16GB"}, "pascal", "6.0", True),
     ],
 )
 def test_classify_gpus(data, gpu, arch, cc, known):
@@ -804,3 +811,72 @@ def test_cross_references_resolve(data):
         assert branch["designation"] in ("LTSB", "PB", "NFB", None)
     for arch in data["architectures"].values():
         assert arch["open_modules"] in ("unsupported", "allowed", "required")
+
+
+# ------------------------------------------------------------------------------------------
+# End to end: real nvidia-smi / lspci captures -> hostfacts.build_host_facts -> resolve
+# ------------------------------------------------------------------------------------------
+
+FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[3] / "fixtures"
+UBUNTU_2204 = 'ID=ubuntu\nVERSION_ID="22.04"\nVERSION_CODENAME=jammy\nPRETTY_NAME="Ubuntu 22.04.4 LTS"\n'
+
+
+def _fixture(*parts):
+    path = FIXTURES.joinpath(*parts)
+    if not path.is_file():
+        pytest.skip("fixture %s not present" % path)
+    return path.read_text(encoding="utf-8")
+
+
+def _host(**raw):
+    hostfacts = pytest.importorskip("ansible_collections.dlbox.stack.plugins.module_utils.hostfacts")
+    raw.setdefault("machine", "x86_64")
+    raw.setdefault("os_release", UBUNTU_2204)
+    return hostfacts.build_host_facts(raw)
+
+
+def test_end_to_end_rtx4090_on_driver_535(data):
+    host = _host(nvidia_smi_xml=_fixture("nvidia-smi", "rtx-4090-driver-535.xml"),
+                 lspci=_fixture("lspci", "rtx4090-desktop.lspci-nn.txt"))
+    plan = compat.resolve(data, host, {})
+    assert plan["host"]["gpus"][0]["name"] == "GeForce RTX 4090"
+    assert get(plan, "stack.driver.branch") == 535  # the installed driver is kept
+    assert get(plan, "stack.pytorch.variant").startswith("cu12")
+    refused = compat.resolve(data, host, {"pytorch_variant": "cu130"})
+    assert "cu130 needs driver >= 580.65.06" in errors_text(refused)
+
+
+def test_end_to_end_dgx_a100_lspci_finds_nvswitches(data):
+    host = _host(lspci=_fixture("lspci", "dgx-a100.lspci-Dnn.txt"))
+    plan = compat.resolve(data, host, {})
+    assert plan["ok"] is True, plan["errors"]
+    assert plan["host"]["nvswitch"] is True
+    assert plan["host"]["architectures"] == ["Ampere"]
+    assert get(plan, "stack.fabric_manager.package") == "nvidia-fabricmanager"
+    assert get(plan, "stack.driver.kernel_modules") == "open"
+
+
+def test_end_to_end_gtx1080ti_lspci(data):
+    host = _host(lspci=_fixture("lspci", "gtx1080ti-intel.lspci-nn.txt"))
+    plan = compat.resolve(data, host, {})
+    assert plan["ok"] is True, plan["errors"]
+    assert get(plan, "stack.driver.branch") == 580
+    assert get(plan, "stack.driver.kernel_modules") == "proprietary"
+
+
+def test_end_to_end_no_nvidia(data):
+    host = _host(lspci=_fixture("lspci", "no-nvidia.lspci-nn.txt"))
+    plan = compat.resolve(data, host, {})
+    assert plan["ok"] is True
+    assert get(plan, "stack.pytorch.variant") == "cpu"
+
+
+def test_end_to_end_tesla_p100_on_driver_510(data):
+    host = _host(nvidia_smi_xml=_fixture("nvidia-smi", "tesla-p100-driver-510.xml"),
+                 os_release='ID=ubuntu\nVERSION_ID="20.04"\n')
+    plan = compat.resolve(data, host, {})
+    assert plan["ok"] is True, plan["errors"]
+    assert plan["host"]["gpus"][0]["name"] == "Tesla P100 PCIe 16GB"
+    assert get(plan, "stack.driver.branch") == 510
+    assert get(plan, "stack.cuda.version") == "11.6"  # the newest toolkit whose own driver is <= 510.47.03
+    assert any("R510, end-of-life" in w for w in plan["warnings"])
