@@ -576,11 +576,6 @@ def _branch_order(p):
     return sorted(p.idx.branches, key=rank)
 
 
-def _branch_desc(entry):
-    designation = entry.get("designation")
-    return "R%s%s" % (entry["branch"], " (%s)" % designation if designation else "")
-
-
 def rule_driver_branch(p, branch, what):
     """A driver branch against the GPUs. ``what`` names it in messages ("Driver branch R595")."""
     errors = []
