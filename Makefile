@@ -51,10 +51,11 @@ lint: collection
 # ansible-test needs the collection at ansible_collections/dlbox/stack: a copy of the tracked files.
 sanity: collection
 	@rm -rf build/sanity && mkdir -p $(SANITY_ROOT)
-	@git ls-files -z --cached --others --exclude-standard | xargs -0 -I{} cp --parents {} $(SANITY_ROOT)/ 2>/dev/null || true
+	@git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t $(SANITY_ROOT)/
+	bash tests/scripts/ansible-test-offline.sh $(BIN)/python
 	cd $(SANITY_ROOT) && git init -q && git add -A && \
-	  ansible-test sanity --color no --python $$($(BIN)/python -c 'import sys;print("%d.%d"%sys.version_info[:2])') \
-	    --requirements --venv --exclude molecule/ --exclude tests/images/ --exclude tests/aptrepo/
+	  ansible-test sanity --color no --requirements --venv \
+	    --python $$($(BIN)/python -c 'import sys;print("%d.%d"%sys.version_info[:2])')
 
 units: collection
 	$(BIN)/python -m pytest -q tests/unit

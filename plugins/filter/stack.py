@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: dlbox.stack contributors
 # Apache License 2.0 (see galaxy.yml)
-"""Filters ``dlbox.stack.resolve_stack`` and ``dlbox.stack.lookup_gpu``."""
+"""Filters ``dlbox.stack.resolve_stack``, ``dlbox.stack.lookup_gpu`` and ``dlbox.stack.plan_text``."""
 
 from __future__ import annotations
 
@@ -40,8 +40,58 @@ def lookup_gpu(name_or_pci_id, data_path=None):
     return compat.lookup_gpu(_data(data_path), name_or_pci_id)
 
 
+def _part(value, fmt):
+    return fmt(value) if value else "-"
+
+
+def plan_text(plan, host_name=None):
+    """Render a plan from ``resolve_stack`` as readable lines (for ``ansible.builtin.debug``)."""
+    if not isinstance(plan, dict) or "stack" not in plan:
+        raise AnsibleFilterError("plan_text: expected the result of dlbox.stack.resolve_stack")
+    host = plan.get("host") or {}
+    stack = plan.get("stack") or {}
+    verdict = "OK" if plan.get("ok") else "REFUSED"
+    title = "Plan for %s" % host_name if host_name else "Plan"
+    lines = ["%s: %s (compatibility data of %s)" % (title, verdict, plan.get("data_date", "?"))]
+    gpus = host.get("gpus") or []
+    if gpus:
+        hw = ", ".join("%sx %s (%s, CC %s)" % (g.get("count", 1), g.get("name"), g.get("architecture", "?"), g.get("cc", "?"))
+                       for g in gpus)
+    elif host.get("jetson"):
+        hw = "Jetson module %s" % (host["jetson"].get("model") or "?")
+    else:
+        hw = "no NVIDIA GPU"
+    extras = [host.get("os") or "unknown OS", host.get("arch") or "unknown arch"]
+    if host.get("nvswitch"):
+        extras.append("NVSwitch")
+    extras.append("driver %s installed" % host["driver_installed"] if host.get("driver_installed") else "no driver installed")
+    lines.append("Hardware:   %s; %s" % (hw, ", ".join(extras)))
+
+    drv = stack.get("driver")
+    lines.append("Driver:     " + _part(drv, lambda d: "R%s%s, %s kernel modules, >= %s%s" % (
+        d.get("branch"), " %s" % d["designation"] if d.get("designation") else "", d.get("kernel_modules"),
+        d.get("min_version"), " [%s]" % ", ".join(d["packages"]) if d.get("packages") else "")))
+    lines.append("CUDA:       " + _part(stack.get("cuda"), lambda c: "%s%s" % (
+        c.get("version"), " (%s)" % c["package"] if c.get("package") else "")))
+    lines.append("cuDNN:      " + _part(stack.get("cudnn"), lambda c: str(c.get("version"))))
+    lines.append("NCCL:       " + _part(stack.get("nccl"), lambda c: str(c.get("version"))))
+    lines.append("PyTorch:    " + _part(stack.get("pytorch"), lambda t: "%s %s from %s%s" % (
+        t.get("version"), t.get("variant"), t.get("index_url"),
+        ", torchvision %s" % t["torchvision"] if t.get("torchvision") else "")))
+    lines.append("TensorFlow: " + _part(stack.get("tensorflow"), lambda t: str(t.get("version"))))
+    lines.append("Python:     " + _part(stack.get("python"), lambda t: str(t.get("version"))))
+    lines.append("Fabric Mgr: " + _part(stack.get("fabric_manager"), lambda f: "%s %s" % (f.get("package"), f.get("version"))))
+    lines.append("JetPack:    " + _part(stack.get("jetpack"), lambda j: "%s (L4T %s, CUDA %s, cuDNN %s)" % (
+        j.get("version"), j.get("l4t"), j.get("cuda"), j.get("cudnn"))))
+    for key, label in (("errors", "Refused because"), ("warnings", "Warnings"), ("notes", "Notes")):
+        if plan.get(key):
+            lines.append("%s:" % label)
+            lines.extend("  - %s" % item for item in plan[key])
+    return lines
+
+
 class FilterModule(object):
     """dlbox.stack resolver filters."""
 
     def filters(self):
-        return {"resolve_stack": resolve_stack, "lookup_gpu": lookup_gpu}
+        return {"resolve_stack": resolve_stack, "lookup_gpu": lookup_gpu, "plan_text": plan_text}

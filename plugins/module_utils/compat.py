@@ -356,7 +356,7 @@ def host_from_hardware(data, hardware):
             }
         )
     os_key = str(hardware.get("os") or "").strip().lower() or None
-    os_id, _, os_version = (os_key or "").partition("-")
+    os_id, _sep, os_version = (os_key or "").partition("-")
     driver_version = hardware.get("driver_version")
     host = {
         "arch": hardware.get("arch") or "x86_64",
@@ -617,7 +617,7 @@ def _preferred_branch(p):
     floors = _requested_driver_floor(p)
     for entry in _branch_order(p):
         branch = int(entry["branch"])
-        if rule_driver_branch_quiet(p, branch) and all(branch >= f for f, _ in floors):
+        if rule_driver_branch_quiet(p, branch) and all(branch >= f for f, _name in floors):
             return branch
     return None
 
@@ -670,9 +670,10 @@ def _pick_driver(p):
         floors = [(f, why) for f, why in _requested_driver_floor(p) if lim["branch_max"] and f > lim["branch_max"][0]]
         if floors:
             gpu = lim["branch_max"][1]
+            top = lim["branch_max"][0]
             p.add(["%s needs driver branch R%s or newer, but %s is supported only up to driver branch R%s; ask for "
-                   "a CUDA %s.x build instead." % (floors[0][1], floors[0][0], _gpu_label(gpu), lim["branch_max"][0],
-                                                 _max_major_for_branch(p, lim["branch_max"][0]))])
+                   "a CUDA %s.x build instead." % (floors[0][1], floors[0][0], _gpu_label(gpu), top,
+                                                   _max_major_for_branch(p, top))])
         elif not p.errors:
             p.add(["No driver branch in data/compat.yml fits these GPUs and requests."])
         return None
@@ -1009,11 +1010,11 @@ def _pick_python(p):
                    % (version, p.os_key, os_python))
         return version
     frameworks = _requested_frameworks(p)
-    if os_python and all(_in_range(os_python, rel["python"]) for _, rel in frameworks):
+    if os_python and all(_in_range(os_python, rel["python"]) for _name, rel in frameworks):
         return os_python
     if frameworks:
-        lo = max((rel["python"]["min"] for _, rel in frameworks), key=parse_version)
-        hi = min((rel["python"]["max"] for _, rel in frameworks), key=parse_version)
+        lo = max((rel["python"]["min"] for _name, rel in frameworks), key=parse_version)
+        hi = min((rel["python"]["max"] for _name, rel in frameworks), key=parse_version)
         if compare_versions(lo, hi) <= 0:
             version = _mm(hi)
             p.note("Python %s chosen for %s; %s (the OS default) is outside their range, so the environment role must "
@@ -1082,7 +1083,7 @@ def _variant_fits(p, rel, variant):
     """Variant covers every GPU and the driver runs its CUDA."""
     if variant.get("name") == CPU_VARIANT:
         return True
-    archs, _ = _variant_archs(p, variant)
+    archs, _ptx = _variant_archs(p, variant)
     if archs is None and p.arch == "aarch64":
         return False
     return not _uncovered(p, variant) and not rule_driver_floor(p, variant["cuda"], "x")
@@ -1114,7 +1115,7 @@ def rule_pytorch_variant(p, rel, variant, named_variant):
     """One PyTorch CUDA build against the GPUs and the driver."""
     errors = []
     label = "PyTorch %s %s" % (rel["version"], variant["name"]) if named_variant else "PyTorch %s" % rel["version"]
-    archs, _ = _variant_archs(p, variant)
+    archs, _ptx = _variant_archs(p, variant)
     if archs is None and p.arch == "aarch64" and p.gpus:
         errors.append("%s: the GPU architectures of its aarch64 build are not in data/compat.yml; %s."
                       % (label, _suggest_pytorch(p, rel)))

@@ -455,7 +455,7 @@ def parse_cpuinfo(text):
             continue
         if ":" not in line:
             continue
-        key, _, value = line.partition(":")
+        key, _sep, value = line.partition(":")
         current[key.strip().lower()] = value.strip()
     if current:
         processors.append(current)
@@ -517,7 +517,7 @@ def parse_lscpu(text):
     for line in (text or "").splitlines():
         if ":" not in line:
             continue
-        key, _, value = line.partition(":")
+        key, _sep, value = line.partition(":")
         key = key.strip()
         if key and key not in fields:
             fields[key] = value.strip()
@@ -603,7 +603,7 @@ def parse_os_release(text):
         line = line.strip()
         if not line or line.startswith("#") or "=" not in line:
             continue
-        key, _, value = line.partition("=")
+        key, _sep, value = line.partition("=")
         value = value.strip()
         if len(value) >= 2 and value[0] == value[-1] and value[0] in ("'", '"'):
             value = value[1:-1]

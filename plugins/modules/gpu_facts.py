@@ -20,7 +20,7 @@ description:
     C(dlbox_host.probes).
   - All parsing lives in the C(hostfacts) module_utils and is unit-tested against recorded outputs.
 author:
-  - dlbox.stack contributors
+  - dlbox.stack developers (@dlbox)
 options:
   nvidia_smi_path:
     description:

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Benchmark the stack resolver: plans per second and mean / p95 milliseconds per plan.
 
 Loads data/compat.yml once, then resolves a mix of the unit-test scenarios N times.
@@ -15,7 +14,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "unit"))
-import conftest  # noqa: E402,F401  (makes ansible_collections.dlbox.stack importable)
+# conftest makes ansible_collections.dlbox.stack importable from the checkout.
+import conftest  # noqa: E402,F401  pylint: disable=unused-import
 
 from ansible_collections.dlbox.stack.plugins.module_utils.compat import host_from_hardware, resolve  # noqa: E402
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat  # noqa: E402
@@ -42,9 +42,9 @@ def main(argv):
     hosts = [(name, host_from_hardware(data, hw), req) for name, hw, req in SCENARIOS]
     resolve(data, hosts[0][1], hosts[0][2])  # build the index once, outside the timing
     samples = []
-    per_scenario = {name: [] for name, _, _ in hosts}
+    per_scenario = {name: [] for name, _host, _req in hosts}
     start = time.perf_counter()
-    for _ in range(rounds):
+    for _round in range(rounds):
         for name, host, req in hosts:
             t = time.perf_counter()
             resolve(data, host, req)

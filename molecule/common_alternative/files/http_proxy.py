@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """A minimal forward HTTP proxy for the common_alternative scenario (a test fixture).
 
 It serves plain-HTTP absolute-URI requests (what apt sends to an http:// proxy), logs every
