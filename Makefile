@@ -16,7 +16,7 @@ SANITY_ROOT := build/sanity/ansible_collections/dlbox/stack
 LIMIT ?= workstations
 EXTRA ?=
 
-.PHONY: help venv collection workstation plan lint sanity units images docker-engine host-deps molecule test test-heavy build bench clean
+.PHONY: help venv collection workstation plan lint sanity units integration images docker-engine host-deps molecule test build bench clean
 
 help:
 	@echo "make workstation  set up this machine as a deep-learning workstation (inventories/local)"
@@ -69,13 +69,23 @@ docker-engine:
 images: host-deps docker-engine
 	bash tests/images/build.sh
 
+# Real ansible-playbook runs (plan.yml), the collection build, and the fixture apt repositories in
+# real containers.
+integration: collection images
+	$(BIN)/python -m pytest -q tests/integration
+
 molecule: collection images
 	bash tests/scripts/molecule.sh $(SCENARIOS)
 
 test: venv
 	@start=$$(date +%s); \
-	$(MAKE) --no-print-directory lint sanity units molecule; \
+	$(MAKE) --no-print-directory lint sanity units integration molecule; \
 	echo "make test: all green in $$(( $$(date +%s) - start )) s"
+
+bench: collection
+	$(BIN)/python tests/benchmarks/bench_resolver.py
+	@start=$$(date +%s%N); ansible-playbook playbooks/plan.yml -e dlbox_target=$(LIMIT) >/dev/null; \
+	  echo "plan.yml on this machine: $$(( ($$(date +%s%N) - start) / 1000000 )) ms wall"
 
 build: venv
 	@rm -f dlbox-stack-*.tar.gz

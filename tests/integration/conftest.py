@@ -1,0 +1,43 @@
+"""Shared helpers for the integration tests (real ansible-playbook, real Docker)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+
+def ansible_env() -> dict:
+    env = dict(os.environ)
+    env["PATH"] = f"{BIN}:{env.get('PATH', '')}"
+    env["ANSIBLE_COLLECTIONS_PATH"] = str(ROOT / "build" / "collections")
+    env["ANSIBLE_INJECT_FACT_VARS"] = "false"
+    env["ANSIBLE_NOCOLOR"] = "1"
+    return env
+
+
+@pytest.fixture(scope="session")
+def collection_installed():
+    link = ROOT / "build" / "collections" / "ansible_collections" / "dlbox" / "stack"
+    if not link.exists():
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(Path("../../../.."), target_is_directory=True)
+    return link
+
+
+def docker_ready(image: str) -> str | None:
+    """None when Docker answers and IMAGE exists, else the reason to skip."""
+    if not shutil.which("docker"):
+        return "no docker client"
+    if subprocess.run(["docker", "info"], capture_output=True, check=False).returncode != 0:
+        return "no Docker engine answers (make docker-engine starts one)"
+    if subprocess.run(["docker", "image", "inspect", image], capture_output=True, check=False).returncode != 0:
+        return f"image {image} is missing (tests/images/build.sh builds it)"
+    return None

@@ -1,0 +1,82 @@
+"""playbooks/plan.yml end to end: real ansible-playbook, JSON written, refusals exit non-zero."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from conftest import ROOT, ansible_env
+
+
+def run_plan(tmp_path, hardware=None, request=None):
+    out = tmp_path / "plan.json"
+    extra = {"dlbox_plan_output": str(out)}
+    if hardware is not None:
+        extra["dlbox_plan_hardware"] = hardware
+    if request is not None:
+        extra["dlbox_plan_request"] = request
+    proc = subprocess.run(
+        ["ansible-playbook", "playbooks/plan.yml", "-e", json.dumps(extra)],
+        cwd=ROOT, env=ansible_env(), capture_output=True, text=True, check=False, timeout=300,
+    )
+    plan = json.loads(out.read_text()) if out.exists() else None
+    return proc, plan
+
+
+@pytest.fixture(autouse=True)
+def _collection(collection_installed):
+    return collection_installed
+
+
+def test_this_machine_without_gpu_gets_a_cpu_plan(tmp_path):
+    proc, plan = run_plan(tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert plan["ok"] is True and plan["errors"] == []
+    assert plan["stack"]["driver"] is None and plan["stack"]["cuda"] is None and plan["stack"]["cudnn"] is None
+    assert plan["stack"]["pytorch"]["variant"] == "cpu"
+    assert any("No NVIDIA GPU was found" in n for n in plan["notes"])
+    assert "no NVIDIA GPU" in proc.stdout
+
+
+def test_hgx_h100_server(tmp_path):
+    proc, plan = run_plan(tmp_path, {"gpus": ["H100 SXM"] * 8, "nvswitch": True, "os": "ubuntu-22.04"})
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    stack = plan["stack"]
+    assert stack["driver"]["kernel_modules"] == "open"
+    assert stack["fabric_manager"]["package"] == "nvidia-fabricmanager"
+    assert stack["fabric_manager"]["version"].startswith(str(stack["driver"]["branch"]))
+    assert stack["nccl"]["version"]
+    assert plan["host"]["gpu_count"] == 8
+
+
+def test_gtx_1080_ti_on_pytorch_2_9(tmp_path):
+    proc, plan = run_plan(tmp_path, {"gpus": ["GTX 1080 Ti"], "os": "ubuntu-22.04"}, {"pytorch": "2.9"})
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert plan["stack"]["driver"]["branch"] == 580
+    assert plan["stack"]["driver"]["kernel_modules"] == "proprietary"
+    assert plan["stack"]["pytorch"]["variant"] == "cu126"
+
+
+@pytest.mark.parametrize(
+    ("hardware", "request_", "reason"),
+    [
+        ({"gpus": ["Tesla K80"], "os": "ubuntu-22.04"}, {"cuda": "12.4"}, "CUDA 12.4"),
+        ({"gpus": ["B200"], "nvswitch": True, "os": "ubuntu-22.04"}, {"kernel_modules": "proprietary"}, "open"),
+        ({"gpus": ["RTX 4090"], "os": "ubuntu-22.04", "driver_version": "550.54.14"},
+         {"pytorch_variant": "cu130"}, "550"),
+    ],
+)
+def test_impossible_combinations_are_refused(tmp_path, hardware, request_, reason):
+    proc, plan = run_plan(tmp_path, hardware, request_)
+    assert proc.returncode != 0
+    assert plan["ok"] is False
+    assert any(reason in e for e in plan["errors"]), plan["errors"]
+    assert "was refused" in proc.stdout
+
+
+def test_bad_planning_variable_names_the_variable(tmp_path):
+    proc, plan = run_plan(tmp_path, hardware=["RTX 4090"])
+    assert proc.returncode != 0 and plan is None
+    assert "dlbox_plan_hardware" in proc.stdout
