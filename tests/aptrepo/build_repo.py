@@ -369,7 +369,7 @@ def resolve_packages(spec: dict[str, Any]) -> list[dict[str, Any]]:
                     "name": raw["name"], "version": version, "architecture": arch, "component": component,
                     "suite": suite["suite"], "codename": suite["codename"],
                     "section": raw.get("section"), "priority": raw.get("priority"), "homepage": raw.get("homepage"),
-                    "description": substitute(str(raw.get("description") or raw["name"]), values),
+                    "description": fixture_summary(substitute(str(raw.get("description") or raw["name"]), values)),
                     "long_description": substitute(str(raw.get("long_description") or ""), values),
                     "repack": raw.get("repack"),
                     "marker": raw.get("marker", True),
