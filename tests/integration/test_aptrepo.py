@@ -28,7 +28,8 @@ MOUNT = "/srv/fixture-repos"
 sys.path.insert(0, str(APTREPO))
 import build_repo  # noqa: E402  pylint: disable=wrong-import-position
 
-pytestmark = pytest.mark.skipif(docker_ready(IMAGE) is not None, reason=str(docker_ready(IMAGE)))
+_NOT_READY = docker_ready(IMAGE)
+pytestmark = pytest.mark.skipif(_NOT_READY is not None, reason=f"{_NOT_READY}; make test builds {IMAGE} with tests/images/build.sh")
 
 APT = "apt-get -q -o Dpkg::Use-Pty=0"
 
@@ -224,7 +225,7 @@ def test_container_toolkit_over_http_and_nvidia_ctk(container, server):
     assert box.sh("nvidia-ctk runtime configure --runtime=containerd", check=False).returncode == 2
 
 
-def test_repo_signed_by_another_key_is_rejected(container, repos):
+def test_repo_signed_by_another_key_is_rejected(container):
     box = container
     box.sh(f"install -m 0644 {MOUNT}/cuda/cuda-archive-keyring.gpg /usr/share/keyrings/cuda-archive-keyring.gpg")
     box.write("/etc/apt/sources.list.d/cuda.sources",
@@ -236,7 +237,7 @@ def test_repo_signed_by_another_key_is_rejected(container, repos):
         not box.sh("apt-cache policy cuda-toolkit-12-4").stdout.strip()
 
 
-def test_tampered_index_is_rejected(container, repos, tmp_path):
+def test_tampered_index_is_rejected(container, repos):
     """Packages changed after signing: apt compares it with the signed Release hashes."""
     box = container
     bad = repos["root"] / "cuda-tampered"
