@@ -117,10 +117,10 @@ def test_render_release_hashes():
     text = br.render_release({"Origin": "NVIDIA", "Label": "dlbox fixture", "Suite": "s", "Codename": "c",
                               "Date": br.rfc2822_utc(0), "Architectures": "amd64", "Components": "",
                               "Description": "FIXTURE: x"}, indexes)
-    head, _, sums = text.partition("MD5Sum:\n")
+    head, sums = text.split("MD5Sum:\n", 1)
     assert "Label: dlbox fixture\n" in head and "Date: Thu, 01 Jan 1970 00:00:00 UTC\n" in head
     assert "Components" not in head and head.count("Description:") == 1
-    md5, _, sha = sums.partition("SHA256:\n")
+    md5, sha = sums.split("SHA256:\n", 1)
     for block, algo in ((md5, hashlib.md5), (sha, hashlib.sha256)):
         rows = [line.split() for line in block.splitlines()]
         assert {r[2]: (r[0], int(r[1])) for r in rows} == {p: (algo(d).hexdigest(), len(d)) for p, d in indexes.items()}
