@@ -47,7 +47,7 @@ component of upstream), ``@name@``, ``@arch@``, ``@suite@``, ``@codename@``, ``@
 every key of the repository's, the suite's and the package's ``vars``.
 
 Rebuilding an unchanged spec (same resolved spec, same builder, same key) does nothing at all, so
-apt sees no change. ``--key-dir`` keeps the signing keys (``DIR/<key>/secret.asc``) between
+apt sees no change (the stamp is OUTDIR/.fixture-build.json). ``--key-dir`` keeps the signing keys (``DIR/<key>/secret.asc``) between
 builds; without it a new key is generated whenever a build is needed.
 """
 
@@ -758,7 +758,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("spec", type=Path, help="YAML description (tests/aptrepo/specs/*.yml)")
     parser.add_argument("outdir", type=Path, help="repository root to create (replaced only if built here before)")
     parser.add_argument("--key-dir", type=Path, help="keep/reuse signing keys here (DIR/<key>/secret.asc)")
-    parser.add_argument("--deb-cache", type=Path, help="where packages for `repack:` are downloaded to")
+    parser.add_argument("--deb-cache", type=Path,
+                        help="where packages for `repack:` are downloaded to (default KEY_DIR/deb-cache, else /tmp/dlbox-aptrepo-debs)")
     parser.add_argument("--force", action="store_true", help="rebuild even when the spec is unchanged")
     args = parser.parse_args(argv)
     try:
