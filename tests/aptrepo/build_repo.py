@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Build a signed FIXTURE apt repository from a small YAML description.
 
     build_repo.py SPEC.yml OUTDIR [--key-dir DIR] [--deb-cache DIR] [--force]
@@ -754,7 +753,7 @@ def build(spec_path: Path, outdir: Path, key_dir: Path | None = None, deb_cache:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("spec", type=Path, help="YAML description (tests/aptrepo/specs/*.yml)")
     parser.add_argument("outdir", type=Path, help="repository root to create (replaced only if built here before)")
     parser.add_argument("--key-dir", type=Path, help="keep/reuse signing keys here (DIR/<key>/secret.asc)")

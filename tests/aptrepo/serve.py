@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Serve a built fixture apt repository over HTTP on the loopback interface only.
 
     serve.py DIR [--port 0] [--bind 127.0.0.1]
@@ -79,7 +78,7 @@ def start(directory: Path, port: int = 0, bind: str = "127.0.0.1") -> tuple[Thre
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("directory", type=Path, help="repository root to serve (the build_repo.py OUTDIR)")
     parser.add_argument("--port", type=int, default=0, help="TCP port; 0 picks a free one (default)")
     parser.add_argument("--bind", default="127.0.0.1", help="loopback address to listen on (default 127.0.0.1)")
