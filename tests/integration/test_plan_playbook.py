@@ -80,3 +80,18 @@ def test_bad_planning_variable_names_the_variable(tmp_path):
     proc, plan = run_plan(tmp_path, hardware=["RTX 4090"])
     assert proc.returncode != 0 and plan is None
     assert "dlbox_plan_hardware" in proc.stdout
+
+
+def test_workstation_refuses_before_any_change(tmp_path):
+    """workstation.yml plans first: a refused stack stops it before the roles touch the host."""
+    extra = {"dlbox_plan_hardware": {"gpus": ["RTX 5090"], "os": "ubuntu-24.04"},
+             "dlbox_plan_request": {"kernel_modules": "proprietary"},
+             "dlbox_target": "localhost"}
+    proc = subprocess.run(
+        ["ansible-playbook", "playbooks/workstation.yml", "-e", json.dumps(extra)],
+        cwd=ROOT, env=ansible_env(), capture_output=True, text=True, check=False, timeout=300,
+    )
+    assert proc.returncode != 0
+    assert "Blackwell requires the open kernel modules" in proc.stdout
+    assert "PLAY [Deep-learning workstation]" not in proc.stdout
+    assert "dlbox.stack.common" not in proc.stdout
