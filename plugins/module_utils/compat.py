@@ -1576,8 +1576,8 @@ def resolve(data, host, request=None):
     p.add(list(p.host.get("planning_errors") or []))
     _check_request_keys(p)
     if p.os_key and p.os_entry is None:
-        p.warn("OS '%s' is not in data/compat.yml (known: %s); OS-specific checks are skipped."
-               % (p.os_key, ", ".join(sorted(p.idx.distros))))
+        p.add(["OS '%s' is not one dlbox.stack plans for: data/compat.yml knows %s. Give os as "
+               "<distro>-<version>, e.g. ubuntu-22.04 or debian-12." % (p.os_key, ", ".join(sorted(p.idx.distros)))])
     p.limits = _gpu_limits(p)
     if p.jetson:
         _resolve_jetson(p)

@@ -564,6 +564,13 @@ REFUSALS = [
         {"stack.driver": None},
     ),
     (
+        "An operating system dlbox.stack does not plan for",
+        {"gpus": ["RTX 3090"], "os": "windows-11"},
+        {},
+        ["OS 'windows-11' is not one dlbox.stack plans for", "e.g. ubuntu-22.04 or debian-12"],
+        {},
+    ),
+    (
         "Xavier asking JetPack 6",
         {"gpus": ["Jetson AGX Xavier"]},
         {"jetpack": "6.2"},
