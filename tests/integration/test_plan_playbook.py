@@ -95,3 +95,23 @@ def test_workstation_refuses_before_any_change(tmp_path):
     assert "Blackwell requires the open kernel modules" in proc.stdout
     assert "PLAY [Deep-learning workstation]" not in proc.stdout
     assert "dlbox.stack.common" not in proc.stdout
+
+
+def test_several_hosts_write_one_mapping(tmp_path):
+    """With several hosts in the play, the JSON maps each host to its plan."""
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text(
+        "all:\n  hosts:\n"
+        "    lab-a: {ansible_connection: local, ansible_python_interpreter: '{{ ansible_playbook_python }}'}\n"
+        "    lab-b: {ansible_connection: local, ansible_python_interpreter: '{{ ansible_playbook_python }}'}\n"
+    )
+    out = tmp_path / "plans.json"
+    extra = {"dlbox_plan_output": str(out), "dlbox_plan_hardware": {"gpus": ["RTX 4090"], "os": "ubuntu-24.04"}}
+    proc = subprocess.run(
+        ["ansible-playbook", "-i", str(inventory), "playbooks/plan.yml", "-e", json.dumps(extra)],
+        cwd=ROOT, env=ansible_env(), capture_output=True, text=True, check=False, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    plans = json.loads(out.read_text())
+    assert sorted(plans) == ["lab-a", "lab-b"]
+    assert all(p["ok"] and p["stack"]["driver"]["kernel_modules"] == "open" for p in plans.values())
