@@ -1,0 +1,46 @@
+"""Which headers meta package follows the running kernel's flavour."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.dlbox.stack.plugins.module_utils.kernel import headers_meta_candidates, kernel_flavour
+
+
+@pytest.mark.parametrize(
+    ("release", "flavour"),
+    [
+        ("6.1.0-18-amd64", "amd64"),
+        ("6.1.0-18-cloud-amd64", "cloud-amd64"),
+        ("6.1.0-18-rt-amd64", "rt-amd64"),
+        ("5.15.0-1050-aws", "aws"),
+        ("6.8.0-45-generic", "generic"),
+        ("6.8.0-1015-nvidia", "nvidia"),
+        ("5.15.0-91-lowlatency", "lowlatency"),
+        ("6.18.44-fc-v595", None),          # a custom host kernel, as under Docker here
+        ("5.15.153.1-microsoft-standard-WSL2", None),
+        ("5.15.148-tegra", None),           # Jetson L4T
+        ("", None),
+        (None, None),
+    ],
+)
+def test_kernel_flavour(release, flavour):
+    assert kernel_flavour(release) == flavour
+
+
+@pytest.mark.parametrize(
+    ("release", "distribution", "arch", "expected"),
+    [
+        ("6.1.0-18-amd64", "Debian", "x86_64", ["linux-headers-amd64"]),
+        ("6.1.0-18-cloud-amd64", "Debian", "x86_64", ["linux-headers-cloud-amd64", "linux-headers-amd64"]),
+        ("6.1.0-18-arm64", "Debian", "aarch64", ["linux-headers-arm64"]),
+        ("5.15.0-1050-aws", "Ubuntu", "x86_64", ["linux-headers-aws", "linux-headers-generic"]),
+        ("6.8.0-45-generic", "Ubuntu", "aarch64", ["linux-headers-generic"]),
+        ("6.18.44-fc-v595", "Debian", "x86_64", ["linux-headers-amd64"]),
+        ("6.18.44-fc-v595", "Ubuntu", "x86_64", ["linux-headers-generic"]),
+        ("6.8.0-45-generic", "Fedora", "x86_64", ["linux-headers-generic"]),
+        ("6.18.44-fc-v595", "Fedora", "x86_64", []),
+    ],
+)
+def test_headers_meta_candidates(release, distribution, arch, expected):
+    assert headers_meta_candidates(release, distribution, arch) == expected
