@@ -5,7 +5,6 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
 
-PYTHON ?= python3
 VENV := .venv
 BIN := $(CURDIR)/$(VENV)/bin
 export PATH := $(BIN):$(PATH)
@@ -24,10 +23,8 @@ help:
 	@echo "make test         every test from nothing: lint, sanity, units, Molecule on all platforms"
 	@echo "make build        build the collection tarball"
 
-$(VENV)/.installed: requirements-dev.txt
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -r requirements-dev.txt
+$(VENV)/.installed: requirements-dev.txt tools/venv.sh
+	bash tools/venv.sh $(VENV) requirements-dev.txt
 	@touch $@
 
 venv: $(VENV)/.installed
