@@ -19,5 +19,5 @@ def test_build_excludes_test_material(tmp_path):
     for must in ("MANIFEST.json", "FILES.json", "meta/runtime.yml", "data/compat.yml",
                  "roles/common/tasks/main.yml", "plugins/modules/gpu_facts.py", "playbooks/plan.yml"):
         assert must in names, must
-    for banned in ("tests/", "molecule/", ".config/", ".ci/", "build/", ".venv/", ".pytest_cache/", "Makefile", "ansible.cfg"):
+    for banned in ("tests/", "molecule/", ".config/", ".ci/", "build/", ".venv/", ".pytest_cache/", "tools/", "Makefile", "ansible.cfg"):
         assert not [n for n in names if n == banned.rstrip("/") or n.startswith(banned)], banned
