@@ -24,10 +24,7 @@ pick() {  # the first new enough interpreter
 }
 
 apt_install() {
-  [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 || return 1
-  say "installing $*"
-  apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+  bash "$(dirname "$0")/apt-install.sh" venv "$@"
 }
 
 make_venv() {  # Debian's python has ensurepip only with pythonX.Y-venv: trying is the only sure test

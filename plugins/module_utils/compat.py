@@ -1052,6 +1052,17 @@ def _find_release(releases, spec):
     return None
 
 
+def _requested_release(p, label, releases, requested):
+    """The release a request names, checked against the planned Python; None (with an error) if unknown."""
+    rel = _find_release(releases, requested)
+    if rel is None:
+        p.add(["%s '%s' is not a release in data/compat.yml; known: %s."
+               % (label, requested, ", ".join(r["version"] for r in releases))])
+        return None
+    p.add(rule_python(p, label, rel, p.python))
+    return rel
+
+
 def _variant_archs(p, variant):
     if p.arch == "aarch64":
         return variant.get("archs_aarch64"), bool(variant.get("ptx_aarch64"))
@@ -1140,12 +1151,9 @@ def _pick_pytorch(p):
                "hardware: {gpus: [...]}." % req_variant])
         return None
     if requested not in (None, "", "auto") and str(requested).lower() not in _LATEST_WORDS:
-        rel = _find_release(p.idx.pytorch, requested)
+        rel = _requested_release(p, "PyTorch", p.idx.pytorch, requested)
         if rel is None:
-            p.add(["PyTorch '%s' is not a release in data/compat.yml; known: %s."
-                   % (requested, ", ".join(r["version"] for r in p.idx.pytorch))])
             return None
-        p.add(rule_python(p, "PyTorch", rel, p.python))
         return _pytorch_variant_for(p, rel, req_variant, cpu_only, str(requested))
     # choose the newest release that fits Python, GPUs and driver
     first = None
@@ -1253,13 +1261,7 @@ def _pick_tensorflow(p):
         p.add(["No TensorFlow release in data/compat.yml fits Python %s%s; TensorFlow is built for CUDA 11.x/12.x only."
                % (p.python, " and CUDA %s" % p.request["cuda"] if p.asked("cuda") else "")])
         return None
-    rel = _find_release(p.idx.tensorflow, requested)
-    if rel is None:
-        p.add(["TensorFlow '%s' is not a release in data/compat.yml; known: %s."
-               % (requested, ", ".join(r["version"] for r in p.idx.tensorflow))])
-        return None
-    p.add(rule_python(p, "TensorFlow", rel, p.python))
-    return rel
+    return _requested_release(p, "TensorFlow", p.idx.tensorflow, requested)
 
 
 def rule_tensorflow(p, rel, cuda_rel):

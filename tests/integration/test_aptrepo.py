@@ -225,12 +225,17 @@ def test_container_toolkit_over_http_and_nvidia_ctk(container, server):
     assert box.sh("nvidia-ctk runtime configure --runtime=containerd", check=False).returncode == 2
 
 
-def test_repo_signed_by_another_key_is_rejected(container):
-    box = container
+def _update_with_cuda_keyring(box, repo):
+    """apt-get update against fixture repo REPO, trusting only the CUDA fixture keyring."""
     box.sh(f"install -m 0644 {MOUNT}/cuda/cuda-archive-keyring.gpg /usr/share/keyrings/cuda-archive-keyring.gpg")
     box.write("/etc/apt/sources.list.d/cuda.sources",
-              deb822(f"file:{MOUNT}/cuda-otherkey", "/usr/share/keyrings/cuda-archive-keyring.gpg"))
-    proc = box.sh(f"{APT} update 2>&1", check=False)
+              deb822(f"file:{MOUNT}/{repo}", "/usr/share/keyrings/cuda-archive-keyring.gpg"))
+    return box.sh(f"{APT} update 2>&1", check=False)
+
+
+def test_repo_signed_by_another_key_is_rejected(container):
+    box = container
+    proc = _update_with_cuda_keyring(box, "cuda-otherkey")
     assert proc.returncode != 0, proc.stdout
     assert "NO_PUBKEY" in proc.stdout or "not signed" in proc.stdout, proc.stdout
     assert "Candidate: (none)" in box.sh("apt-cache policy cuda-toolkit-12-4").stdout or \
@@ -245,10 +250,7 @@ def test_tampered_index_is_rejected(container, repos):
     with open(bad / "Packages", "a", encoding="utf-8") as fh:
         fh.write("\nPackage: evil\nVersion: 1\nArchitecture: all\nFilename: ./evil.deb\nSize: 1\nDescription: x\n")
     (bad / "Packages.gz").unlink()
-    box.sh(f"install -m 0644 {MOUNT}/cuda/cuda-archive-keyring.gpg /usr/share/keyrings/cuda-archive-keyring.gpg")
-    box.write("/etc/apt/sources.list.d/cuda.sources",
-              deb822(f"file:{MOUNT}/cuda-tampered", "/usr/share/keyrings/cuda-archive-keyring.gpg"))
-    proc = box.sh(f"{APT} update 2>&1", check=False)
+    proc = _update_with_cuda_keyring(box, "cuda-tampered")
     assert proc.returncode != 0, proc.stdout
     assert "Hash Sum mismatch" in proc.stdout or "unexpected size" in proc.stdout, proc.stdout
     assert "evil" not in box.sh("apt-cache policy evil 2>&1").stdout.split("\n", 1)[-1]

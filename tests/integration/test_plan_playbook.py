@@ -10,6 +10,14 @@ import pytest
 from conftest import ROOT, ansible_env
 
 
+def playbook(path, extra, *options):
+    """Run a playbook of this repository with extra variables; the finished process."""
+    return subprocess.run(
+        ["ansible-playbook", *options, path, "-e", json.dumps(extra)],
+        cwd=ROOT, env=ansible_env(), capture_output=True, text=True, check=False, timeout=300,
+    )
+
+
 def run_plan(tmp_path, hardware=None, request=None):
     out = tmp_path / "plan.json"
     extra = {"dlbox_plan_output": str(out)}
@@ -17,10 +25,7 @@ def run_plan(tmp_path, hardware=None, request=None):
         extra["dlbox_plan_hardware"] = hardware
     if request is not None:
         extra["dlbox_plan_request"] = request
-    proc = subprocess.run(
-        ["ansible-playbook", "playbooks/plan.yml", "-e", json.dumps(extra)],
-        cwd=ROOT, env=ansible_env(), capture_output=True, text=True, check=False, timeout=300,
-    )
+    proc = playbook("playbooks/plan.yml", extra)
     plan = json.loads(out.read_text()) if out.exists() else None
     return proc, plan
 
@@ -87,10 +92,7 @@ def test_workstation_refuses_before_any_change(tmp_path):
     extra = {"dlbox_plan_hardware": {"gpus": ["RTX 5090"], "os": "ubuntu-24.04"},
              "dlbox_plan_request": {"kernel_modules": "proprietary"},
              "dlbox_target": "localhost"}
-    proc = subprocess.run(
-        ["ansible-playbook", "playbooks/workstation.yml", "-e", json.dumps(extra)],
-        cwd=ROOT, env=ansible_env(), capture_output=True, text=True, check=False, timeout=300,
-    )
+    proc = playbook("playbooks/workstation.yml", extra)
     assert proc.returncode != 0
     assert "Blackwell requires the open kernel modules" in proc.stdout
     assert "PLAY [Deep-learning workstation]" not in proc.stdout
@@ -107,10 +109,7 @@ def test_several_hosts_write_one_mapping(tmp_path):
     )
     out = tmp_path / "plans.json"
     extra = {"dlbox_plan_output": str(out), "dlbox_plan_hardware": {"gpus": ["RTX 4090"], "os": "ubuntu-24.04"}}
-    proc = subprocess.run(
-        ["ansible-playbook", "-i", str(inventory), "playbooks/plan.yml", "-e", json.dumps(extra)],
-        cwd=ROOT, env=ansible_env(), capture_output=True, text=True, check=False, timeout=300,
-    )
+    proc = playbook("playbooks/plan.yml", extra, "-i", str(inventory))
     assert proc.returncode == 0, proc.stdout[-3000:]
     plans = json.loads(out.read_text())
     assert sorted(plans) == ["lab-a", "lab-b"]

@@ -8,9 +8,7 @@ if [ "$(id -u)" != 0 ]; then
   exit 2
 fi
 if ! command -v dockerd >/dev/null 2>&1; then
-  echo "docker-engine: installing Debian's docker.io"
-  apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io >/dev/null
+  bash "$(dirname "$0")/../../tools/apt-install.sh" docker-engine docker.io
 fi
 if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
   systemctl start docker

@@ -564,6 +564,20 @@ REFUSALS = [
         {"stack.driver": None},
     ),
     (
+        "A PyTorch release that does not exist",
+        {"gpus": ["RTX 4090"], "os": "ubuntu-22.04"},
+        {"pytorch": "9.9"},
+        ["PyTorch '9.9' is not a release in data/compat.yml; known: ", "2.14"],
+        {},
+    ),
+    (
+        "A TensorFlow release that does not exist",
+        {"gpus": ["RTX 4090"], "os": "ubuntu-22.04"},
+        {"tensorflow": "1.0"},
+        ["TensorFlow '1.0' is not a release in data/compat.yml; known: ", "2.21"],
+        {},
+    ),
+    (
         "An operating system dlbox.stack does not plan for",
         {"gpus": ["RTX 3090"], "os": "windows-11"},
         {},

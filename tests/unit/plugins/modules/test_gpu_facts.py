@@ -148,6 +148,12 @@ def no_driver(root, bin_dir, capsys):
     })
 
 
+def _dig(facts, path):
+    for key in path:
+        facts = facts[key]
+    return facts
+
+
 @pytest.mark.parametrize(
     "path, expected",
     [
@@ -170,10 +176,7 @@ def no_driver(root, bin_dir, capsys):
     ],
 )
 def test_no_driver_fact(no_driver, path, expected):
-    value = no_driver
-    for key in path:
-        value = value[key]
-    assert value == expected
+    assert _dig(no_driver, path) == expected
 
 
 def test_no_driver_gpus_come_from_lspci(no_driver):
@@ -249,10 +252,7 @@ def with_driver(root, bin_dir, capsys):
     ],
 )
 def test_with_driver_fact(with_driver, path, expected):
-    value = with_driver
-    for key in path:
-        value = value[key]
-    assert value == expected
+    assert _dig(with_driver, path) == expected
 
 
 @pytest.mark.parametrize(
