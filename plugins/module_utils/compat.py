@@ -409,6 +409,7 @@ class _Plan(object):
             "python": None,
             "fabric_manager": None,
             "jetpack": None,
+            "container_toolkit": None,
         }
         self.arch = str(self.host.get("arch") or "x86_64")
         os_facts = self.host.get("os") or {}
@@ -1335,6 +1336,28 @@ def _pick_fabric_manager(p):
             "service": p.idx.fabric.get("service") or "nvidia-fabricmanager.service"}
 
 
+# ---------------- NVIDIA Container Toolkit ----------------
+
+
+def _pick_container_toolkit(p):
+    """The container toolkit the docker/nvidia_container_toolkit roles install, from data ``container_toolkit``.
+
+    ``{default_version: "1.18.2", min_version: "1.18.1", packages: [...], docker_cdi_min: "25.0"}`` ->
+    ``{"version": "1.18.2", "min_version": "1.18.1", "packages": [...], "docker_cdi_min": "25.0"}``;
+    None when the data has no such section.
+    """
+    entry = p.idx.data.get("container_toolkit") or {}
+    if not entry.get("default_version"):
+        return None
+    if entry.get("min_version") and compare_versions(entry["default_version"], entry["min_version"]) < 0:
+        p.add(["data/compat.yml: container_toolkit default_version %s is older than its min_version %s; fix the data."
+               % (entry["default_version"], entry["min_version"])])
+    if _unconfirmed(entry):
+        p.warn("NVIDIA Container Toolkit %s: the data for it is unconfirmed (%s)." % (entry["default_version"], entry.get("source")))
+    return {"version": str(entry["default_version"]), "min_version": str(entry.get("min_version") or entry["default_version"]),
+            "packages": list(entry.get("packages") or []), "docker_cdi_min": entry.get("docker_cdi_min")}
+
+
 # ---------------- host summary ----------------
 
 
@@ -1533,6 +1556,7 @@ def _resolve_gpus(p):
     p.stack["pytorch"] = _pick_pytorch(p)
     p.stack["nccl"] = _pick_nccl(p, cuda_rel)
     p.stack["fabric_manager"] = _pick_fabric_manager(p)
+    p.stack["container_toolkit"] = _pick_container_toolkit(p)
     if p.stack["driver"] is not None:
         p.stack["driver"]["min_version"] = _driver_min_version(p, cuda_rel)
 
