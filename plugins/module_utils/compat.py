@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
-# Copyright: dlbox.stack contributors
-# Apache License 2.0 (see galaxy.yml)
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Version-compatibility resolver for dlbox.stack.
 
 Pure Python, standard library only, Python 3.8 compatible: it may run on target hosts.
@@ -120,9 +120,8 @@ def _ym(value):
 
 
 def _unconfirmed(entry):
-    """True when the entry's source marks a fact as unconfirmed (grade U)."""
-    source = str((entry or {}).get("source") or "")
-    return "(U)" in source or "/U)" in source
+    """True when the entry is graded U (unconfirmed)."""
+    return (entry or {}).get("grade") == "U"
 
 
 # --------------------------------------------------------------------------------------------

@@ -50,6 +50,26 @@ def _dates_to_text(value):
     return value
 
 
+GRADES = ("P", "Pc", "M", "S", "U")
+
+
+def _entries_default_date(value, file_date, where="", problems=None):
+    """Give every sourced entry the file's ``date`` unless it has its own; collect grade problems."""
+    if isinstance(value, dict):
+        if "source" in value:
+            value.setdefault("date", file_date)
+            if value.get("grade") not in GRADES:
+                problems.append(
+                    "%s: grade %r is not one of %s" % (where or "top level", value.get("grade"), ", ".join(GRADES))
+                )
+        for key, item in value.items():
+            _entries_default_date(item, file_date, "%s.%s" % (where, key) if where else str(key), problems)
+    elif isinstance(value, list):
+        for pos, item in enumerate(value):
+            _entries_default_date(item, file_date, "%s[%d]" % (where, pos), problems)
+    return problems
+
+
 def validate(data, path="data/compat.yml"):
     """Check the top-level shape; raise CompatDataError naming the first wrong key."""
     if not isinstance(data, dict):
@@ -71,6 +91,9 @@ def validate(data, path="data/compat.yml"):
         raise CompatDataError(f"{path}: 'pytorch' must have the list 'releases'")
     if not isinstance(data["os"].get("distros"), dict):
         raise CompatDataError(f"{path}: 'os' must have the mapping 'distros'")
+    problems = _entries_default_date(data, data["date"], "", [])
+    if problems:
+        raise CompatDataError(f"{path}: {problems[0]}")
     return data
 
 
