@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # Install Debian packages the project's own commands need, the one way they all do it:
 #   tools/apt-install.sh WHO PACKAGE...
 # As root with apt-get: refresh the lists and install. Otherwise say what to install and exit 2.

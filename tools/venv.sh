@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # Create .venv for dlbox.stack's controller tools (ansible-core 2.19 needs Python >= 3.11) and
 # install the pinned requirements. On a fresh Debian/Ubuntu, as root, it installs what is missing:
 # the venv module (python3-venv), and on Ubuntu 22.04, whose python3 is 3.10, python3.11 from universe.

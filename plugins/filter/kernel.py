@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
-# Copyright: dlbox.stack contributors
-# Apache License 2.0 (see galaxy.yml)
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filter ``dlbox.stack.headers_meta_candidates``: headers meta packages that follow a kernel flavour."""
 
 from __future__ import annotations
