@@ -149,18 +149,28 @@ class _Index(object):
         cuda = data.get("cuda") or {}
         self.minor_compat = {int(e["major"]): e for e in cuda.get("minor_compat") or []}
         self.cuda = sorted(cuda.get("releases") or [], key=lambda e: parse_version(e["version"]), reverse=True)
+        self.cuda_never_released = [str(e["version"]) for e in cuda.get("never_released") or []]
+        self.cuda_toolkit_package = cuda.get("toolkit_package")
         self.branches = sorted(data.get("driver_branches") or [], key=lambda e: int(e["branch"]), reverse=True)
         self.branch = {int(e["branch"]): e for e in self.branches}
+        # the oldest driver branch and CUDA release the data covers: older ones are out of scope
+        self.oldest_branch = int(self.branches[-1]["branch"]) if self.branches else None
+        self.oldest_cuda = self.cuda[-1]["version"] if self.cuda else None
         self.cudnn = sorted(data.get("cudnn") or [], key=lambda e: parse_version(e["version"]), reverse=True)
         self.nccl = sorted(data.get("nccl") or [], key=lambda e: parse_version(e["version"]), reverse=True)
         pytorch = data.get("pytorch") or {}
-        self.pt_base = str(pytorch.get("index_url_base") or "https://download.pytorch.org/whl").rstrip("/")
+        self.pt_base = str(pytorch.get("index_url_base") or "").rstrip("/")
         self.pytorch = sorted(pytorch.get("releases") or [], key=lambda e: parse_version(e["version"]), reverse=True)
+        self.variant_cuda = {}  # "cu128" -> "12.8": the CUDA of a PyTorch build name
+        for rel in self.pytorch:
+            for variant in rel.get("variants") or []:
+                self.variant_cuda.setdefault(variant["name"], str(variant["cuda"]))
         self.tensorflow = sorted(data.get("tensorflow") or [], key=lambda e: parse_version(e["version"]), reverse=True)
         self.jetpack = sorted(data.get("jetpack") or [], key=lambda e: parse_version(e["version"]), reverse=True)
         self.jetson_pytorch = data.get("jetson_pytorch") or {}
         osdata = data.get("os") or {}
         self.distros = osdata.get("distros") or {}
+        self.default_python = osdata.get("default_python")
         self.repo_arch = osdata.get("repo_arch") or {}
         self.fabric = data.get("fabric_manager") or {}
         self.driver_packages = data.get("driver_packages") or {}
@@ -181,6 +191,15 @@ class _Index(object):
             if _ge(cc, arch["cc_min"]) and _le(cc, arch["cc_max"]):
                 return key
         return None
+
+    def first_open_modules_arch(self):
+        """The oldest architecture the open kernel modules support (by cc_min), or None."""
+        allowed = [a for a in self.archs.values() if a.get("open_modules") in ("allowed", "required")]
+        return min(allowed, key=lambda a: parse_version(a["cc_min"])) if allowed else None
+
+    def last_cudnn_for(self, cc):
+        """The newest cuDNN whose CC range covers ``cc``, or None."""
+        return next((e for e in self.cudnn if _cc_covered(cc, e["cc_min"], e["cc_max"])), None)
 
 
 _INDEX_CACHE = {}
@@ -523,15 +542,16 @@ def rule_gpus_supported(p):
             )
             continue
         arch = p.idx.archs[gpu["arch"]]
-        if arch.get("last_driver_branch") and arch["last_driver_branch"] < 450:
+        last_cuda = (arch.get("last_cuda_by_cc") or {}).get(gpu.get("cc")) or arch.get("last_cuda")
+        if arch.get("last_driver_branch") and p.idx.oldest_branch and arch["last_driver_branch"] < p.idx.oldest_branch:
             errors.append(
                 "%s is not supported by any driver branch or CUDA release in scope: its last driver branch is R%s "
                 "and its last CUDA is %s; replace the GPU." % (_gpu_label(gpu), arch["last_driver_branch"], arch.get("last_cuda"))
             )
-        elif gpu.get("cc") and compare_versions(gpu["cc"], "3.5") < 0:
+        elif last_cuda and p.idx.oldest_cuda and compare_versions(last_cuda, p.idx.oldest_cuda) < 0:
             errors.append(
-                "%s is not supported by any CUDA release in scope (CC below 3.5; its last CUDA is %s); replace the GPU."
-                % (_gpu_label(gpu), (arch.get("last_cuda_by_cc") or {}).get(gpu["cc"], arch.get("last_cuda")))
+                "%s is not supported by any CUDA release in scope: its last CUDA is %s, older than CUDA %s; replace the GPU."
+                % (_gpu_label(gpu), last_cuda, p.idx.oldest_cuda)
             )
     lim = p.limits
     if not lim["modules"]:
@@ -605,8 +625,8 @@ def _requested_driver_floor(p):
         if floor:
             floors.append((int(floor["branch_min"]), "CUDA %s" % rel["version"]))
     variant = str(p.request.get("pytorch_variant") or "")
-    if variant.startswith("cu") and variant[2:].isdigit():
-        floor = p.idx.minor_compat.get(int(variant[2:-1]))
+    if variant in p.idx.variant_cuda:
+        floor = p.idx.minor_compat.get(_major(p.idx.variant_cuda[variant]))
         if floor:
             floors.append((int(floor["branch_min"]), "PyTorch %s" % variant))
     return floors
@@ -756,13 +776,14 @@ def rule_kernel_modules(p, flavour):
         gpu = lim["modules_why"]["proprietary"]
         errors.append(
             "Proprietary kernel modules do not support %s: %s requires the open kernel modules; use kernel_modules: open."
-            % (_gpu_label(gpu), gpu.get("arch_name") if gpu.get("arch_name") != "Hopper" else gpu.get("catalog_name"))
+            % (_gpu_label(gpu), gpu.get("catalog_name") if gpu.get("open_modules") == "required" else gpu.get("arch_name"))
         )
     if flavour == "open" and "open" not in lim["modules"]:
         gpu = lim["modules_why"]["open"]
+        first = p.idx.first_open_modules_arch()
+        need = " they need %s (CC %s) or newer;" % (first["name"], first["cc_min"]) if first else ""
         errors.append(
-            "Open kernel modules do not support %s: they need Turing (CC 7.5) or newer; use kernel_modules: proprietary."
-            % _gpu_label(gpu)
+            "Open kernel modules do not support %s:%s use kernel_modules: proprietary." % (_gpu_label(gpu), need)
         )
     return errors
 
@@ -777,7 +798,7 @@ def _pick_modules(p):
         flavour = str(requested).lower()
         p.add(rule_kernel_modules(p, flavour))
     elif "open" in p.limits["modules"] and (
-        "proprietary" not in p.limits["modules"] or branch >= int(p.idx.kernel_modules.get("open_default_from_branch") or 560)
+        "proprietary" not in p.limits["modules"] or branch >= int(p.idx.kernel_modules["open_default_from_branch"])
     ):
         flavour = "open"
     elif "proprietary" in p.limits["modules"]:
@@ -858,8 +879,10 @@ def _pick_cuda(p, tf):
         rel = p.idx.cuda_release(requested)
         if rel is None:
             known = ", ".join(r["version"] for r in p.idx.cuda[:8])
-            p.add(["CUDA '%s' is not a CUDA release in data/compat.yml (12.7 was never released); use one of: %s, ..."
-                   % (requested, known)])
+            skipped = [v for v in p.idx.cuda_never_released if version_matches(v, requested)]
+            why = " (%s was never released)" % skipped[0] if skipped else ""
+            p.add(["CUDA '%s' is not a CUDA release in data/compat.yml%s; use one of: %s, ..."
+                   % (requested, why, known)])
             return None
         p.add(rule_cuda(p, rel))
         _cuda_advice(p, rel)
@@ -883,13 +906,14 @@ def _pick_cuda(p, tf):
     return best
 
 
-def _cuda_out(rel):
+def _cuda_out(p, rel):
     updates = rel.get("updates") or []
+    parts = parse_version(rel["version"])
     return {
         "version": rel["version"],
         "latest_update": updates[-1]["version"] if updates else None,
         "toolkit_driver_min": rel.get("toolkit_driver_min"),
-        "package": "cuda-toolkit-%s" % rel["version"].replace(".", "-"),
+        "package": p.idx.cuda_toolkit_package.format(major=parts[0], minor=parts[1]),
     }
 
 
@@ -924,10 +948,13 @@ def rule_cudnn(p, entry, cuda_version, quiet=False):
         if not _cc_covered(gpu.get("cc"), entry["cc_min"], entry["cc_max"]):
             if quiet:
                 return ["x"]
+            last = p.idx.last_cudnn_for(gpu.get("cc"))
+            if last is not None and compare_versions(gpu.get("cc"), entry["cc_min"]) < 0:
+                fix = "cuDNN %s is the last for %s; use cudnn: '%s'" % (_mm(last["version"]), gpu.get("arch_name"), _mm(last["version"]))
+            else:
+                fix = _cudnn_hint(p, cuda_version).lstrip("; ") or "no cuDNN in data/compat.yml covers it"
             errors.append("cuDNN %s does not support %s: it covers CC %s to %s; %s."
-                          % (version, _gpu_label(gpu), entry["cc_min"], entry["cc_max"],
-                             "cuDNN <= 9.10 is the last for Maxwell/Pascal/Volta; use cudnn: '9.10'"
-                             if compare_versions(gpu.get("cc"), "7.5") < 0 else _cudnn_hint(p, cuda_version).lstrip("; ")))
+                          % (version, _gpu_label(gpu), entry["cc_min"], entry["cc_max"], fix))
     need = (entry.get("driver_min") or {}).get(str(_major(cuda_version))) if cuda_version else None
     if need and not _driver_at_least(p, need):
         if quiet:
@@ -1003,7 +1030,7 @@ def _pick_python(p):
     if requested not in (None, "", "auto"):
         version = _mm(requested)
         if not version or _major(version) != 3:
-            p.add(["python: '%s' is not a Python 3 version like '3.12'." % requested])
+            p.add(["python: '%s' is not a Python 3 version like '%s'." % (requested, p.idx.default_python)])
             return None
         if os_python and version != os_python:
             p.note("Python %s is not %s's default python3 (%s); the environment role must provide it (e.g. uv or a PPA)."
@@ -1024,7 +1051,7 @@ def _pick_python(p):
         p.add(["No Python version fits %s: their ranges do not overlap; pick releases with a common Python."
                % " and ".join("%s %s (%s to %s)" % (n, r["version"], r["python"]["min"], r["python"]["max"]) for n, r in frameworks)])
         return None
-    return os_python or "3.12"
+    return os_python or p.idx.default_python
 
 
 def rule_python(p, name, rel, python):
@@ -1258,8 +1285,10 @@ def _pick_tensorflow(p):
             if p.gpus and rule_driver_floor(p, rel["cuda"], "x"):
                 continue
             return rel
-        p.add(["No TensorFlow release in data/compat.yml fits Python %s%s; TensorFlow is built for CUDA 11.x/12.x only."
-               % (p.python, " and CUDA %s" % p.request["cuda"] if p.asked("cuda") else "")])
+        majors = sorted(set(_major(r["cuda"]) for r in p.idx.tensorflow))
+        p.add(["No TensorFlow release in data/compat.yml fits Python %s%s; TensorFlow is built for CUDA %s only."
+               % (p.python, " and CUDA %s" % p.request["cuda"] if p.asked("cuda") else "",
+                  "/".join("%s.x" % m for m in majors))])
         return None
     return _requested_release(p, "TensorFlow", p.idx.tensorflow, requested)
 
@@ -1277,7 +1306,9 @@ def rule_tensorflow(p, rel, cuda_rel):
     if p.gpus:
         errors += rule_driver_floor(p, rel["cuda"], "TensorFlow %s (CUDA %s)" % (rel["version"], rel["cuda"]))
         for gpu in _kinds(p):
-            if compare_versions(gpu.get("cc"), "10.0") >= 0:
+            arch = p.idx.archs.get(gpu.get("arch")) or {}
+            first_cuda = (arch.get("first_cuda_by_cc") or {}).get(gpu.get("cc")) or arch.get("first_cuda")
+            if first_cuda and compare_versions(first_cuda, rel["cuda"]) > 0:
                 p.warn("TensorFlow %s is tested with CUDA %s, which predates %s; kernels for it are JIT-compiled from PTX "
                        "(slow first start, unconfirmed)." % (rel["version"], rel["cuda"], _gpu_label(gpu)))
     return errors
@@ -1326,13 +1357,14 @@ def _pick_fabric_manager(p):
     nvl5 = p.idx.fabric.get("nvlink5") or {}
     if nvl5 and any(compare_versions(g.get("cc"), nvl5["cc_min"]) >= 0 and g.get("form") == "sxm" for g in _kinds(p)):
         packages += list(nvl5.get("extra_packages") or [])
-        p.note("NVLink5 (Blackwell) systems also need %s besides Fabric Manager." % ", ".join(nvl5.get("extra_packages") or []))
+        arch_name = (p.idx.archs.get(p.idx.arch_for_cc(nvl5["cc_min"])) or {}).get("name")
+        p.note("NVLink5 (%s) systems also need %s besides Fabric Manager." % (arch_name, ", ".join(nvl5.get("extra_packages") or [])))
     exact = p.driver["version"] if p.driver.get("installed") else None
     version = exact or "%s.*" % branch
     p.warn("Fabric Manager and the driver must have exactly the same version: pin %s to %s and upgrade both "
            "together, or nvidia-fabricmanager.service will not start." % (package, exact or "the R%s driver version that gets installed" % branch))
     return {"package": package, "version": version, "branch": branch, "packages": packages,
-            "service": p.idx.fabric.get("service") or "nvidia-fabricmanager.service"}
+            "service": p.idx.fabric["service"]}
 
 
 # ---------------- NVIDIA Container Toolkit ----------------
@@ -1489,7 +1521,7 @@ def _resolve_jetson(p):
         p.warn("No PyTorch build for %s on JetPack %s is confirmed in data/compat.yml; the plan has no PyTorch."
                % (entry["name"], jp["version"]))
         return
-    if route_key == "pytorch-aarch64":
+    if route.get("from_pytorch_releases"):
         p.arch = "aarch64"
         p.gpus = [dict(entry, catalog_name=entry["name"], arch_name=p.idx.archs[entry["arch"]]["name"], cc=str(entry["cc"]))]
         p.driver = None
@@ -1518,9 +1550,11 @@ def _legacy_notes(p):
             p.warn("GPU %s is not in the catalog of data/compat.yml; it is planned from its compute capability %s "
                    "(%s). Add it to data/compat.yml." % (gpu.get("catalog_name"), gpu.get("cc"), gpu.get("arch_name")))
         arch = p.idx.archs.get(gpu.get("arch")) or {}
-        if arch.get("last_driver_branch") and arch["last_driver_branch"] >= 450:
+        if arch.get("last_driver_branch") and arch["last_driver_branch"] >= (p.idx.oldest_branch or 0):
             last_cuda = (arch.get("last_cuda_by_cc") or {}).get(gpu.get("cc")) or arch.get("last_cuda")
-            extra = " cuDNN 9.10 is its last cuDNN." if arch["last_driver_branch"] >= 580 else ""
+            last_cudnn = p.idx.last_cudnn_for(gpu.get("cc"))
+            extra = (" cuDNN %s is its last cuDNN." % _mm(last_cudnn["version"])
+                     if last_cudnn is not None and last_cudnn is not p.idx.cudnn[0] else "")
             p.note("%s is a legacy GPU: R%s is its last driver branch and CUDA %s its last toolkit.%s"
                    % (_gpu_label(gpu), arch["last_driver_branch"], last_cuda, extra))
 
@@ -1549,7 +1583,7 @@ def _resolve_gpus(p):
     if tf is not None:
         p.add(rule_tensorflow(p, tf, cuda_rel))
         p.stack["tensorflow"] = _tf_out(tf)
-    p.stack["cuda"] = _cuda_out(cuda_rel) if cuda_rel else None
+    p.stack["cuda"] = _cuda_out(p, cuda_rel) if cuda_rel else None
     cudnn = _pick_cudnn(p, cuda_rel, tf)
     p.stack["cudnn"] = {"version": cudnn["version"]} if cudnn else None
     p.stack["pytorch"] = _pick_pytorch(p)

@@ -6,29 +6,15 @@
 from __future__ import annotations
 
 import datetime
+import difflib
 import os
+import re
 from pathlib import Path
 
 import yaml
 
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "data" / "compat.yml"
 
-# top-level key -> expected type
-REQUIRED_KEYS = {
-    "schema_version": int,
-    "date": str,
-    "architectures": dict,
-    "gpus": list,
-    "cuda": dict,
-    "driver_branches": list,
-    "cudnn": list,
-    "nccl": list,
-    "pytorch": dict,
-    "tensorflow": list,
-    "jetpack": list,
-    "fabric_manager": dict,
-    "os": dict,
-}
 SUPPORTED_SCHEMA = 1
 
 _CACHE: dict = {}
@@ -50,50 +36,243 @@ def _dates_to_text(value):
     return value
 
 
+# ---------------------------------------------------------------------------------------------------
+# The whole shape of data/compat.yml. Every mapping lists its keys: a key the schema does not know is an
+# error (nothing in the data goes unread), a missing required key is an error, and every value has a type.
+# ---------------------------------------------------------------------------------------------------
+
 GRADES = ("P", "Pc", "M", "S", "U")
+_VERSION_TEXT = re.compile(r"^\d+(\.\d+)*$")
+_DATE_TEXT = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
 
 
-def _entries_default_date(value, file_date, where="", problems=None):
-    """Give every sourced entry the file's ``date`` unless it has its own; collect grade problems."""
+class _Type(object):
+    """One kind of value; ``problem`` returns None or what is wrong with a value."""
+
+    def __init__(self, name, check):
+        self.name = name
+        self.check = check
+
+    def problem(self, value, where):
+        return None if self.check(value) else "%s must be %s, not %r" % (where, self.name, value)
+
+
+TEXT = _Type("text", lambda v: isinstance(v, str) and v != "")
+INT = _Type("a whole number", lambda v: isinstance(v, int) and not isinstance(v, bool))
+BOOL = _Type("true or false", lambda v: isinstance(v, bool))
+VERSION = _Type("a quoted version like \"12.4\"", lambda v: isinstance(v, str) and bool(_VERSION_TEXT.match(v)))
+DATE = _Type("a date like 2026-11-29 (or 2026-11)", lambda v: isinstance(v, str) and bool(_DATE_TEXT.match(v)))
+GRADE = _Type("one of " + ", ".join(GRADES), lambda v: v in GRADES)
+OWNED_ELSEWHERE = _Type("anything", lambda v: True)  # a section whose module checks it (gpu_catalog)
+
+
+class _Optional(object):
+    """A value that may also be null."""
+
+    def __init__(self, kind):
+        self.kind = kind
+
+
+class _List(object):
+    def __init__(self, item):
+        self.item = item
+
+
+class _Map(object):
+    """A mapping with free keys (matching ``key``) and values of one kind."""
+
+    def __init__(self, value, key=TEXT):
+        self.value = value
+        self.key = key
+
+
+class _Enum(object):
+    def __init__(self, *choices):
+        self.choices = choices
+
+
+class _Record(object):
+    """A mapping with named keys. ``sourced``: it also carries source, grade and an optional date.
+    ``open_keys``: keys beyond the listed ones are allowed (a section another module owns)."""
+
+    def __init__(self, required, optional=None, sourced=False, open_keys=False):
+        self.required = dict(required)
+        self.optional = dict(optional or {})
+        if sourced:
+            self.required.update(source=TEXT, grade=GRADE)
+            self.optional.update(date=DATE)
+        self.open_keys = open_keys
+
+
+SOURCED_ONLY = _Record({}, sourced=True)
+PYTHON_RANGE = _Record({"min": VERSION, "max": VERSION})
+
+SCHEMA = _Record(
+    {
+        "schema_version": INT,
+        "date": DATE,
+        "architectures": _Map(_Record(
+            {"name": TEXT, "cc_min": VERSION, "cc_max": VERSION, "first_cuda": VERSION, "last_cuda": _Optional(VERSION),
+             "last_driver_branch": _Optional(INT), "min_driver_branch": _Optional(INT),
+             "open_modules": _Enum("unsupported", "allowed", "required")},
+            {"first_cuda_by_cc": _Map(VERSION, VERSION), "last_cuda_by_cc": _Map(VERSION, VERSION)},
+            sourced=True, open_keys=True)),
+        "gpus": _List(_Record({"name": TEXT, "arch": TEXT, "cc": VERSION}, sourced=True, open_keys=True)),
+        "cuda": _Record({
+            "toolkit_package": TEXT,
+            "never_released": _List(_Record({"version": VERSION}, sourced=True)),
+            "minor_compat": _List(_Record({"major": INT, "driver_min": VERSION, "branch_min": INT}, sourced=True)),
+            "releases": _List(_Record(
+                {"version": VERSION, "updates": _List(_Record({"version": VERSION}, {"driver": _Optional(VERSION)})),
+                 "toolkit_driver_min": _Optional(VERSION), "os": _List(TEXT)},
+                {"toolkit_driver_min_unconfirmed": VERSION}, sourced=True)),
+        }),
+        "driver_branches": _List(_Record(
+            {"branch": INT, "designation": _Optional(_Enum("LTSB", "PB", "NFB")), "eol": _Optional(TEXT),
+             "status": _Enum("active", "eol"), "packages": TEXT, "versions": _List(VERSION)},
+            sourced=True)),
+        "driver_packages": _Map(_Record({"open": _List(TEXT), "proprietary": _List(TEXT), "lock": _List(TEXT)}, sourced=True)),
+        "kernel_modules": _Record({"open_default_from_branch": INT, "proprietary_removed_from_branch": _Optional(INT)}, sourced=True),
+        "cudnn": _List(_Record(
+            {"version": VERSION, "builds": _Map(_List(VERSION), VERSION), "cc_min": VERSION, "cc_max": VERSION},
+            {"driver_min": _Map(VERSION, VERSION)}, sourced=True)),
+        "nccl": _List(_Record({"version": VERSION, "cuda_majors": _List(VERSION)}, sourced=True)),
+        "pytorch": _Record({
+            "index_url_base": TEXT,
+            "releases": _List(_Record(
+                {"version": VERSION, "patches": _List(VERSION), "python": PYTHON_RANGE, "pypi_default": TEXT,
+                 "torchvision": _Optional(VERSION), "torchaudio": _Optional(VERSION),
+                 "variants": _List(_Record(
+                     {"name": TEXT, "cuda": VERSION, "cudnn": _Optional(VERSION), "archs": _List(VERSION), "ptx": BOOL,
+                      "experimental": BOOL},
+                     {"archs_aarch64": _List(VERSION), "ptx_aarch64": BOOL}))},
+                {"notes": TEXT}, sourced=True)),
+        }),
+        "tensorflow": _List(_Record(
+            {"version": VERSION, "patches": _List(VERSION), "python": PYTHON_RANGE, "cuda": VERSION, "cudnn": VERSION,
+             "and_cuda": _Optional(_Map(TEXT))},
+            sourced=True)),
+        "jetpack": _List(_Record(
+            {"version": VERSION, "l4t": _List(VERSION), "ubuntu": VERSION, "cuda": _Optional(VERSION),
+             "cudnn": _Optional(VERSION), "tensorrt": _Optional(VERSION), "devices": _List(TEXT),
+             "pytorch": _Optional(_Record({"route": TEXT, "families": _List(TEXT)}))},
+            {"notes": TEXT}, sourced=True)),
+        "jetson_pytorch": _Map(_Record(
+            {"version": _Optional(TEXT), "variant": TEXT, "index_url": _Optional(TEXT), "python": _Optional(VERSION),
+             "warning": _Optional(TEXT)},
+            {"from_pytorch_releases": BOOL}, sourced=True)),
+        "fabric_manager": _Record(
+            {"service": TEXT,
+             "packages": _List(_Record({"branch_min": INT, "branch_max": _Optional(INT), "package": TEXT, "meta": _Optional(TEXT)},
+                                       sourced=True)),
+             "nvlink5": _Record({"cc_min": VERSION, "extra_packages": _List(TEXT)}, sourced=True)},
+            sourced=True),
+        "os": _Record({
+            "default_python": VERSION,
+            "repo_arch": _Map(TEXT),
+            "distros": _Map(_Record({"repo_distro": TEXT, "python": VERSION, "last_cuda": _Optional(VERSION)}, sourced=True)),
+        }),
+    },
+    {
+        "gpu_chips": OWNED_ELSEWHERE,
+        "nvswitch": _Record({"pci_ids": _List(TEXT)}, sourced=True, open_keys=True),
+        "container_toolkit": _Record({}, sourced=True, open_keys=True),
+    },
+)
+
+
+def _entry_name(value):
+    """A short label for a list entry: its version, name or branch."""
+    if isinstance(value, dict):
+        for key in ("version", "name", "branch", "major", "package"):
+            if value.get(key) is not None:
+                return " (%s %s)" % (key, value[key])
+    return ""
+
+
+def _shape_problems(value, kind, where, out):
+    """Append every problem of ``value`` against ``kind`` to ``out`` (text naming the entry and key)."""
+    if isinstance(kind, _Optional):
+        if value is not None:
+            _shape_problems(value, kind.kind, where, out)
+    elif isinstance(kind, _Type):
+        problem = kind.problem(value, where)
+        if problem:
+            out.append(problem)
+    elif isinstance(kind, _Enum):
+        if value not in kind.choices:
+            out.append("%s must be one of %s, not %r" % (where, ", ".join(map(str, kind.choices)), value))
+    elif isinstance(kind, _List):
+        if not isinstance(value, list):
+            out.append("%s must be a list, not %s" % (where, type(value).__name__))
+            return
+        for pos, item in enumerate(value):
+            _shape_problems(item, kind.item, "%s[%d]%s" % (where, pos, _entry_name(item)), out)
+    elif isinstance(kind, _Map):
+        if not isinstance(value, dict):
+            out.append("%s must be a mapping, not %s" % (where, type(value).__name__))
+            return
+        for key, item in value.items():
+            problem = kind.key.problem(key, "%s: the key %r" % (where, key))
+            if problem:
+                out.append(problem)
+            _shape_problems(item, kind.value, "%s.%s" % (where, key), out)
+    elif isinstance(kind, _Record):
+        if not isinstance(value, dict):
+            out.append("%s must be a mapping, not %s" % (where, type(value).__name__))
+            return
+        for key, sub in kind.required.items():
+            if key not in value:
+                out.append("%s: key '%s' is missing" % (where or "top level", key))
+            else:
+                _shape_problems(value[key], sub, "%s.%s" % (where, key) if where else key, out)
+        for key, item in value.items():
+            if key in kind.required:
+                continue
+            if key in kind.optional:
+                _shape_problems(item, kind.optional[key], "%s.%s" % (where, key) if where else key, out)
+            elif not kind.open_keys:
+                known = sorted(set(kind.required) | set(kind.optional))
+                close = difflib.get_close_matches(str(key), known, n=1)
+                hint = "did you mean '%s'?" % close[0] if close else "known keys: %s" % ", ".join(known)
+                out.append("%s: key '%s' is not known (nothing reads it); %s" % (where or "top level", key, hint))
+
+
+def shape_problems(data):
+    """Every shape problem of parsed (dates-as-text) compatibility data, as text; empty when fine."""
+    out = []
+    _shape_problems(data, SCHEMA, "", out)
+    return out
+
+
+def _default_dates(value, file_date):
+    """Give every sourced entry the file's ``date`` unless it has its own."""
     if isinstance(value, dict):
         if "source" in value:
             value.setdefault("date", file_date)
-            if value.get("grade") not in GRADES:
-                problems.append(
-                    "%s: grade %r is not one of %s" % (where or "top level", value.get("grade"), ", ".join(GRADES))
-                )
-        for key, item in value.items():
-            _entries_default_date(item, file_date, "%s.%s" % (where, key) if where else str(key), problems)
+        for item in value.values():
+            _default_dates(item, file_date)
     elif isinstance(value, list):
-        for pos, item in enumerate(value):
-            _entries_default_date(item, file_date, "%s[%d]" % (where, pos), problems)
-    return problems
+        for item in value:
+            _default_dates(item, file_date)
 
 
 def validate(data, path="data/compat.yml"):
-    """Check the top-level shape; raise CompatDataError naming the first wrong key."""
+    """Check the whole shape; raise CompatDataError naming the entry and key of each problem (first five).
+
+    Every sourced entry without a ``date`` gets the file's.
+    """
     if not isinstance(data, dict):
         raise CompatDataError(f"{path}: the top level must be a mapping, not {type(data).__name__}")
-    for key, kind in REQUIRED_KEYS.items():
-        if key not in data:
-            raise CompatDataError(f"{path}: top-level key '{key}' is missing")
-        if not isinstance(data[key], kind):
-            raise CompatDataError(
-                f"{path}: top-level key '{key}' must be a {kind.__name__}, not {type(data[key]).__name__}"
-            )
-    if data["schema_version"] != SUPPORTED_SCHEMA:
+    if data.get("schema_version") != SUPPORTED_SCHEMA:
         raise CompatDataError(
-            f"{path}: schema_version {data['schema_version']} is not supported (this collection reads {SUPPORTED_SCHEMA})"
+            f"{path}: schema_version {data.get('schema_version')} is not supported (this collection reads {SUPPORTED_SCHEMA})"
         )
-    if not isinstance(data["cuda"].get("releases"), list) or not isinstance(data["cuda"].get("minor_compat"), list):
-        raise CompatDataError(f"{path}: 'cuda' must have the lists 'releases' and 'minor_compat'")
-    if not isinstance(data["pytorch"].get("releases"), list):
-        raise CompatDataError(f"{path}: 'pytorch' must have the list 'releases'")
-    if not isinstance(data["os"].get("distros"), dict):
-        raise CompatDataError(f"{path}: 'os' must have the mapping 'distros'")
-    problems = _entries_default_date(data, data["date"], "", [])
+    problems = shape_problems(data)
     if problems:
-        raise CompatDataError(f"{path}: {problems[0]}")
+        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+        raise CompatDataError(f"{path}: " + "; ".join(problems[:5]) + more)
+    _default_dates(data, data["date"])
     return data
 
 
