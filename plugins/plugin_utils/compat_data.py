@@ -105,6 +105,25 @@ class _Record(object):
 
 
 SOURCED_ONLY = _Record({}, sourced=True)
+
+# distro_drivers: written by tools/data_refresh.py (see the comment above that section of the data).
+_DISTRO_FLAVOUR = _Record(
+    {"package": TEXT, "version": VERSION, "package_version": TEXT, "suite": TEXT, "pulls_branch": _Optional(INT)},
+    {"pulls": TEXT, "headless": TEXT, "headless_pulls_branch": _Optional(INT)})
+_DISTRO_BRANCHES = _List(_Record({"branch": INT, "flavours": _Map(_DISTRO_FLAVOUR)}))
+_DISTRO_PACKAGE = {"package": TEXT, "version": VERSION, "package_version": TEXT, "suite": TEXT}
+DISTRO_DRIVERS = _Record(
+    {"distros": _Map(_Record(
+        {"distro": _Record(
+            {"sources": _List(_Record({"archive": _Enum("ubuntu", "debian", "debian-security"), "suites": _List(TEXT),
+                                       "components": _List(TEXT)}, {"arch": TEXT})),
+             "branches": _DISTRO_BRANCHES,
+             "cuda_toolkit": _Optional(_Record(_DISTRO_PACKAGE, {"nvcc": VERSION})),
+             "nccl": _Optional(_Record(_DISTRO_PACKAGE)),
+             "cudnn": _Optional(_Record(_DISTRO_PACKAGE, {"cuda": _Optional(VERSION), "downloads_from_nvidia": BOOL}))},
+            {"backports": _DISTRO_BRANCHES}, sourced=True)},
+        {"nvidia_repo": _Record({"verifiable": BOOL}, {"note": TEXT}, sourced=True)}))},
+    sourced=True)
 PYTHON_RANGE = _Record({"min": VERSION, "max": VERSION})
 
 SCHEMA = _Record(
@@ -177,6 +196,7 @@ SCHEMA = _Record(
         "gpu_chips": OWNED_ELSEWHERE,
         "nvswitch": _Record({"pci_ids": _List(TEXT)}, sourced=True, open_keys=True),
         "container_toolkit": _Record({}, sourced=True, open_keys=True),
+        "distro_drivers": DISTRO_DRIVERS,
     },
 )
 
