@@ -84,6 +84,14 @@ bench: collection
 	@start=$$(date +%s%N); ansible-playbook playbooks/plan.yml -e dlbox_target=$(LIMIT) >/dev/null; \
 	  echo "plan.yml on this machine: $$(( ($$(date +%s%N) - start) / 1000000 )) ms wall"
 
+# Vendor data from the real package indexes (Ubuntu's and Debian's archives, PyPI): report what differs
+# from data/compat.yml (also in build/data-refresh-report.txt) and rewrite its machine-maintained section
+# distro_drivers; the report and `git diff data/compat.yml` are the review. REFRESH_ARGS: e.g. --check
+# (report only, exit 1 on differences) or --ubuntu-mirror URL (see tools/data_refresh.py --help).
+.PHONY: data-refresh
+data-refresh: venv
+	$(BIN)/python tools/data_refresh.py --write --report build/data-refresh-report.txt $(REFRESH_ARGS)
+
 build: venv
 	@rm -f dlbox-stack-*.tar.gz
 	ansible-galaxy collection build --force .
