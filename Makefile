@@ -15,13 +15,14 @@ SANITY_ROOT := build/sanity/ansible_collections/dlbox/stack
 LIMIT ?= workstations
 EXTRA ?=
 
-.PHONY: help venv collection workstation plan lint sanity units integration images docker-engine host-deps molecule test build bench clean
+.PHONY: help venv collection workstation plan lint docs changelog sanity units integration images docker-engine host-deps molecule test build bench clean
 
 help:
 	@echo "make workstation  set up this machine as a deep-learning workstation (inventories/local)"
 	@echo "make plan         print the stack dlbox.stack would install here; changes nothing"
 	@echo "make test         every test from nothing: lint, sanity, units, Molecule on all platforms"
 	@echo "make build        build the collection tarball"
+	@echo "make docs         the collection's HTML docs in build/docs/build/html"
 
 $(VENV)/.installed: requirements-dev.txt tools/venv.sh
 	bash tools/venv.sh $(VENV) requirements-dev.txt
@@ -41,9 +42,24 @@ workstation: collection
 plan: collection
 	ansible-playbook playbooks/plan.yml -e dlbox_target=$(LIMIT) $(EXTRA)
 
+# yamllint, ansible-lint, the changelog fragments, then the packaging judges in their own cached venv
+# (build/packaging-venv): Galaxy's importer on the built tarball and antsibull-docs' docs lint; any
+# warning or error fails (tests/scripts/check-packaging.sh).
 lint: collection
 	yamllint -s .
 	ansible-lint --offline
+	antsibull-changelog lint
+	bash tests/scripts/check-packaging.sh
+
+# Fold the changelog fragments into the release galaxy.yml names and write CHANGELOG.rst; fragments stay,
+# so running it again after new fragments only adds those.
+changelog: collection
+	antsibull-changelog release --is-collection --collection-namespace dlbox --collection-name stack \
+	  --version $$(sed -n 's/^version: *//p' galaxy.yml)
+
+# HTML docs for the collection (modules, filters, roles from their argument specs): build/docs/build/html.
+docs: collection
+	bash tests/scripts/build-docs.sh $(CURDIR)/build/docs
 
 # ansible-test needs the collection at ansible_collections/dlbox/stack: a copy of the tracked files.
 sanity: collection
