@@ -202,7 +202,9 @@ def test_container_toolkit_over_http_and_nvidia_ctk(container, server):
     box.write("/etc/apt/sources.list.d/nvidia-container-toolkit.sources",
               deb822(f"{server}/container-toolkit/stable/deb/$(ARCH)", "/usr/share/keyrings/nvidia-container-toolkit-keyring.gpg"))
     assert_signed_update(box)
-    box.sh(f"{APT} install -y nvidia-container-toolkit=1.17.8-1")
+    # 1.18.x is in the fixture too: pin the whole 1.17.8 set (its nvidia-ctk knows only docker)
+    box.sh(f"{APT} install -y nvidia-container-toolkit=1.17.8-1 nvidia-container-toolkit-base=1.17.8-1"
+           " libnvidia-container-tools=1.17.8-1 libnvidia-container1=1.17.8-1")
     assert "NVIDIA Container Toolkit CLI version 1.17.8" in box.sh("nvidia-ctk --version").stdout
     assert box.sh("dpkg-query -W -f '${Version}' libnvidia-container1").stdout == "1.17.8-1"
 

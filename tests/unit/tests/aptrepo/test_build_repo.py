@@ -267,7 +267,7 @@ def test_nvcc_text_is_realistic():
 @pytest.mark.parametrize("package", ["nvidia-container-toolkit", "nvidia-container-toolkit-base",
                                      "libnvidia-container-tools", "libnvidia-container1"])
 def test_container_toolkit_versions(package):
-    assert [p["version"] for p in _resolved("container-toolkit.yml") if p["name"] == package] == ["1.17.8-1"]
+    assert [p["version"] for p in _resolved("container-toolkit.yml") if p["name"] == package] == ["1.17.8-1", "1.18.1-1", "1.18.2-1"]
 
 
 def test_docker_ce_is_a_repack_of_docker_io():
