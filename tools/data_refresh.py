@@ -18,7 +18,7 @@ distribution's CUDA toolkit, NCCL and cuDNN packages, driver versions the archiv
 
 ``--write`` rewrites the machine-maintained section ``distro_drivers`` (and only it) in place; the
 report is the review. Everything else the report names is for a maintainer to edit by hand.
-``--check`` exits 1 when the report has differences. ``--record DIR`` saves trimmed copies of what
+``--check`` only reports (even with ``--write``) and exits 1 when the report has differences. ``--record DIR`` saves trimmed copies of what
 was read (the tests' recorded copies: ``DIR/{ubuntu,debian,debian-security}/dists/...`` and
 ``DIR/pypi/``). A source that cannot be read is reported, and its OS keeps its previous entry.
 """
@@ -76,9 +76,9 @@ _DEBIAN_FLAVOURS = (
     (re.compile(r"^nvidia-legacy-(?P<branch>\d+)xx-driver$"), "legacy"),
 )
 _LIBRARIES = {"cuda_toolkit": ("nvidia-cuda-toolkit",), "nccl": ("libnccl2",), "cudnn": ("nvidia-cudnn",)}
+_LIBRARY_NAMES = {name for names in _LIBRARIES.values() for name in names}
 _RECORD_FIELDS = ("Package", "Source", "Version", "Architecture", "Depends", "Provides", "Filename", "SHA256", "Description")
-_RECORD_NAME = re.compile(r"^(nvidia-driver.*|nvidia-headless-\d+.*|nvidia-open-kernel-dkms|nvidia-kernel-dkms|nvidia-tesla-\d+-.*"
-                          r"|nvidia-legacy-\d+xx-driver|nvidia-cuda-toolkit|libnccl2|nvidia-cudnn|nvidia-kernel-common-\d+.*)$")
+_USED_NAMES = (_UBUNTU_DRIVER, _UBUNTU_HEADLESS, *(pattern for pattern, _ in _DEBIAN_FLAVOURS))
 
 
 class RefreshError(RuntimeError):
@@ -116,7 +116,7 @@ def merged_packages(archive_for, sources, record=None):
                 kept = []
                 for stanza in stanzas:
                     name = stanza.get("Package", "")
-                    if not _RECORD_NAME.match(name):
+                    if name not in _LIBRARY_NAMES and not any(p.match(name) for p in _USED_NAMES):
                         continue
                     kept.append(stanza)
                     have = chosen[kind].get(name)
@@ -575,9 +575,8 @@ def replace_section(text, rendered):
                 and not lines[i].startswith(f"{SECTION}:")), len(lines))
     while end > start and end < len(lines) and (lines[end - 1].startswith("#") or not lines[end - 1].strip()):
         end -= 1
-    tail = lines[end:]
-    sep = "\n" if tail else ""
-    return "".join(lines[:start]) + rendered + sep + "".join(tail)
+    tail = "".join(lines[end:]).lstrip("\n")
+    return "".join(lines[:start]) + rendered + ("\n" + tail if tail else "")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -731,7 +730,7 @@ def run(args, out):
                    "grade": section.get("grade") or "P", "distros": new_distros}
     new_text = replace_section(text, render_section(new_section))
     written = False
-    if args.write and new_text != text and (diff_lines or not _same_dates_only(text, new_text)):
+    if args.write and not args.check and new_text != text and (diff_lines or not _same_dates_only(text, new_text)):
         Path(args.data).write_text(new_text, encoding="utf-8")
         written = True
     fetched = sum(n for a in archives.values() for _, n in a.fetched)
@@ -757,7 +756,7 @@ def parse_args(argv=None):
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", default=str(DEFAULT_DATA), help="the data file (default: data/compat.yml)")
     parser.add_argument("--write", action="store_true", help=f"rewrite the '{SECTION}' section in place")
-    parser.add_argument("--check", action="store_true", help="exit 1 when the report has differences")
+    parser.add_argument("--check", action="store_true", help="report only (never write); exit 1 when the report has differences")
     parser.add_argument("--report", help="also write the report to this file")
     parser.add_argument("--ubuntu-mirror", help=f"Ubuntu archive base URL or local folder (default {DEFAULT_MIRRORS['ubuntu']})")
     parser.add_argument("--debian-mirror", help=f"Debian archive base URL or local folder (default {DEFAULT_MIRRORS['debian']})")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.dlbox.stack.plugins.module_utils import compat
+from ansible_collections.dlbox.stack.plugins.module_utils import stack_input
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import CompatDataError, load_compat
 
 
@@ -30,8 +31,12 @@ def resolve_stack(host, request=None, hardware=None, data_path=None):
     data = _data(data_path)
     if hardware:
         host = compat.host_from_hardware(data, hardware)
-    if request is not None and not isinstance(request, dict):
-        raise AnsibleFilterError("resolve_stack: request must be a mapping, not %s" % type(request).__name__)
+    # strict input first: nothing below sees a key or value that was not checked
+    problems = stack_input.check_request(request)
+    if hardware is not None:
+        problems += stack_input.check_hardware(data, hardware)
+    if problems:
+        return compat.refused_plan(data, problems, {"planning": hardware is not None})
     return compat.resolve(data, host or {}, request or {})
 
 

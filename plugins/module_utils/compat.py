@@ -24,6 +24,13 @@ from __future__ import annotations
 import difflib
 import re
 
+from ansible_collections.dlbox.stack.plugins.module_utils.stack_input import (
+    LATEST_WORDS,
+    NONE_WORDS,
+    check_host_arch,
+    check_request,
+)
+
 __all__ = [
     "parse_version",
     "compare_versions",
@@ -38,8 +45,9 @@ __all__ = [
 
 CPU_VARIANT = "cpu"
 PYPI_VARIANT = "pypi"
-_NONE_WORDS = ("none", "no", "false", "off", "skip")
-_LATEST_WORDS = ("latest", "yes", "true", "on", "newest")
+_NONE_WORDS = NONE_WORDS
+_LATEST_WORDS = LATEST_WORDS
+DEFAULT_MACHINE = "x86_64"  # hardware.arch when the plan does not name one
 
 
 # --------------------------------------------------------------------------------------------
@@ -171,6 +179,7 @@ class _Index(object):
         osdata = data.get("os") or {}
         self.distros = osdata.get("distros") or {}
         self.default_python = osdata.get("default_python")
+        self.machines = data.get("machines") or {}
         self.repo_arch = osdata.get("repo_arch") or {}
         self.fabric = data.get("fabric_manager") or {}
         self.driver_packages = data.get("driver_packages") or {}
@@ -429,7 +438,7 @@ class _Plan(object):
             "jetpack": None,
             "container_toolkit": None,
         }
-        self.arch = str(self.host.get("arch") or "x86_64")
+        self.arch = str(self.host.get("arch") or DEFAULT_MACHINE)
         os_facts = self.host.get("os") or {}
         self.os_key = os_facts.get("key") or (
             "%s-%s" % (os_facts["id"], os_facts["version_id"]) if os_facts.get("id") and os_facts.get("version_id") else None
@@ -1613,17 +1622,39 @@ def _driver_min_version(p, cuda_rel):
 # --------------------------------------------------------------------------------------------
 
 
-def _check_request_keys(p):
-    known = ("driver_branch", "kernel_modules", "cuda", "cudnn", "pytorch", "pytorch_variant", "tensorflow", "python", "jetpack")
-    for key in p.request:
-        if key not in known:
-            p.add(["Unknown request key '%s'; known keys: %s." % (key, ", ".join(known))])
-    variant = p.request.get("pytorch_variant")
-    if variant not in (None, "", "auto"):
-        text = str(variant).lower()
-        if not (text in (CPU_VARIANT, PYPI_VARIANT) or re.match(r"^cu\d{3}$", text)):
-            p.add(["pytorch_variant: '%s' is not cuXXX, cpu or pypi." % variant])
-            p.request["pytorch_variant"] = None
+def rule_request_fits_host(p):
+    """Requests that cannot apply to this kind of host (checked before any choice)."""
+    errors = []
+    if p.asked("jetpack") and p.gpus and not p.jetson:
+        errors.append("jetpack: '%s' was requested, but this host has discrete NVIDIA GPUs (%s, %s), not a Jetson module; "
+                      "JetPack applies to Jetson modules only: drop jetpack." % (p.request["jetpack"], _gpu_label(p.gpus[0]), p.arch))
+    machine = p.idx.machines.get(p.arch) or {}
+    wants_tf = p.asked("tensorflow") and str(p.request["tensorflow"]).lower() not in _NONE_WORDS and p.request["tensorflow"] is not False
+    if wants_tf and p.gpus and not p.jetson and not machine.get("tensorflow_cuda"):
+        errors.append("tensorflow: '%s' was requested, but TensorFlow ships no CUDA build for %s (data/compat.yml machines.%s); "
+                      "drop tensorflow, or plan an x86_64 host." % (p.request["tensorflow"], p.arch, p.arch))
+    return errors
+
+
+def _input_name(host):
+    return "dlbox_plan_hardware" if (host or {}).get("planning") else "ansible_facts['dlbox_host']"
+
+
+def refused_plan(data, errors, host=None):
+    """The plan for input refused before any planning: every part of the stack empty, the reasons in errors."""
+    host = host or {}
+    return {
+        "ok": False,
+        "errors": list(errors),
+        "warnings": [],
+        "notes": [],
+        "host": {"gpus": [], "gpu_count": 0, "architectures": [], "compute_capabilities": [], "arch": host.get("arch"),
+                 "os": (host.get("os") or {}).get("key"), "driver_installed": None, "nvswitch": False, "jetson": None,
+                 "planning": bool(host.get("planning"))},
+        "stack": {key: None for key in ("driver", "cuda", "cudnn", "nccl", "pytorch", "tensorflow", "python",
+                                        "fabric_manager", "jetpack", "container_toolkit")},
+        "data_date": str(data.get("date", "")),
+    }
 
 
 def resolve(data, host, request=None):
@@ -1631,9 +1662,12 @@ def resolve(data, host, request=None):
 
     Returns ``{ok, errors, warnings, notes, host, stack, data_date}``.
     """
+    problems = check_request(request) + check_host_arch(data, (host or {}).get("arch") or DEFAULT_MACHINE, _input_name(host))
+    if problems:
+        return refused_plan(data, problems, host)
     p = _Plan(data, host, request)
     p.add(list(p.host.get("planning_errors") or []))
-    _check_request_keys(p)
+    p.add(rule_request_fits_host(p))
     if p.os_key and p.os_entry is None:
         p.add(["OS '%s' is not one dlbox.stack plans for: data/compat.yml knows %s. Give os as "
                "<distro>-<version>, e.g. ubuntu-22.04 or debian-12." % (p.os_key, ", ".join(sorted(p.idx.distros)))])

@@ -186,9 +186,9 @@ SCHEMA = _Record(
                                        sourced=True)),
              "nvlink5": _Record({"cc_min": VERSION, "extra_packages": _List(TEXT)}, sourced=True)},
             sourced=True),
+        "machines": _Map(_Record({"cuda_repo": TEXT, "pytorch_cuda": BOOL, "tensorflow_cuda": BOOL}, sourced=True)),
         "os": _Record({
             "default_python": VERSION,
-            "repo_arch": _Map(TEXT),
             "distros": _Map(_Record({"repo_distro": TEXT, "python": VERSION, "last_cuda": _Optional(VERSION)}, sourced=True)),
         }),
     },

@@ -41,9 +41,11 @@ def test_resolve_stack_reports_refusals():
     assert "Proprietary kernel modules do not support B200" in plan["errors"][0]
 
 
-def test_resolve_stack_rejects_non_mapping_request():
-    with pytest.raises(AnsibleFilterError, match="request must be a mapping"):
-        resolve_stack({}, ["cuda"], hardware={"gpus": ["RTX 4090"]})
+def test_resolve_stack_refuses_non_mapping_request():
+    plan = resolve_stack({}, ["cuda"], hardware={"gpus": ["RTX 4090"]})
+    assert plan["ok"] is False
+    assert plan["errors"] == ["dlbox_plan_request must be a mapping such as {\"pytorch\": \"2.9\", \"kernel_modules\": \"open\"}, "
+                              "not list ['cuda']."]
 
 
 def test_bad_data_path_is_a_filter_error(tmp_path):

@@ -564,7 +564,7 @@ REFUSALS = [
         "unknown request key and variant",
         RTX4090,
         {"pytorch_variant": "cuda13", "torch": "2.9"},
-        ["Unknown request key 'torch'", "pytorch_variant: 'cuda13' is not cuXXX, cpu or pypi"],
+        ["unknown key 'torch'; did you mean 'pytorch'?", "pytorch_variant: 'cuda13' is not a PyTorch build"],
         {},
     ),
     (
