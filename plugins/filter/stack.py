@@ -29,14 +29,14 @@ def resolve_stack(host, request=None, hardware=None, data_path=None):
     another compat.yml. Returns the plan dict (ok, errors, warnings, notes, host, stack, data_date).
     """
     data = _data(data_path)
-    if hardware:
-        host = compat.host_from_hardware(data, hardware)
     # strict input first: nothing below sees a key or value that was not checked
     problems = stack_input.check_request(request)
     if hardware is not None:
         problems += stack_input.check_hardware(data, hardware)
     if problems:
         return compat.refused_plan(data, problems, {"planning": hardware is not None})
+    if hardware:
+        host = compat.host_from_hardware(data, hardware)
     return compat.resolve(data, host or {}, request or {})
 
 
