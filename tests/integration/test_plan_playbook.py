@@ -114,3 +114,39 @@ def test_several_hosts_write_one_mapping(tmp_path):
     plans = json.loads(out.read_text())
     assert sorted(plans) == ["lab-a", "lab-b"]
     assert all(p["ok"] and p["stack"]["driver"]["kernel_modules"] == "open" for p in plans.values())
+
+
+# Strict input: every kind of bad planning input is refused by plan.yml, naming the key or value, never a traceback.
+BAD_PLANNING_INPUT = [
+    ({"gpu": ["RTX 4090"], "os": "ubuntu-22.04", "arch": "riscv64", "driver_version": "abc"}, None,
+     ["dlbox_plan_hardware: unknown key 'gpu'; did you mean 'gpus'?",
+      "dlbox_plan_hardware.arch: 'riscv64' is not a machine architecture",
+      "dlbox_plan_hardware.driver_version: 'abc' is not a version"]),
+    ({"gpus": ["RTX 4090"], "os": "ubuntu-22.04"}, {"cuda": "12.4; rm -rf /", "pytroch": "2.9", "python": 3.10},
+     ["dlbox_plan_request.cuda: '12.4; rm -rf /' is not a version",
+      "dlbox_plan_request: unknown key 'pytroch'; did you mean 'pytorch'?",
+      "dlbox_plan_request.python: 3.1 is a number"]),
+]
+
+
+@pytest.mark.parametrize(("hardware", "request_", "fragments"), BAD_PLANNING_INPUT, ids=["hardware", "request"])
+def test_bad_planning_input_is_refused_naming_the_key(tmp_path, hardware, request_, fragments):
+    proc, plan = run_plan(tmp_path, hardware, request_)
+    assert proc.returncode != 0
+    assert plan["ok"] is False
+    assert all(part is None for part in plan["stack"].values())
+    for fragment in fragments:
+        assert any(fragment in e for e in plan["errors"]), (fragment, plan["errors"])
+        assert fragment in proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_workstation_refuses_jetpack_on_x86_before_any_change(tmp_path):
+    extra = {"dlbox_plan_hardware": {"gpus": ["RTX 4090"], "os": "ubuntu-24.04"},
+             "dlbox_plan_request": {"jetpack": "6.2"},
+             "dlbox_target": "localhost"}
+    proc = playbook("playbooks/workstation.yml", extra)
+    assert proc.returncode != 0
+    assert "jetpack: '6.2' was requested, but this host has discrete NVIDIA GPUs" in proc.stdout
+    assert "PLAY [Deep-learning workstation]" not in proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
