@@ -24,9 +24,11 @@ say() { printf 'packaging: %s\n' "$*"; }
 bash "$root/tests/scripts/packaging-venv.sh" "$venv" "$root/tests/scripts/packaging-requirements.txt"
 work=$(mktemp -d "${TMPDIR:-/tmp}/dlbox-packaging.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-# The judges see only what they are given: no ansible.cfg of the tree, no collections path of make's.
+# The judges see only what they are given: no ansible.cfg of the tree, no collections path of make's,
+# no copy of the collection that something installed in ~/.ansible/collections.
 cd "$work"
-unset ANSIBLE_COLLECTIONS_PATH ANSIBLE_COLLECTIONS_PATHS ANSIBLE_CONFIG
+unset ANSIBLE_COLLECTIONS_PATHS ANSIBLE_CONFIG
+export ANSIBLE_COLLECTIONS_PATH="$work/installed"
 export PATH="$venv/bin:$PATH" ANSIBLE_LOCAL_TEMP="$work/ansible-tmp" ANSIBLE_NOCOLOR=1
 failed=()
 
@@ -43,6 +45,13 @@ if ! ansible-galaxy collection build --output-path "$work" "$src" >"$work/build.
 fi
 tarball=$(ls "$work"/*-*-*.tar.gz)
 read -r namespace name < <(basename "$tarball" | sed -E 's/^([a-z0-9_]+)-([a-z0-9_]+)-.*/\1 \2/')
+# Caches of the tools that run in the tree (ansible-lint's .ansible/, pytest's, Python's) stay out.
+swept=$(tar -tzf "$tarball" | grep -E '(^|/)(\.ansible|\.pytest_cache|__pycache__)(/|$)|^(\.venv|build)(/|$)' || true)
+if [ -n "$swept" ]; then
+  printf '%s\n' "$swept" | head -20
+  say "the tarball carries caches or build output (above); list them in galaxy.yml's build_ignore"
+  failed+=("tarball contents")
+fi
 
 # The declared dependencies, from .venv, on the judges' Python path (ansible-core finds collections
 # under every sys.path entry's ansible_collections/).
@@ -95,7 +104,7 @@ else
 fi
 
 # 4. antsibull-docs, on the collection as installed from the tarball.
-ansible-galaxy collection install --no-deps -p "$work/installed" "$tarball" >"$work/install.log" 2>&1 \
+ansible-galaxy collection install --force --no-deps -p "$work/installed" "$tarball" >"$work/install.log" 2>&1 \
   || { cat "$work/install.log"; say "FAILED: installing the tarball"; exit 1; }
 rc=0
 antsibull-docs lint-collection-docs --plugin-docs "$work/installed/ansible_collections/$namespace/$name" \
