@@ -78,7 +78,7 @@ _DEBIAN_FLAVOURS = (
 _LIBRARIES = {"cuda_toolkit": ("nvidia-cuda-toolkit",), "nccl": ("libnccl2",), "cudnn": ("nvidia-cudnn",)}
 _LIBRARY_NAMES = {name for names in _LIBRARIES.values() for name in names}
 _RECORD_FIELDS = ("Package", "Source", "Version", "Architecture", "Depends", "Provides", "Filename", "SHA256", "Description")
-_USED_NAMES = (_UBUNTU_DRIVER, _UBUNTU_HEADLESS, *(pattern for pattern, _ in _DEBIAN_FLAVOURS))
+_USED_NAMES = (_UBUNTU_DRIVER, _UBUNTU_HEADLESS, *(flavour[0] for flavour in _DEBIAN_FLAVOURS))
 
 
 class RefreshError(RuntimeError):
@@ -216,7 +216,7 @@ def library_entry(kind, packages):
         entry = {"package": name, "package_version": stanza["Version"], "suite": suite}
         if kind == "cuda_toolkit":
             # "12.4.131~12.4.1": nvcc's own version, then the CUDA release it belongs to.
-            nvcc, _, release = upstream.partition("~")
+            nvcc, release = (upstream.split("~", 1) + [""])[:2]
             entry["version"] = release or nvcc
             entry["nvcc"] = nvcc
         elif kind == "nccl":
@@ -224,7 +224,7 @@ def library_entry(kind, packages):
             entry["version"] = match.group(0) if match else upstream
         else:
             # "9.0.0.312~cuda12": cuDNN's version, then the CUDA it was built for.
-            version, _, cuda = upstream.partition("~cuda")
+            version, cuda = (upstream.split("~cuda", 1) + [""])[:2]
             entry["version"] = version
             match = re.match(r"^\d+(?:\.\d+)*", cuda)
             entry["cuda"] = match.group(0) if match else None
@@ -498,6 +498,9 @@ SECTION_HEADER = """\
 """
 
 
+_YAML_WORDS = ("null", "true", "false", "yes", "no", "on", "off", "y", "n")
+
+
 def _scalar(value):
     if value is None:
         return "null"
@@ -505,7 +508,7 @@ def _scalar(value):
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
-    if isinstance(value, str) and re.fullmatch(r"[A-Za-z][A-Za-z0-9+\-]*", value) and value.lower() not in ("null", "true", "false", "yes", "no", "on", "off", "y", "n"):
+    if isinstance(value, str) and re.fullmatch(r"[A-Za-z][A-Za-z0-9+\-]*", value) and value.lower() not in _YAML_WORDS:
         return value
     return json.dumps(str(value))
 
@@ -733,7 +736,7 @@ def run(args, out):
     if args.write and not args.check and new_text != text and (diff_lines or not _same_dates_only(text, new_text)):
         Path(args.data).write_text(new_text, encoding="utf-8")
         written = True
-    fetched = sum(n for a in archives.values() for _, n in a.fetched)
+    fetched = sum(entry[1] for a in archives.values() for entry in a.fetched)
     report.append("")
     report.append("== Summary ==")
     report.append(f"  indexes read: {len(read)} ({fetched / 1e6:.1f} MB) in {t_archives:.1f} s; "

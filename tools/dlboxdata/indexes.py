@@ -128,7 +128,7 @@ def depends_names(stanza, fields=("Pre-Depends", "Depends")):
 # Debian version ordering (deb-version(7))
 # ----------------------------------------------------------------------------------------------
 def _split_version(version):
-    epoch, _, rest = version.rpartition(":") if ":" in version else ("0", "", version)
+    epoch, rest = version.split(":", 1) if ":" in version else ("0", version)
     upstream, dash, revision = rest.rpartition("-")
     if not dash:
         upstream, revision = rest, ""

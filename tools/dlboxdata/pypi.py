@@ -132,7 +132,7 @@ def release_versions(project, include_prereleases=False, include_yanked=False):
         if not include_yanked and all(f.get("yanked") for f in files):
             continue
         found.append((version, text))
-    return [text for _, text in sorted(found, reverse=True)]
+    return [pair[1] for pair in sorted(found, reverse=True)]
 
 
 def latest_version(project, **kwargs):

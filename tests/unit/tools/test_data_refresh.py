@@ -76,7 +76,7 @@ def test_report_names_the_transitional_branch_and_what_is_new(data_copy):
 
 
 def test_check_exits_1_on_differences_and_never_writes(data_copy):
-    status, _ = _run(data_copy, "--check", "--write")
+    status = _run(data_copy, "--check", "--write")[0]
     assert status == 1
     assert data_copy.read_text() == BEFORE.read_text()
 
@@ -90,8 +90,9 @@ def test_write_rewrites_only_the_section_and_is_idempotent(data_copy, tmp_path):
     text = data_copy.read_text()
     before = BEFORE.read_text()
     # everything before the section's comment block and the whole next section (with its comment) are untouched
-    head = before[:before.index("# ---------------------------------------------------------------------------------------------------\n# FIXTURE distro_drivers")]
-    tail = before[before.index("\n# ---------------------------------------------------------------------------------------------------\n# A section after"):]
+    rule = "# " + "-" * 99 + "\n"
+    head = before[:before.index(rule + "# FIXTURE distro_drivers")]
+    tail = before[before.index("\n" + rule + "# A section after"):]
     assert text.startswith(head)
     assert text.endswith(tail)
     assert "MACHINE-MAINTAINED" in text
