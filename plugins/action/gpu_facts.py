@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.dlbox.stack.plugins.module_utils import compat
-from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import CompatDataError, load_compat
+from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import CompatDataError, load_gpu_index
 
 
 class ActionModule(ActionBase):
@@ -26,28 +25,43 @@ class ActionModule(ActionBase):
         if result.get("failed") or not isinstance(host, dict):
             return result
         try:
-            data = load_compat()
+            index = load_gpu_index()
         except CompatDataError as exc:
             result["failed"] = True
             result["msg"] = "gpu_facts: cannot read the compatibility data: %s" % exc
             return result
-        host["gpus"] = classify_host_gpus(data, host.get("gpus") or [])
-        host["compat_data_date"] = data.get("date")
+        host["gpus"] = classify_host_gpus(index, host.get("gpus") or [])
+        host["compat_data_date"] = index.date
+        host["gpu_catalog_date"] = index.catalog_date
+        if isinstance(host.get("jetson"), dict):
+            host["jetson"] = jetson_with_jetpack(index, host["jetson"])
         return result
 
 
-def classify_host_gpus(data, gpus):
-    """The host's GPUs with ``catalog`` added: {name, architecture, cc, memory_gb, form, known}."""
+def classify_host_gpus(index, gpus):
+    """The host's GPUs with ``catalog`` added: {name, architecture, arch, cc, chip, memory_gb, form,
+    legacy_branch, known, warning}. ``index``: a plugin_utils.gpu_catalog.GpuIndex."""
     out = []
-    for gpu, info in zip(gpus, compat.classify_gpus(data, gpus)):
+    for gpu, info in zip(gpus, index.classify(gpus)):
         gpu = dict(gpu)
         gpu["catalog"] = {
             "name": info.get("catalog_name"),
             "architecture": info.get("arch_name") or info.get("arch"),
+            "arch": info.get("arch"),
             "cc": info.get("cc"),
+            "chip": info.get("chip"),
             "memory_gb": info.get("memory_gb"),
             "form": info.get("form"),
+            "legacy_branch": info.get("legacy_branch"),
             "known": bool(info.get("known")),
+            "warning": info.get("warning"),
         }
         out.append(gpu)
     return out
+
+
+def jetson_with_jetpack(index, jetson):
+    """The Jetson facts with ``jetpack``: the JetPack release of the detected L4T, from data/compat.yml."""
+    jetson = dict(jetson)
+    jetson["jetpack"] = index.jetpack_for_l4t(jetson.get("l4t"))
+    return jetson

@@ -9,7 +9,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.dlbox.stack.plugins.module_utils import compat
 from ansible_collections.dlbox.stack.plugins.module_utils import stack_input
-from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import CompatDataError, load_compat
+from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import CompatDataError, load_compat, load_gpu_index
 
 
 def _data(data_path):
@@ -19,16 +19,24 @@ def _data(data_path):
         raise AnsibleFilterError(str(exc)) from exc
 
 
-def resolve_stack(host, request=None, hardware=None, data_path=None):
+def _gpu_index(data_path, catalog_path):
+    try:
+        return load_gpu_index(data_path, catalog_path)
+    except CompatDataError as exc:
+        raise AnsibleFilterError(str(exc)) from exc
+
+
+def resolve_stack(host, request=None, hardware=None, data_path=None, catalog_path=None):
     """Plan the driver/CUDA/cuDNN/NCCL/PyTorch/TensorFlow stack for a host.
 
     ``host`` is ``ansible_facts['dlbox_host']`` (may be empty when ``hardware`` is given);
     ``request`` pins parts of the stack (driver_branch, kernel_modules, cuda, cudnn, pytorch,
     pytorch_variant, tensorflow, python, jetpack); ``hardware`` ({gpus, nvswitch, os, arch,
     driver_version}) replaces detection, for planning without the machine; ``data_path`` points at
-    another compat.yml. Returns the plan dict (ok, errors, warnings, notes, host, stack, data_date).
+    another compat.yml, ``catalog_path`` at another GPU catalog (false: none). Returns the plan dict (ok, errors, warnings, notes, host, stack, data_date).
     """
     data = _data(data_path)
+    index = _gpu_index(data_path, catalog_path)
     # strict input first: nothing below sees a key or value that was not checked
     problems = stack_input.check_request(request)
     if hardware is not None:
@@ -36,13 +44,14 @@ def resolve_stack(host, request=None, hardware=None, data_path=None):
     if problems:
         return compat.refused_plan(data, problems, {"planning": hardware is not None})
     if hardware:
-        host = compat.host_from_hardware(data, hardware)
-    return compat.resolve(data, host or {}, request or {})
+        host = index.host_from_hardware(hardware)
+    return compat.resolve(data, host or {}, request or {}, gpu_index=index)
 
 
-def lookup_gpu(name_or_pci_id, data_path=None):
-    """Catalog entry for a GPU name ("RTX 4090") or PCI device id ("2684", "10de:2684"); None if unknown or ambiguous."""
-    return compat.lookup_gpu(_data(data_path), name_or_pci_id)
+def lookup_gpu(name_or_pci_id, data_path=None, catalog_path=None):
+    """Catalog entry for a GPU name ("RTX 4090", "NVIDIA H100 80GB HBM3") or PCI device id ("2684", "10de:2684");
+    None if unknown or ambiguous."""
+    return _gpu_index(data_path, catalog_path).lookup(name_or_pci_id)
 
 
 def _part(value, fmt):

@@ -14,14 +14,16 @@ exists and what fits; this module applies the rules:
 * every violated rule becomes one plain-words error naming what was asked, why it fails and what
   would work instead. All violations are collected, not just the first.
 
-Public API: ``resolve``, ``host_from_hardware``, ``lookup_gpu``, ``gpu_candidates``,
-``classify_gpus`` and the version helpers ``parse_version``, ``compare_versions``,
+GPUs: ``resolve`` takes the host's GPUs classified by ``plugin_utils.gpu_catalog`` (controller only;
+pass its ``GpuIndex`` as ``gpu_index`` and ``resolve`` calls its ``classify``); GPUs that carry no
+``arch`` are planned from their ``compute_capability``.
+
+Public API: ``resolve`` and the version helpers ``parse_version``, ``compare_versions``,
 ``version_matches``, ``driver_branch_of``.
 """
 
 from __future__ import annotations
 
-import difflib
 import re
 
 from ansible_collections.dlbox.stack.plugins.module_utils.stack_input import (
@@ -36,10 +38,6 @@ __all__ = [
     "compare_versions",
     "version_matches",
     "driver_branch_of",
-    "lookup_gpu",
-    "gpu_candidates",
-    "classify_gpus",
-    "host_from_hardware",
     "resolve",
 ]
 
@@ -48,6 +46,9 @@ PYPI_VARIANT = "pypi"
 _NONE_WORDS = NONE_WORDS
 _LATEST_WORDS = LATEST_WORDS
 DEFAULT_MACHINE = "x86_64"  # hardware.arch when the plan does not name one
+DEFAULT_DRIVER_METHOD = "nvidia_repo"  # request driver_method: nvidia_repo (NVIDIA's CUDA repository) or distro
+# distro_drivers flavour names per kernel-module flavour, in order of preference (a workstation first)
+_ARCHIVE_FLAVOURS = {"open": ("desktop-open", "server-open", "tesla-open"), "proprietary": ("desktop", "server", "tesla")}
 
 
 # --------------------------------------------------------------------------------------------
@@ -144,16 +145,6 @@ class _Index(object):
         self.data = data
         self.date = str(data.get("date", ""))
         self.archs = data.get("architectures") or {}
-        self.gpus = list(data.get("gpus") or [])
-        self.gpu_by_pci = {}
-        for entry in self.gpus:
-            for pci in entry.get("pci_ids") or []:
-                self.gpu_by_pci[str(pci).lower()] = entry
-        self.gpu_names = []  # (entry, normalized tokens) for names and aliases
-        for entry in self.gpus:
-            for label in [entry.get("name")] + list(entry.get("aliases") or []):
-                if label:
-                    self.gpu_names.append((entry, tuple(_tokens(label))))
         cuda = data.get("cuda") or {}
         self.minor_compat = {int(e["major"]): e for e in cuda.get("minor_compat") or []}
         self.cuda = sorted(cuda.get("releases") or [], key=lambda e: parse_version(e["version"]), reverse=True)
@@ -180,6 +171,7 @@ class _Index(object):
         self.distros = osdata.get("distros") or {}
         self.default_python = osdata.get("default_python")
         self.machines = data.get("machines") or {}
+        self.distro_drivers = (data.get("distro_drivers") or {}).get("distros") or {}
         self.repo_arch = osdata.get("repo_arch") or {}
         self.fabric = data.get("fabric_manager") or {}
         self.driver_packages = data.get("driver_packages") or {}
@@ -226,189 +218,22 @@ def _index(data):
 
 
 # --------------------------------------------------------------------------------------------
-# GPU lookup
-# --------------------------------------------------------------------------------------------
-
-_PCI_RE = re.compile(r"^(?:0x)?(?:10de[:\s-])?([0-9a-f]{4})$")
-_DROP_WORDS = frozenset(["nvidia", "geforce", "tesla", "developer", "kit", "module", "corporation", "graphics"])
-
-
-def _tokens(text):
-    """Lower-case alphanumeric words without vendor noise ("NVIDIA H100 SXM5 80 GB" -> h100 sxm5 80gb)."""
-    text = str(text).lower()
-    bracket = re.search(r"\[([^\]]+)\]", text)
-    if bracket:  # lspci style "AD102 [GeForce RTX 4090]"
-        text = bracket.group(1)
-    text = re.sub(r"(\d)\s+gb\b", r"\1gb", text)
-    return [w for w in re.findall(r"[a-z0-9]+", text) if w not in _DROP_WORDS]
-
-
-def _pci_id(text):
-    match = _PCI_RE.match(str(text).strip().lower())
-    return match.group(1) if match else None
-
-
-def gpu_candidates(data, query, exact_only=False):
-    """Catalog entries matching a PCI id or a (partial) name; several entries = ambiguous.
-
-    A name matches exactly when its words, joined, equal the query's ("rtx4090" = "RTX 4090");
-    otherwise every query word must be a word of the entry (or two adjacent words joined), or a
-    prefix of one (letters only: "sxm" -> "sxm5", "pci" -> "pcie").
-    """
-    idx = _index(data)
-    pci = _pci_id(query)
-    if pci and pci in idx.gpu_by_pci:
-        return [idx.gpu_by_pci[pci]]
-    want = _tokens(query)
-    if not want:
-        return []
-    joined = "".join(want)
-    exact = _unique([entry for entry, toks in idx.gpu_names if "".join(toks) == joined])
-    if exact or exact_only:
-        return exact
-    found = []
-    for entry, toks in idx.gpu_names:
-        words = set(toks) | set(a + b for a, b in zip(toks, toks[1:]))
-        if all(_word_in(word, words, toks) for word in want):
-            found.append(entry)
-    return _unique(found)
-
-
-def _word_in(word, words, toks):
-    if word in words:
-        return True
-    return word.isalpha() and len(word) >= 2 and any(tok.startswith(word) and tok[:1].isalpha() for tok in toks)
-
-
-def _unique(entries):
-    out, seen = [], set()
-    for entry in entries:
-        if id(entry) not in seen:
-            seen.add(id(entry))
-            out.append(entry)
-    return out
-
-
-def lookup_gpu(data, name_or_pci_id):
-    """Catalog entry (a copy) for a PCI device id or GPU name; None when unknown or ambiguous."""
-    found = gpu_candidates(data, name_or_pci_id)
-    if len(found) != 1:
-        return None
-    return dict(found[0])
-
-
-def _gpu_suggestions(data, query):
-    names = [entry["name"] for entry in _index(data).gpus]
-    close = difflib.get_close_matches(str(query), names, n=4, cutoff=0.4)
-    return close
-
-
-def classify_gpus(data, gpus):
-    """Enrich host GPUs (``pci_device_id``, ``name``, optional ``compute_capability``) with catalog facts.
-
-    Adds ``catalog_name``, ``arch``, ``arch_name``, ``cc``, ``memory_gb``, ``form``, ``jetson`` and
-    ``known`` (False when neither the PCI id nor the name is in the catalog).
-    """
-    idx = _index(data)
-    out = []
-    for gpu in gpus or []:
-        gpu = dict(gpu or {})
-        entry = None
-        pci = str(gpu.get("pci_device_id") or "").lower()
-        if pci:
-            entry = idx.gpu_by_pci.get(pci)
-        if entry is None and gpu.get("name"):  # the PCI id decides; a name only when it matches exactly
-            found = gpu_candidates(data, gpu["name"], exact_only=True)
-            entry = found[0] if len(found) == 1 else None
-        if entry is not None:
-            arch_key = entry["arch"]
-            gpu.update(
-                catalog_name=entry["name"],
-                cc=str(entry["cc"]),
-                memory_gb=entry.get("memory_gb"),
-                form=entry.get("form"),
-                jetson=bool(entry.get("jetson")),
-                open_modules=entry.get("open_modules"),
-                known=True,
-            )
-        else:
-            cc = gpu.get("compute_capability") or gpu.get("compute_cap") or gpu.get("cc")
-            arch_key = idx.arch_for_cc(cc) if cc else None
-            gpu.update(
-                catalog_name=gpu.get("name") or ("10de:%s" % pci if pci else "unknown NVIDIA GPU"),
-                cc=str(cc) if cc else None,
-                memory_gb=None,
-                form=None,
-                jetson=False,
-                open_modules=None,
-                known=False,
-            )
-        gpu["arch"] = arch_key
-        gpu["arch_name"] = (idx.archs.get(arch_key) or {}).get("name") if arch_key else None
-        out.append(gpu)
-    return out
-
-
-# --------------------------------------------------------------------------------------------
-# Planning override -> host facts
+# Host GPUs (classified by plugin_utils.gpu_catalog on the controller)
 # --------------------------------------------------------------------------------------------
 
 
-def host_from_hardware(data, hardware):
-    """Turn ``{gpus, nvswitch, os, arch, driver_version}`` into the ``dlbox_host`` facts shape.
-
-    Unknown or ambiguous GPU names are listed in ``planning_errors`` (the resolver reports them).
-    """
-    hardware = hardware or {}
-    errors = []
-    gpus, jetson = [], None
-    for item in hardware.get("gpus") or []:
-        found = gpu_candidates(data, item)
-        if len(found) != 1:
-            errors.append(_unknown_gpu_message(data, item, found))
-            continue
-        entry = found[0]
-        if entry.get("jetson"):
-            jetson = {"l4t": hardware.get("l4t"), "model": entry["name"]}
-            continue
-        pci = (entry.get("pci_ids") or [None])[0]
-        gpus.append(
-            {
-                "pci_bus_id": None,
-                "vendor_id": "10de",
-                "pci_device_id": _pci_id(item) if _pci_id(item) in (entry.get("pci_ids") or []) else pci,
-                "name": entry["name"],
-                "memory_mb": int(entry["memory_gb"] * 1024) if entry.get("memory_gb") else None,
-                "compute_capability": str(entry["cc"]),
-            }
-        )
-    os_key = str(hardware.get("os") or "").strip().lower() or None
-    os_id, _sep, os_version = (os_key or "").partition("-")
-    driver_version = hardware.get("driver_version")
-    host = {
-        "arch": hardware.get("arch") or "x86_64",
-        "os": {"id": os_id or None, "version_id": os_version or None, "key": os_key},
-        "jetson": jetson,
-        "gpus": gpus,
-        "nvswitches": [{"pci_bus_id": None, "pci_device_id": None}] if hardware.get("nvswitch") else [],
-        "driver": {"present": bool(driver_version), "version": str(driver_version) if driver_version else None},
-        "planning": True,
-    }
-    if errors:
-        host["planning_errors"] = errors
-    return host
-
-
-def _unknown_gpu_message(data, query, found):
-    if len(found) > 1:
-        names = ", ".join(sorted(e["name"] for e in found))
-        return "GPU '%s' is ambiguous: it matches %s; name one of them or give its PCI device id." % (query, names)
-    close = _gpu_suggestions(data, query)
-    hint = ("; did you mean: %s?" % ", ".join(close)) if close else ""
-    return (
-        "Unknown GPU '%s': it is not in the GPU catalog of data/compat.yml (%s)%s Give a catalog name or a PCI "
-        "device id, or add the GPU to data/compat.yml." % (query, _index(data).date, hint or ";")
-    )
+def _classified(idx, gpus, gpu_index):
+    """The host's GPUs with ``arch``/``cc``: from ``gpu_index.classify`` when given, else as they come
+    (already classified), with the architecture of ``compute_capability`` for a GPU that has none."""
+    gpus = gpu_index.classify(gpus) if gpu_index is not None else [dict(g or {}) for g in gpus or []]
+    for gpu in gpus:
+        if "arch" not in gpu:
+            cc = gpu.get("cc") or gpu.get("compute_capability") or gpu.get("compute_cap")
+            gpu.update(arch=idx.arch_for_cc(cc) if cc else None, cc=str(cc) if cc else None, known=False,
+                       catalog_name=gpu.get("catalog_name") or gpu.get("name") or "unknown NVIDIA GPU")
+        if gpu.get("arch") and not gpu.get("arch_name"):
+            gpu["arch_name"] = (idx.archs.get(gpu["arch"]) or {}).get("name")
+    return gpus
 
 
 # --------------------------------------------------------------------------------------------
@@ -419,8 +244,9 @@ def _unknown_gpu_message(data, query, found):
 class _Plan(object):
     """Everything one resolution needs; rule functions read it and return error strings."""
 
-    def __init__(self, data, host, request):
+    def __init__(self, data, host, request, gpu_index=None):
         self.idx = _index(data)
+        self.gpu_index = gpu_index
         self.host = host or {}
         self.request = dict(request or {})
         self.errors = []
@@ -448,7 +274,7 @@ class _Plan(object):
         self.installed = str(driver["version"]) if driver.get("version") else None
         if not self.installed and (self.host.get("modules") or {}).get("nvidia_version"):
             self.installed = str(self.host["modules"]["nvidia_version"])
-        self.gpus = [g for g in classify_gpus(data, self.host.get("gpus") or []) if not g.get("jetson")]
+        self.gpus = [g for g in _classified(self.idx, self.host.get("gpus") or [], gpu_index) if not g.get("jetson")]
         self.jetson = self.host.get("jetson")
         self.nvswitch = bool(self.host.get("nvswitches"))
         self.kinds = None
@@ -543,10 +369,17 @@ def rule_gpus_supported(p):
     """GPUs outside everything in scope, unknown GPUs, and GPUs that cannot share one driver."""
     errors = []
     for gpu in _kinds(p):
+        if not gpu.get("arch") and gpu.get("legacy_branch"):
+            errors.append(
+                "%s is supported only by NVIDIA's legacy %s drivers (NVIDIA's device list), older than every driver "
+                "branch in scope; replace the GPU." % (gpu.get("catalog_name"), gpu["legacy_branch"])
+            )
+            continue
         if not gpu.get("arch"):
             errors.append(
-                "GPU %s is not in the catalog of data/compat.yml (%s) and its compute capability is unknown, so no "
-                "driver or CUDA can be checked for it; add it to data/compat.yml or plan with hardware: {gpus: [...]}."
+                "GPU %s is not in the GPU catalog (data/gpu_catalog.yml, data/compat.yml of %s) and its compute "
+                "capability is unknown, so no driver or CUDA can be checked for it; regenerate the catalog "
+                "(make gpu-catalog), add it to data/compat.yml or plan with hardware: {gpus: [...]}."
                 % (gpu.get("catalog_name"), p.idx.date)
             )
             continue
@@ -641,12 +474,65 @@ def _requested_driver_floor(p):
     return floors
 
 
+def _driver_method(p):
+    requested = p.request.get("driver_method")
+    return str(requested).strip().lower() if requested not in (None, "", "auto") else DEFAULT_DRIVER_METHOD
+
+
+def _module_flavours(p):
+    """The kernel-module flavours this plan may use: the requested one, else those the GPUs allow."""
+    requested = p.request.get("kernel_modules")
+    if requested not in (None, "", "auto"):
+        return (str(requested).lower(),)
+    return tuple(sorted(p.limits["modules"])) or ("open", "proprietary")
+
+
+def _archive_branches(p):
+    """The OS archive's driver branches (distro_drivers.distros.<os>.distro.branches), or []."""
+    return ((p.idx.distro_drivers.get(p.os_key) or {}).get("distro") or {}).get("branches") or []
+
+
+def driver_release(p, branch, method, flavours):
+    """The confirmed release of ``branch`` for an install method, or None when the data confirms none.
+
+    nvidia_repo: the newest Linux version of the branch in driver_branches (NVIDIA's release notes);
+    distro: the OS archive's package of one of ``flavours`` that installs this branch itself (not a
+    transitional package pulling another branch). Returns {version, package, flavour}.
+    """
+    if method == "distro":
+        for archive_branch in _archive_branches(p):
+            if int(archive_branch["branch"]) != branch:
+                continue
+            for flavour in flavours:
+                for name in _ARCHIVE_FLAVOURS.get(flavour, ()):
+                    found = (archive_branch.get("flavours") or {}).get(name)
+                    if found and found.get("pulls_branch") is None:
+                        return {"version": found["version"], "package": found["package"], "flavour": name}
+        return None
+    entry = p.idx.branch.get(branch) or {}
+    versions = [v for v in entry.get("versions") or [] if driver_branch_of(v) == branch]
+    if not versions:
+        return None
+    return {"version": max(versions, key=parse_version), "package": None, "flavour": None}
+
+
+def _installable_branches(p, method):
+    """Text naming the branches with a confirmed release for the method (for messages)."""
+    if method == "distro":
+        found = [int(b["branch"]) for b in _archive_branches(p) if driver_release(p, int(b["branch"]), method, _module_flavours(p))]
+    else:
+        found = [int(e["branch"]) for e in p.idx.branches if driver_release(p, int(e["branch"]), method, ())]
+    return ", ".join("R%s" % b for b in found) or "none"
+
+
 def _preferred_branch(p):
     """The branch the resolver would choose for these GPUs and requests (ignores installed drivers)."""
     floors = _requested_driver_floor(p)
+    method, flavours = _driver_method(p), _module_flavours(p)
     for entry in _branch_order(p):
         branch = int(entry["branch"])
-        if rule_driver_branch_quiet(p, branch) and all(branch >= f for f, _name in floors):
+        if (rule_driver_branch_quiet(p, branch) and all(branch >= f for f, _name in floors)
+                and driver_release(p, branch, method, flavours) is not None):
             return branch
     return None
 
@@ -676,6 +562,14 @@ def _pick_driver(p):
             if branch < floor:
                 p.add(["%s needs driver branch R%s or newer, but driver_branch: %s was requested; request driver_branch: %s or newer, or a "
                        "CUDA %s.x build." % (reason, floor, branch, floor, _max_major_for_branch(p, branch))])
+        method = _driver_method(p)
+        if installed_branch != branch and driver_release(p, branch, method, _module_flavours(p)) is None:
+            if method == "distro":
+                p.add(["Driver branch R%s is not installable from %s's own archive (driver_method: distro ships %s); request one "
+                       "of those, or driver_method: nvidia_repo." % (branch, p.os_key or "this OS", _installable_branches(p, method))])
+            else:
+                p.warn("Driver branch R%s has no Linux release confirmed in data/compat.yml; the version NVIDIA's repository "
+                       "installs is unknown here (confirmed: %s)." % (branch, _installable_branches(p, method)))
         if _branch_is_eol(p, entry):
             p.warn("Driver branch R%s is end-of-life on %s (%s); prefer R%s." % (branch, p.idx.date, entry.get("eol"), _preferred_branch(p)))
         changed = installed_branch is not None and installed_branch != branch
@@ -704,7 +598,11 @@ def _pick_driver(p):
                    "a CUDA %s.x build instead." % (floors[0][1], floors[0][0], _gpu_label(gpu), top,
                                                    _max_major_for_branch(p, top))])
         elif not p.errors:
-            p.add(["No driver branch in data/compat.yml fits these GPUs and requests."])
+            method = _driver_method(p)
+            where = "%s's own archive" % (p.os_key or "this OS") if method == "distro" else "NVIDIA's repository"
+            other = "nvidia_repo" if method == "distro" else "distro"
+            p.add(["No driver branch that fits these GPUs and requests has a confirmed release in %s (driver_method: %s "
+                   "installs %s); try driver_method: %s." % (where, method, _installable_branches(p, method), other)])
         return None
     entry = p.idx.branch[branch]
     if _branch_is_eol(p, entry):
@@ -1445,7 +1343,12 @@ def _resolve_cpu(p):
 
 def _jetson_family(p):
     model = (p.jetson or {}).get("model") or ""
-    found = gpu_candidates(p.idx.data, model) if model else []
+    if p.gpu_index is not None:
+        found = p.gpu_index.candidates(model) if model else []
+    else:  # no catalog index: a hand-kept Jetson entry whose name's words all appear in the model
+        words = set(re.findall(r"[a-z0-9]+", model.lower()))
+        found = [e for e in p.idx.data.get("gpus") or []
+                 if model and set(re.findall(r"[a-z0-9]+", str(e.get("name")).lower())) <= words]
     found = [e for e in found if e.get("jetson")]
     if len(found) == 1:
         return found[0]
@@ -1555,9 +1458,12 @@ def _tf_out(rel):
 
 def _legacy_notes(p):
     for gpu in _kinds(p):
-        if not gpu.get("known") and gpu.get("arch"):
-            p.warn("GPU %s is not in the catalog of data/compat.yml; it is planned from its compute capability %s "
-                   "(%s). Add it to data/compat.yml." % (gpu.get("catalog_name"), gpu.get("cc"), gpu.get("arch_name")))
+        if gpu.get("warning"):  # e.g. a device id the catalog lacks, placed by its chip
+            p.warn(gpu["warning"])
+        elif not gpu.get("known") and gpu.get("arch"):
+            p.warn("GPU %s is not in the GPU catalog; it is planned from its compute capability %s (%s). Regenerate "
+                   "data/gpu_catalog.yml (make gpu-catalog) or add it to data/compat.yml."
+                   % (gpu.get("catalog_name"), gpu.get("cc"), gpu.get("arch_name")))
         arch = p.idx.archs.get(gpu.get("arch")) or {}
         if arch.get("last_driver_branch") and arch["last_driver_branch"] >= (p.idx.oldest_branch or 0):
             last_cuda = (arch.get("last_cuda_by_cc") or {}).get(gpu.get("cc")) or arch.get("last_cuda")
@@ -1575,11 +1481,19 @@ def _resolve_gpus(p):
     if p.driver is not None:
         flavour = _pick_modules(p)
         entry = p.driver.get("entry") or {}
+        method = _driver_method(p)
+        release = driver_release(p, p.driver["branch"], method, (flavour,)) if flavour else None
+        if method == "distro":
+            packages = [release["package"]] if release else None
+        else:
+            packages = _driver_packages(p, flavour) if entry.get("packages") else None
         p.stack["driver"] = {
             "branch": p.driver["branch"],
             "min_version": None,  # filled below, once CUDA is known
             "kernel_modules": flavour,
-            "packages": _driver_packages(p, flavour) if entry.get("packages") else None,
+            "method": method,
+            "version_available": p.installed if p.driver.get("installed") else (release or {}).get("version"),
+            "packages": packages,
             "designation": entry.get("designation"),
             "eol": entry.get("eol"),
             "installed": p.installed,
@@ -1657,15 +1571,17 @@ def refused_plan(data, errors, host=None):
     }
 
 
-def resolve(data, host, request=None):
+def resolve(data, host, request=None, gpu_index=None):
     """Plan a stack for ``host`` (``dlbox_host`` facts shape) and ``request``; see the module docstring.
+
+    ``gpu_index``: a ``plugin_utils.gpu_catalog.GpuIndex``; without it the host's GPUs must come classified.
 
     Returns ``{ok, errors, warnings, notes, host, stack, data_date}``.
     """
     problems = check_request(request) + check_host_arch(data, (host or {}).get("arch") or DEFAULT_MACHINE, _input_name(host))
     if problems:
         return refused_plan(data, problems, host)
-    p = _Plan(data, host, request)
+    p = _Plan(data, host, request, gpu_index)
     p.add(list(p.host.get("planning_errors") or []))
     p.add(rule_request_fits_host(p))
     if p.os_key and p.os_entry is None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "data" / "compat.yml"
+DEFAULT_CATALOG_PATH = DEFAULT_PATH.parent / "gpu_catalog.yml"
 
 SUPPORTED_SCHEMA = 1
 
@@ -136,7 +137,7 @@ SCHEMA = _Record(
              "open_modules": _Enum("unsupported", "allowed", "required")},
             {"first_cuda_by_cc": _Map(VERSION, VERSION), "last_cuda_by_cc": _Map(VERSION, VERSION)},
             sourced=True, open_keys=True)),
-        "gpus": _List(_Record({"name": TEXT, "arch": TEXT, "cc": VERSION}, sourced=True, open_keys=True)),
+        "gpus": _List(_Record({"name": TEXT}, {"arch": TEXT, "cc": VERSION}, sourced=True, open_keys=True)),
         "cuda": _Record({
             "toolkit_package": TEXT,
             "never_released": _List(_Record({"version": VERSION}, sourced=True)),
@@ -315,3 +316,49 @@ def load_compat(path=None):
     data = validate(_dates_to_text(raw), str(path))
     _CACHE[key] = (stat.st_mtime_ns, stat.st_size, data)
     return data
+
+
+def load_catalog(path=None):
+    """Return the generated GPU catalog (``data/gpu_catalog.yml``, see tools/gpu_catalog.py): a mapping with
+    ``date``, ``sources`` and ``devices`` (PCI device id -> record). Cached until the file's mtime changes."""
+    path = Path(path) if path else DEFAULT_CATALOG_PATH
+    try:
+        stat = os.stat(path)
+    except OSError as exc:
+        raise CompatDataError(f"cannot read the GPU catalog {path}: {exc.strerror}") from exc
+    key = "catalog:" + str(path.resolve())
+    cached = _CACHE.get(key)
+    if cached and cached[0] == stat.st_mtime_ns and cached[1] == stat.st_size:
+        return cached[2]
+    try:
+        with open(path, encoding="utf-8") as handle:
+            raw = yaml.load(handle, Loader=_LOADER)  # noqa: S506 - a SafeLoader
+    except yaml.YAMLError as exc:
+        raise CompatDataError(f"{path} is not valid YAML: {exc}") from exc
+    catalog = _dates_to_text(raw)
+    if not isinstance(catalog, dict) or not isinstance(catalog.get("devices"), dict) or not catalog.get("date"):
+        raise CompatDataError(f"{path}: a GPU catalog needs 'date' and the mapping 'devices' (run make gpu-catalog)")
+    _CACHE[key] = (stat.st_mtime_ns, stat.st_size, catalog)
+    return catalog
+
+
+def load_gpu_index(data_path=None, catalog_path=None):
+    """The GPU lookup index (plugin_utils.gpu_catalog.GpuIndex) over compat.yml and the catalog.
+
+    Built once per pair of files and kept while both loaders return the same (unchanged) data, so a plan
+    costs no rebuild.
+    ``catalog_path=False`` leaves the catalog out (the hand-kept entries alone, e.g. a frozen test file).
+    """
+    # pylint: disable-next=import-outside-toplevel
+    from ansible_collections.dlbox.stack.plugins.plugin_utils.gpu_catalog import GpuIndex
+
+    data = load_compat(data_path)
+    catalog = None if catalog_path is False else load_catalog(catalog_path)
+    key = ("index", str(Path(data_path or DEFAULT_PATH).resolve()),
+           None if catalog_path is False else str(Path(catalog_path or DEFAULT_CATALOG_PATH).resolve()))
+    cached = _CACHE.get(key)
+    if cached and cached[0] is data and cached[1] is catalog:
+        return cached[2]
+    index = GpuIndex(data, catalog)
+    _CACHE[key] = (data, catalog, index)
+    return index

@@ -23,8 +23,8 @@ GOLDEN = ROOT / "tests" / "unit" / "golden"
 sys.path.insert(0, str(ROOT / "tests" / "unit"))
 import conftest  # noqa: E402,F401  pylint: disable=unused-import,wrong-import-position
 
-from ansible_collections.dlbox.stack.plugins.module_utils.compat import host_from_hardware, resolve  # noqa: E402
-from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat  # noqa: E402
+from ansible_collections.dlbox.stack.plugins.module_utils.compat import resolve  # noqa: E402
+from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat, load_gpu_index  # noqa: E402
 
 
 def scenarios():
@@ -33,7 +33,8 @@ def scenarios():
 
 
 def plan_text(data, scenario):
-    plan = resolve(data, host_from_hardware(data, scenario["hardware"]), scenario.get("request") or {})
+    plan = resolve(data, load_gpu_index().host_from_hardware(scenario["hardware"]), scenario.get("request") or {},
+                   gpu_index=load_gpu_index())
     return json.dumps(plan, indent=2, sort_keys=True) + "\n"
 
 

@@ -27,7 +27,7 @@ def test_cpu_only_plan_says_so():
 def test_nvswitch_server_plan_lists_fabric_manager():
     plan = resolve_stack({}, {}, {"gpus": ["H100 SXM"] * 8, "nvswitch": True, "os": "ubuntu-22.04"})
     lines = plan_text(plan)
-    assert "8x H100 SXM5 80GB (Hopper, CC 9.0)" in _line(lines, "Hardware:")
+    assert "8x NVIDIA H100 80GB HBM3 (Hopper, CC 9.0)" in _line(lines, "Hardware:")
     assert "NVSwitch" in _line(lines, "Hardware:")
     assert "open kernel modules" in _line(lines, "Driver:")
     assert _line(lines, "Fabric Mgr:").startswith("Fabric Mgr: nvidia-fabricmanager ")

@@ -32,13 +32,13 @@ def test_resolve_stack_with_detected_facts():
     plan = resolve_stack(host)
     assert plan["ok"] is True
     assert plan["stack"]["driver"]["kernel_modules"] == "open"
-    assert plan["host"]["gpus"][0]["name"] == "GeForce RTX 5090"
+    assert plan["host"]["gpus"][0]["name"] == "NVIDIA GeForce RTX 5090"
 
 
 def test_resolve_stack_reports_refusals():
     plan = resolve_stack({}, {"kernel_modules": "proprietary"}, hardware={"gpus": ["B200"], "os": "ubuntu-24.04"})
     assert plan["ok"] is False
-    assert "Proprietary kernel modules do not support B200" in plan["errors"][0]
+    assert "Proprietary kernel modules do not support NVIDIA B200" in plan["errors"][0]
 
 
 def test_resolve_stack_refuses_non_mapping_request():
@@ -53,7 +53,21 @@ def test_bad_data_path_is_a_filter_error(tmp_path):
         resolve_stack({}, {}, data_path=str(tmp_path / "missing.yml"))
 
 
-@pytest.mark.parametrize("query, name", [("RTX 4090", "GeForce RTX 4090"), ("10de:2330", "H100 SXM5 80GB"), ("A100", None)])
+@pytest.mark.parametrize(
+    "query, name",
+    [("RTX 4090", "NVIDIA GeForce RTX 4090"), ("10de:2330", "NVIDIA H100 80GB HBM3"), ("NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3"),
+     ("A100", None), ("4090", None)],
+)
 def test_lookup_gpu_filter(query, name):
     entry = lookup_gpu(query)
     assert (entry or {}).get("name") == name
+
+
+def test_lookup_gpu_filter_gives_arch_cc_and_hand_kept_facts():
+    entry = lookup_gpu("H100 SXM")
+    assert (entry["pci_id"], entry["arch"], entry["cc"], entry["memory_gb"], entry["form"]) == ("2330", "hopper", "9.0", 80, "sxm")
+
+
+def test_bad_catalog_path_is_a_filter_error(tmp_path):
+    with pytest.raises(AnsibleFilterError, match="cannot read the GPU catalog"):
+        lookup_gpu("RTX 4090", catalog_path=str(tmp_path / "missing.yml"))

@@ -13,7 +13,8 @@ import pytest
 
 from ansible_collections.dlbox.stack.plugins.module_utils import compat
 from ansible_collections.dlbox.stack.plugins.module_utils import hostfacts
-from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat
+from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat, load_gpu_index
+from ansible_collections.dlbox.stack.plugins.plugin_utils.gpu_catalog import GpuIndex
 
 FROZEN = Path(__file__).resolve().parents[2] / "data" / "compat-frozen.yml"
 
@@ -30,8 +31,15 @@ def any_data(request):
     return load_compat(FROZEN if request.param == "frozen" else None)
 
 
+def gpu_index(data):
+    """The GPU lookup for this data: the shipped GPU catalog with data/compat.yml, the hand-kept entries alone
+    with the frozen copy (plugin_utils.gpu_catalog)."""
+    return load_gpu_index() if data is load_compat() else GpuIndex(data)
+
+
 def plan_for(data, hardware, request=None):
-    return compat.resolve(data, compat.host_from_hardware(data, hardware), request or {})
+    index = gpu_index(data)
+    return compat.resolve(data, index.host_from_hardware(hardware), request or {}, gpu_index=index)
 
 
 def get(plan, path):
@@ -124,7 +132,7 @@ def test_driver_branch_of(version, branch):
     ],
 )
 def test_lookup_gpu_finds(data, query, name, cc):
-    entry = compat.lookup_gpu(data, query)
+    entry = gpu_index(data).lookup(query)
     assert entry is not None, query
     assert entry["name"] == name
     assert entry["cc"] == cc
@@ -132,11 +140,11 @@ def test_lookup_gpu_finds(data, query, name, cc):
 
 @pytest.mark.parametrize("query", ["A100", "H100", "RTX 9999", "", "ffff", "V100", "Tesla P100-SXM2-16GB", "P1000"])
 def test_lookup_gpu_unknown_or_ambiguous_is_none(data, query):
-    assert compat.lookup_gpu(data, query) is None
+    assert gpu_index(data).lookup(query) is None
 
 
 def test_gpu_candidates_lists_the_ambiguous_ones(data):
-    names = sorted(e["name"] for e in compat.gpu_candidates(data, "A100"))
+    names = sorted(e["name"] for e in gpu_index(data).candidates("A100"))
     assert names == ["A100 PCIe 40GB", "A100 PCIe 80GB", "A100 SXM4 40GB", "A100 SXM4 80GB"]
 
 
@@ -162,14 +170,14 @@ def test_ambiguous_name_in_hardware_names_the_candidates(data):
     ],
 )
 def test_classify_gpus(data, gpu, arch, cc, known):
-    (out,) = compat.classify_gpus(data, [gpu])
+    (out,) = gpu_index(data).classify([gpu])
     assert (out["arch"], out["cc"], out["known"]) == (arch, cc, known)
     assert out["pci_device_id"] == gpu["pci_device_id"]  # original keys are kept
 
 
 def test_host_from_hardware_shape(data):
-    host = compat.host_from_hardware(
-        data, {"gpus": ["RTX 4090", "2684"], "nvswitch": True, "os": "debian-12", "arch": "x86_64", "driver_version": "550.54.14"}
+    host = gpu_index(data).host_from_hardware(
+        {"gpus": ["RTX 4090", "2684"], "nvswitch": True, "os": "debian-12", "arch": "x86_64", "driver_version": "550.54.14"}
     )
     assert [g["pci_device_id"] for g in host["gpus"]] == ["2684", "2684"]
     assert host["os"] == {"id": "debian", "version_id": "12", "key": "debian-12"}
@@ -679,7 +687,7 @@ def facts(**overrides):
 
 
 def test_cpu_only_host(data):
-    plan = compat.resolve(data, facts(), {})
+    plan = compat.resolve(data, facts(), {}, gpu_index=gpu_index(data))
     assert plan["ok"] is True
     assert plan["stack"]["driver"] is None and plan["stack"]["cuda"] is None and plan["stack"]["cudnn"] is None
     assert get(plan, "stack.pytorch.variant") == "cpu"
@@ -694,7 +702,7 @@ def test_cpu_only_host(data):
     ({"pytorch_variant": "cu128"}, "pytorch_variant: cu128 was requested but no NVIDIA GPU was found"),
 ])
 def test_cpu_only_host_refuses_gpu_parts(data, request_, fragment):
-    plan = compat.resolve(data, facts(), request_)
+    plan = compat.resolve(data, facts(), request_, gpu_index=gpu_index(data))
     assert plan["ok"] is False
     assert fragment in errors_text(plan)
 
@@ -705,7 +713,7 @@ def test_detected_host_with_driver(data):
         driver={"present": True, "version": "580.82.07", "cuda_version": "13.0"},
         secure_boot=True,
     )
-    plan = compat.resolve(data, host, {})
+    plan = compat.resolve(data, host, {}, gpu_index=gpu_index(data))
     assert plan["ok"] is True
     assert get(plan, "host.gpus") == [
         {"name": "GeForce RTX 4090", "pci_device_id": "2684", "architecture": "Ada Lovelace", "cc": "8.9", "known": True, "count": 1}
@@ -718,22 +726,22 @@ def test_detected_host_with_driver(data):
 
 def test_detected_unknown_gpu_without_cc_is_refused(data):
     host = facts(gpus=[{"pci_device_id": "ffff", "name": "NVIDIA Future GPU"}])
-    plan = compat.resolve(data, host, {})
+    plan = compat.resolve(data, host, {}, gpu_index=gpu_index(data))
     assert plan["ok"] is False
-    assert "is not in the catalog of data/compat.yml" in errors_text(plan)
+    assert "is not in the GPU catalog" in errors_text(plan)
 
 
 def test_detected_unknown_gpu_with_cc_is_planned_with_a_warning(data):
     host = facts(gpus=[{"pci_device_id": "ffff", "name": "NVIDIA Future GPU", "compute_capability": "12.0"}])
-    plan = compat.resolve(data, host, {})
+    plan = compat.resolve(data, host, {}, gpu_index=gpu_index(data))
     assert plan["ok"] is True
     assert get(plan, "stack.driver.kernel_modules") == "open"
-    assert any("NVIDIA Future GPU is not in the catalog" in w for w in plan["warnings"])
+    assert any("NVIDIA Future GPU is not in the GPU catalog" in w for w in plan["warnings"])
 
 
 def test_detected_jetson_follows_flashed_l4t(data):
     host = facts(arch="aarch64", jetson={"l4t": "36.4.3", "model": "NVIDIA Jetson AGX Orin Developer Kit"})
-    plan = compat.resolve(data, host, {})
+    plan = compat.resolve(data, host, {}, gpu_index=gpu_index(data))
     assert plan["ok"] is True
     assert get(plan, "stack.jetpack.version") == "6.2"
     assert get(plan, "stack.jetpack.l4t") == "36.4.3"
@@ -742,16 +750,16 @@ def test_detected_jetson_follows_flashed_l4t(data):
 
 def test_jetson_jetpack_major_change_needs_reflash(data):
     host = facts(arch="aarch64", jetson={"l4t": "35.4.1", "model": "Jetson AGX Orin"})
-    plan = compat.resolve(data, host, {"jetpack": "6.2"})
+    plan = compat.resolve(data, host, {"jetpack": "6.2"}, gpu_index=gpu_index(data))
     assert plan["ok"] is False
     assert "needs a reflash" in errors_text(plan)
 
 
 def test_resolver_does_not_mutate_inputs(data):
-    host = compat.host_from_hardware(data, RTX4090)
+    host = gpu_index(data).host_from_hardware(RTX4090)
     request = {"pytorch": "2.9"}
     before = (repr(host), repr(request))
-    compat.resolve(data, host, request)
+    compat.resolve(data, host, request, gpu_index=gpu_index(data))
     assert (repr(host), repr(request)) == before
 
 
@@ -814,9 +822,12 @@ def test_every_gpu_arch_exists_and_cc_is_in_range(any_data):
     archs = any_data["architectures"]
     seen_ids = set()
     for gpu in any_data["gpus"]:
-        assert gpu["arch"] in archs, gpu["name"]
-        arch = archs[gpu["arch"]]
-        assert compat.compare_versions(arch["cc_min"], gpu["cc"]) <= 0 <= compat.compare_versions(arch["cc_max"], gpu["cc"])
+        if "arch" not in gpu:  # arch and CC come from the chip of each id in the generated GPU catalog
+            assert gpu["pci_ids"] and all(gpu_index(any_data).lookup(p)["arch"] for p in gpu["pci_ids"]), gpu["name"]
+        else:
+            assert gpu["arch"] in archs, gpu["name"]
+            arch = archs[gpu["arch"]]
+            assert compat.compare_versions(arch["cc_min"], gpu["cc"]) <= 0 <= compat.compare_versions(arch["cc_max"], gpu["cc"])
         for pci in gpu["pci_ids"]:
             assert len(pci) == 4 and pci == pci.lower() and pci not in seen_ids, pci
             seen_ids.add(pci)
@@ -828,7 +839,7 @@ def test_versions_are_strings(any_data):
     for entry in any_data["cudnn"] + any_data["nccl"] + any_data["tensorflow"] + any_data["jetpack"] + any_data["pytorch"]["releases"]:
         assert isinstance(entry["version"], str), entry
     for gpu in any_data["gpus"]:
-        assert isinstance(gpu["cc"], str), gpu
+        assert isinstance(gpu.get("cc", ""), str), gpu
 
 
 def test_cross_references_resolve(any_data):
@@ -877,17 +888,17 @@ def _host(**raw):
 def test_end_to_end_rtx4090_on_driver_535(data):
     host = _host(nvidia_smi_xml=_fixture("nvidia-smi", "rtx-4090-driver-535.xml"),
                  lspci=_fixture("lspci", "rtx4090-desktop.lspci-nn.txt"))
-    plan = compat.resolve(data, host, {})
+    plan = compat.resolve(data, host, {}, gpu_index=gpu_index(data))
     assert plan["host"]["gpus"][0]["name"] == "GeForce RTX 4090"
     assert get(plan, "stack.driver.branch") == 535  # the installed driver is kept
     assert get(plan, "stack.pytorch.variant").startswith("cu12")
-    refused = compat.resolve(data, host, {"pytorch_variant": "cu130"})
+    refused = compat.resolve(data, host, {"pytorch_variant": "cu130"}, gpu_index=gpu_index(data))
     assert "cu130 needs driver >= 580.65.06" in errors_text(refused)
 
 
 def test_end_to_end_dgx_a100_lspci_finds_nvswitches(data):
     host = _host(lspci=_fixture("lspci", "dgx-a100.lspci-Dnn.txt"))
-    plan = compat.resolve(data, host, {})
+    plan = compat.resolve(data, host, {}, gpu_index=gpu_index(data))
     assert plan["ok"] is True, plan["errors"]
     assert plan["host"]["nvswitch"] is True
     assert plan["host"]["architectures"] == ["Ampere"]
@@ -897,7 +908,7 @@ def test_end_to_end_dgx_a100_lspci_finds_nvswitches(data):
 
 def test_end_to_end_gtx1080ti_lspci(data):
     host = _host(lspci=_fixture("lspci", "gtx1080ti-intel.lspci-nn.txt"))
-    plan = compat.resolve(data, host, {})
+    plan = compat.resolve(data, host, {}, gpu_index=gpu_index(data))
     assert plan["ok"] is True, plan["errors"]
     assert get(plan, "stack.driver.branch") == 580
     assert get(plan, "stack.driver.kernel_modules") == "proprietary"
@@ -905,7 +916,7 @@ def test_end_to_end_gtx1080ti_lspci(data):
 
 def test_end_to_end_no_nvidia(data):
     host = _host(lspci=_fixture("lspci", "no-nvidia.lspci-nn.txt"))
-    plan = compat.resolve(data, host, {})
+    plan = compat.resolve(data, host, {}, gpu_index=gpu_index(data))
     assert plan["ok"] is True
     assert get(plan, "stack.pytorch.variant") == "cpu"
 
@@ -913,7 +924,7 @@ def test_end_to_end_no_nvidia(data):
 def test_end_to_end_tesla_p100_on_driver_510(data):
     host = _host(nvidia_smi_xml=_fixture("nvidia-smi", "tesla-p100-driver-510.xml"),
                  os_release='ID=ubuntu\nVERSION_ID="20.04"\n')
-    plan = compat.resolve(data, host, {})
+    plan = compat.resolve(data, host, {}, gpu_index=gpu_index(data))
     assert plan["ok"] is True, plan["errors"]
     assert plan["host"]["gpus"][0]["name"] == "Tesla P100 PCIe 16GB"
     assert get(plan, "stack.driver.branch") == 510

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.dlbox.stack.plugins.module_utils import compat
-from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat
+from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat, load_gpu_index
 
 
 class _FakePlan:
@@ -56,7 +56,7 @@ def data():
 
 
 def test_real_data_gpu_plan_carries_a_toolkit_at_or_above_its_floor(data):
-    plan = compat.resolve(data, compat.host_from_hardware(data, {"gpus": ["RTX 4090"], "os": "debian-12"}), {})
+    plan = compat.resolve(data, load_gpu_index().host_from_hardware({"gpus": ["RTX 4090"], "os": "debian-12"}), {}, gpu_index=load_gpu_index())
     tk = plan["stack"]["container_toolkit"]
     assert tk is not None and tk["packages"]
     assert compat.compare_versions(tk["version"], tk["min_version"]) >= 0
@@ -64,5 +64,5 @@ def test_real_data_gpu_plan_carries_a_toolkit_at_or_above_its_floor(data):
 
 
 def test_cpu_plan_has_no_toolkit(data):
-    plan = compat.resolve(data, compat.host_from_hardware(data, {"gpus": [], "os": "debian-12"}), {})
+    plan = compat.resolve(data, load_gpu_index().host_from_hardware({"gpus": [], "os": "debian-12"}), {}, gpu_index=load_gpu_index())
     assert plan["stack"]["container_toolkit"] is None

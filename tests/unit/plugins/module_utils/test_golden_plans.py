@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.dlbox.stack.plugins.module_utils.compat import host_from_hardware, resolve
-from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat
+from ansible_collections.dlbox.stack.plugins.module_utils.compat import resolve
+from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat, load_gpu_index
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"
 SCENARIOS = yaml.safe_load((GOLDEN / "scenarios.yml").read_text(encoding="utf-8"))
@@ -22,7 +22,8 @@ SCENARIOS = yaml.safe_load((GOLDEN / "scenarios.yml").read_text(encoding="utf-8"
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s["name"] for s in SCENARIOS])
 def test_golden_plan(scenario):
     data = load_compat()
-    plan = resolve(data, host_from_hardware(data, scenario["hardware"]), scenario.get("request") or {})
+    plan = resolve(data, load_gpu_index().host_from_hardware(scenario["hardware"]), scenario.get("request") or {},
+                   gpu_index=load_gpu_index())
     stored = json.loads((GOLDEN / ("%s.json" % scenario["name"])).read_text(encoding="utf-8"))
     assert json.loads(json.dumps(plan)) == stored, (
         "the plan for %s on data/compat.yml changed; if the data change is intended, run "
