@@ -492,6 +492,7 @@ SECTION_HEADER = """\
 #       backports: same shape, only entries newer than the release's (apt takes them only when asked)
 #       cuda_toolkit / nccl / cudnn: the distribution's nvidia-cuda-toolkit / libnccl2 / nvidia-cudnn
 #         (nvidia-cudnn downloads cuDNN from NVIDIA when installed), or null
+#       date: the day a refresh last found a change here (a refresh that finds none leaves the file alone)
 #     nvidia_repo:                  NVIDIA's CUDA repository: not readable from where this is refreshed,
 #       verifiable: false           so nothing in it is confirmed here (grade U)
 # ---------------------------------------------------------------------------------------------------
