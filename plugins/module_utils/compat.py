@@ -645,7 +645,8 @@ def _suggest_branch_for(p, cuda_major):
         return None
     for entry in _branch_order(p):
         branch = int(entry["branch"])
-        if branch >= int(floor["branch_min"]) and rule_driver_branch_quiet(p, branch):
+        if (branch >= int(floor["branch_min"]) and rule_driver_branch_quiet(p, branch)
+                and driver_release(p, branch, _driver_method(p), _module_flavours(p)) is not None):
             return branch
     return None
 
