@@ -9,6 +9,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.dlbox.stack.plugins.module_utils import compat
 from ansible_collections.dlbox.stack.plugins.module_utils import stack_input
+from ansible_collections.dlbox.stack.plugins.plugin_utils.captures import CaptureError, hardware_from_captures
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import CompatDataError, load_compat, load_gpu_index
 
 
@@ -32,7 +33,8 @@ def resolve_stack(host, request=None, hardware=None, data_path=None, catalog_pat
     ``host`` is ``ansible_facts['dlbox_host']`` (may be empty when ``hardware`` is given);
     ``request`` pins parts of the stack (driver_branch, kernel_modules, cuda, cudnn, pytorch,
     pytorch_variant, tensorflow, python, jetpack); ``hardware`` ({gpus, nvswitch, os, arch,
-    driver_version}) replaces detection, for planning without the machine; ``data_path`` points at
+    driver_version, l4t, captures}) replaces detection, for planning without the machine (``captures``: files
+    captured on it, see plugin_utils.captures); ``data_path`` points at
     another compat.yml, ``catalog_path`` at another GPU catalog (false: none). Returns the plan dict (ok, errors, warnings, notes, host, stack, data_date).
     """
     data = _data(data_path)
@@ -44,6 +46,10 @@ def resolve_stack(host, request=None, hardware=None, data_path=None, catalog_pat
     if problems:
         return compat.refused_plan(data, problems, {"planning": hardware is not None})
     if hardware:
+        try:
+            hardware = hardware_from_captures(hardware)
+        except CaptureError as exc:
+            return compat.refused_plan(data, ["dlbox_plan_hardware.%s" % exc], {"planning": True})
         host = index.host_from_hardware(hardware)
     return compat.resolve(data, host or {}, request or {}, gpu_index=index)
 

@@ -746,16 +746,52 @@ def ecc_from_edac(edac_mc_exists, mc_entries):
 # containers / WSL / Jetson
 # --------------------------------------------------------------------------------------------
 
+_TEGRA_HEAD_RE = re.compile(r"^#\s*R(\d+)\s*\((\w+)\),\s*REVISION:\s*(\d+(?:\.\d+)*)\.?\s*(?:,(.*))?$")
+
+
+def parse_nv_tegra_release_line(text):
+    """The whole header line of ``/etc/nv_tegra_release`` as a mapping; None when there is none.
+
+    ``# R36 (release), REVISION: 4.3, GCID: 38968081, BOARD: generic, EABI: aarch64, DATE: Wed Jan  8 01:49:37 UTC 2025``
+    -> ``{"l4t": "36.4.3", "release": "36", "kind": "release", "revision": "4.3", "gcid": "38968081",
+    "board": "generic", "eabi": "aarch64", "date": "Wed Jan  8 01:49:37 UTC 2025", "kernel_variant": None,
+    "line": <the line>}``. ``# KERNEL_VARIANT: oot`` (L4T 35.4 and newer) on a later line fills
+    ``kernel_variant``. Fields a line lacks are None; an unknown ``KEY: value`` field is kept lower-cased.
+    """
+    head = None
+    variant = None
+    for line in (text or "").splitlines():
+        line = line.strip()
+        if head is None:
+            match = _TEGRA_HEAD_RE.match(line)
+            if match:
+                head = (match, line)
+                continue
+        kv = re.match(r"^#\s*KERNEL_VARIANT:\s*(\S+)", line)
+        if kv:
+            variant = kv.group(1)
+    if head is None:
+        return None
+    match, line = head
+    revision = match.group(3)
+    out = {"l4t": "%s.%s" % (match.group(1), revision), "release": match.group(1), "kind": match.group(2),
+           "revision": revision, "gcid": None, "board": None, "eabi": None, "date": None,
+           "kernel_variant": variant, "line": line}
+    for part in (match.group(4) or "").split(","):
+        key, sep, value = part.partition(":")
+        if sep and key.strip():
+            out[key.strip().lower()] = value.strip() or None
+    return out
+
+
 def parse_nv_tegra_release(text):
     """``/etc/nv_tegra_release`` -> L4T version string.
 
     ``# R36 (release), REVISION: 4.3, GCID: ...`` -> ``36.4.3``; ``REVISION: 2.1`` with R35 ->
-    ``35.2.1``. None when the header is missing.
+    ``35.2.1``. None when the header is missing. The whole line: ``parse_nv_tegra_release_line``.
     """
-    match = re.search(r"#\s*R(\d+)\s*\(\w+\),\s*REVISION:\s*([\d.]+)", text or "")
-    if not match:
-        return None
-    return "%s.%s" % (match.group(1), match.group(2).rstrip("."))
+    parsed = parse_nv_tegra_release_line(text)
+    return parsed["l4t"] if parsed else None
 
 
 def _environ_container(environ):
@@ -798,7 +834,8 @@ def detect_virtualization(
     """Container / WSL / Jetson detection from already-read values.
 
     Returns ``{"container": bool, "container_type": str|None, "wsl": bool, "wsl_version": 1|2|None,
-    "jetson": None|{"l4t", "model"}}``. ``container_type`` is docker, podman, lxc, kubernetes,
+    "jetson": None|{"l4t", "model", "l4t_release"}}`` (``l4t_release``: the whole header line, see
+    ``parse_nv_tegra_release_line``). ``container_type`` is docker, podman, lxc, kubernetes,
     systemd-nspawn... as far as the evidence tells (``container`` in pid 1's environment and
     ``/run/systemd/container`` win over marker files, marker files over ``/proc/1/cgroup``).
     """
@@ -816,12 +853,13 @@ def detect_virtualization(
     wsl_version = None
     if wsl:
         wsl_version = 2 if re.search(r"wsl2|microsoft-standard", release, re.IGNORECASE) else 1
-    l4t = parse_nv_tegra_release(nv_tegra_release)
+    release = parse_nv_tegra_release_line(nv_tegra_release)
+    l4t = release["l4t"] if release else None
     model = (device_tree_model or "").replace("\0", "").strip() or None
     jetson = None
     lowered_model = (model or "").lower()
     if l4t or "jetson" in lowered_model or ("nvidia" in lowered_model and "tegra" in lowered_model):
-        jetson = {"l4t": l4t, "model": model}
+        jetson = {"l4t": l4t, "model": model, "l4t_release": release}
     return {
         "container": container_type is not None,
         "container_type": container_type,

@@ -33,7 +33,7 @@ _RELEASE = re.compile(r"^\d{1,2}\.\d{1,3}(\.\d{1,3})?$")
 _PYTHON = re.compile(r"^3\.\d{1,2}$")
 _VARIANT = re.compile(r"^(cu\d{3}|cpu|pypi)$")
 _OS = re.compile(r"^[a-z]+-\d+(\.\d+)*$")
-_GPU = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._:/+()-]{0,79}$")
+_GPU = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._:/+()\[\]-]{0,119}$")  # [] for a pasted lspci line
 
 
 def is_unset(value):
@@ -100,7 +100,7 @@ REQUEST_KEYS = {
     "jetpack": lambda v, k, x: _version_problem(v, k, x, _RELEASE, "6.2"),
 }
 
-HARDWARE_KEYS = ("gpus", "nvswitch", "os", "arch", "driver_version", "l4t")
+HARDWARE_KEYS = ("gpus", "nvswitch", "os", "arch", "driver_version", "l4t", "captures")
 
 
 def _unknown_key(var, key, known):
@@ -154,8 +154,12 @@ def check_hardware(data, hardware, var="dlbox_plan_hardware"):
     for gpu in gpus if isinstance(gpus, list) else []:
         text = _text(gpu)
         if text is None or not _GPU.match(text):
-            errors.append("%s.gpus: %r is not a GPU name or PCI device id (letters, digits, spaces and ._:/+()- only, "
+            errors.append("%s.gpus: %r is not a GPU name or PCI device id (letters, digits, spaces and ._:/+()[]- only, "
                           "e.g. \"RTX 4090\" or \"10de:2684\")." % (var, gpu))
+    captures = hardware.get("captures")
+    if captures is not None and (not isinstance(captures, list) or not all(isinstance(c, str) and c.strip() for c in captures)):
+        errors.append("%s.captures must be a list of file paths on the controller (nvidia-smi -q -x, nvidia-smi "
+                      "--query-gpu=... --format=csv, lspci -nn or /etc/nv_tegra_release outputs), not %r." % (var, captures))
     if "nvswitch" in hardware and not isinstance(hardware["nvswitch"], bool):
         errors.append("%s.nvswitch: %r is not true or false." % (var, hardware["nvswitch"]))
     os_key = hardware.get("os")

@@ -127,9 +127,15 @@ ansible_facts:
           type: dict
           sample: {container: false, container_type: null, wsl: false, wsl_version: null}
         jetson:
-          description: V(null), or the L4T release and device-tree model of a Jetson.
+          description:
+            - V(null), or the L4T release and device-tree model of a Jetson; C(l4t_release) is the whole first line
+              of C(/etc/nv_tegra_release) (C(release), C(revision), C(gcid), C(board), C(eabi), C(date),
+              C(kernel_variant)).
+            - The action adds C(jetpack), the JetPack release of that L4T from C(data/compat.yml) on the controller
+              (V(null) when the data has none).
           type: dict
-          sample: {l4t: "36.4.3", model: "NVIDIA Jetson AGX Orin Developer Kit"}
+          sample: {l4t: "36.4.3", model: "NVIDIA Jetson AGX Orin Developer Kit", jetpack: "6.2",
+                   l4t_release: {release: "36", revision: "4.3", board: generic, gcid: "38968081"}}
         modules:
           description: Kernel modules. C(nvidia_version) from C(/proc/driver/nvidia/version), V(null) when not loaded.
           type: dict
@@ -140,6 +146,10 @@ ansible_facts:
               (C(uuid), C(memory_mb), C(compute_capability), C(mig_mode_current), C(ecc_mode_current)...),
               else from C(lspci)/sysfs (C(name) is V(null) from sysfs).
             - C(driver_visible) is V(false) for a GPU on the bus that C(nvidia-smi) does not list.
+            - The action adds C(catalog) from the GPU catalog on the controller (NVIDIA's device list,
+              C(data/gpu_catalog.yml)): C(name), C(architecture), C(arch), C(cc), C(chip), C(memory_gb), C(form),
+              C(legacy_branch), C(known); a device id the catalog lacks whose chip C(lspci) names gets its
+              architecture from the chip and a C(warning).
           type: list
           elements: dict
           sample:

@@ -398,7 +398,8 @@ class GpuIndex(object):
             gpu["warning"] = warning
 
     def host_from_hardware(self, hardware):
-        """``{gpus, nvswitch, os, arch, driver_version, l4t}`` -> the ``dlbox_host`` facts shape.
+        """``{gpus, nvswitch, os, arch, driver_version, l4t}`` -> the ``dlbox_host`` facts shape (``jetson`` with
+        the JetPack of its L4T from the data).
 
         A GPU item is a name, a PCI id, an lspci line (``GB203 [GeForce RTX 5070 Ti] [10de:2c05]``) or a
         mapping ``{pci_device_id, name, pci_name}`` (what the capture parsers give). The GPUs come classified
@@ -435,6 +436,10 @@ class GpuIndex(object):
                 "compute_capability": entry.get("cc"),
                 "planned_from": str(item),
             })
+        if jetson is None and hardware.get("l4t") and not gpus:  # a captured nv_tegra_release without a module name
+            jetson = {"l4t": hardware.get("l4t"), "model": None}
+        if jetson is not None:
+            jetson["jetpack"] = self.jetpack_for_l4t(jetson.get("l4t"))
         os_key = str(hardware.get("os") or "").strip().lower() or None
         os_id, _sep, os_version = (os_key or "").partition("-")
         driver_version = hardware.get("driver_version")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.dlbox.stack.plugins.action.gpu_facts import classify_host_gpus
+from ansible_collections.dlbox.stack.plugins.action.gpu_facts import classify_host_gpus, jetson_with_jetpack
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_gpu_index
 
 
@@ -34,8 +34,21 @@ def test_unknown_device_is_marked_unknown():
 
 
 def test_unknown_device_with_a_known_chip_gets_its_architecture_with_a_warning():
-    (gpu,) = classify_host_gpus(load_gpu_index(), [{"pci_device_id": "2fff", "name": "GB203 [GeForce RTX 5099]",
-                                                     "pci_name": "GB203 [GeForce RTX 5099]"}])
+    detected = {"pci_device_id": "2fff", "name": "GB203 [GeForce RTX 5099]", "pci_name": "GB203 [GeForce RTX 5099]"}
+    (gpu,) = classify_host_gpus(load_gpu_index(), [detected])
     assert gpu["catalog"]["known"] is False
     assert (gpu["catalog"]["arch"], gpu["catalog"]["cc"], gpu["catalog"]["chip"]) == ("blackwell", "12.0", "GB203")
     assert "its chip GB203" in gpu["catalog"]["warning"]
+
+
+@pytest.mark.parametrize(
+    ("l4t", "jetpack"),
+    [("32.7.1", "4.6.1"), ("32.7.6", "4.6.6"), ("35.1.0", "5.0.2"), ("35.4.1", "5.1.2"), ("35.6.2", "5.1.5"),
+     ("36.3.0", "6.0"), ("36.4.3", "6.2"), ("36.4.7", "6.2.1"), ("38.2.0", "7.0"), ("38.2.1", "7.0"), ("38.4.0", "7.1"),
+     ("39.2.1", "7.2.1"), ("39.2.0", "7.2"), ("32.5.1", None), (None, None)],
+)
+def test_jetson_gets_the_jetpack_of_its_l4t_from_the_data(l4t, jetpack):
+    """Every L4T line with a JetPack: 32.7.x, 35.x, 36.x, 38.x, 39.x (L4T 32.5.1 = JetPack 4.5.1 is not in the data)."""
+    jetson = jetson_with_jetpack(load_gpu_index(), {"l4t": l4t, "model": "NVIDIA Jetson AGX Orin Developer Kit"})
+    assert jetson["jetpack"] == jetpack
+    assert jetson["model"] == "NVIDIA Jetson AGX Orin Developer Kit"

@@ -702,7 +702,20 @@ def test_detect_jetson_from_tegra_release_and_model():
         nv_tegra_release="# R36 (release), REVISION: 4.3, GCID: 38968081, BOARD: generic, EABI: aarch64\n",
         device_tree_model="NVIDIA Jetson AGX Orin Developer Kit\x00",
     )
-    assert result["jetson"] == {"l4t": "36.4.3", "model": "NVIDIA Jetson AGX Orin Developer Kit"}
+    assert (result["jetson"]["l4t"], result["jetson"]["model"]) == ("36.4.3", "NVIDIA Jetson AGX Orin Developer Kit")
+    assert result["jetson"]["l4t_release"]["board"] == "generic"
+
+
+def test_parse_the_whole_nv_tegra_release_line():
+    text = ("# R36 (release), REVISION: 4.3, GCID: 38968081, BOARD: generic, EABI: aarch64, DATE: Wed Jan  8 01:49:37 UTC 2025\n"
+            "# KERNEL_VARIANT: oot\nTARGET_USERSPACE_LIB_DIR=nvidia\nTARGET_USERSPACE_LIB_DIR_PATH=usr/lib/aarch64-linux-gnu/nvidia\n")
+    assert hf.parse_nv_tegra_release_line(text) == {
+        "l4t": "36.4.3", "release": "36", "kind": "release", "revision": "4.3", "gcid": "38968081", "board": "generic",
+        "eabi": "aarch64", "date": "Wed Jan  8 01:49:37 UTC 2025", "kernel_variant": "oot",
+        "line": "# R36 (release), REVISION: 4.3, GCID: 38968081, BOARD: generic, EABI: aarch64, DATE: Wed Jan  8 01:49:37 UTC 2025"}
+    short = hf.parse_nv_tegra_release_line("# R35 (release), REVISION: 4.1\n")
+    assert (short["l4t"], short["board"], short["kernel_variant"]) == ("35.4.1", None, None)
+    assert hf.parse_nv_tegra_release_line("TARGET_USERSPACE_LIB_DIR=nvidia\n") is None
 
 
 def test_detect_jetson_absent_on_pc():

@@ -414,6 +414,7 @@ def test_jetson_tree(root, bin_dir, capsys):
         "lspci_path": missing(bin_dir, "lspci"),
         "mokutil_path": missing(bin_dir, "mokutil"),
     })
-    assert (facts["arch"], facts["jetson"]) == (
-        "aarch64", {"l4t": "36.4.3", "model": "NVIDIA Jetson AGX Orin Developer Kit"},
+    assert (facts["arch"], facts["jetson"]["l4t"], facts["jetson"]["model"]) == (
+        "aarch64", "36.4.3", "NVIDIA Jetson AGX Orin Developer Kit",
     )
+    assert facts["jetson"]["l4t_release"]["gcid"] == "38968081"  # the whole nv_tegra_release line
