@@ -1,0 +1,150 @@
+"""dlbox.stack.python_env on a real Debian 12 container: torch 2.13.0 (CPU) from a local wheelhouse.
+
+The converge built `torch` (six 1.16.0), the idempotence run changed nothing, then side_effect.yml
+tried bad input, built a changed request (six 1.17.0) and failed to build torch 2.14 (not in the
+wheelhouse). The tests read the resulting state (collected in one remote run by files/state.py) and
+/var/tmp/python_env_side_effect.json.
+"""
+
+import base64
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = "/opt/dlbox/envs"
+ENV = ROOT + "/torch"
+
+
+@pytest.fixture(scope="module")
+def effects(host):
+    return json.loads(host.file("/var/tmp/python_env_side_effect.json").content_string)
+
+
+@pytest.fixture(scope="module")
+def state(host):
+    script = (Path(__file__).parent.parent / "files" / "state.py").read_bytes()
+    return json.loads(host.check_output("echo %s | base64 -d | python3 -" % base64.b64encode(script).decode()))
+
+
+def _by_six(state):
+    out = {}
+    for name, entry in state["versions"].items():
+        six = [d["version"] for d in entry["pip_list"] if d["name"] == "six"]
+        out[six[0] if six else None] = (name, entry)
+    return out
+
+
+def test_torch_imports_from_the_selected_environment(state):
+    assert state["import"]["rc"] == 0, state["import"]["stderr"]
+    assert state["import"]["stdout"].split() == ["2.13.0+cpu", "1.17.0"]
+
+
+def test_name_is_a_symlink_into_versions(state):
+    assert state["link"].startswith(ROOT + "/.versions/torch-")
+
+
+def test_system_python_is_untouched(state):
+    assert state["system"]["import_torch"] != 0 and state["system"]["import_six"] != 0
+    assert state["system"]["externally_managed"]
+
+
+def test_changed_request_was_built_beside_and_the_old_one_stays(state):
+    by_six = _by_six(state)
+    assert sorted(by_six) == ["1.16.0", "1.17.0"]
+    assert state["link"].endswith(by_six["1.17.0"][0])
+
+
+def test_failed_build_switched_nothing_and_left_no_folder(state, effects):
+    message = effects["failed_build"]
+    assert "could not be built" in message and "torch==2.14" in message and "was not switched" in message
+    assert len(state["versions"]) == 2  # the incomplete 2.14 folder was removed
+    assert state["import"]["stdout"].startswith("2.13.0+cpu")
+
+
+def test_rerun_ran_no_pip_at_all(state):
+    """converge + idempotence + side effects: the first build's pip log holds one download and one install."""
+    _name, entry = _by_six(state)["1.16.0"]
+    log = entry["pip.log"].splitlines()
+    saved = [line for line in log if " Saved ./wheels/" in line]
+    installed = [line for line in log if " Processing ./wheels/" in line]
+    print("first build's pip log: %d lines, %d files saved by its one download, %d installed"
+          % (len(log), len(saved), len(installed)))
+    print("\n".join(saved))
+    assert len(saved) == len(installed) == len(entry["pip_list"]) - 1  # every dist but the venv's own pip
+    assert entry["pip.log.mtime"] <= entry["manifest.json.mtime"]  # nothing appended after the build
+
+
+@pytest.mark.parametrize("case, words", [
+    ("version", ["python_env_environments[0]", "pytorch='2.99'", "not a release"]),
+    ("python", ["python_env_environments[0]", "python='3.9'", "outside PyTorch 2.13"]),
+    ("variant", ["python_env_environments[0]", "variant='cu130'", "no NVIDIA GPU"]),
+    ("duplicate", ["python_env_environments[1].name", "used twice"]),
+])
+def test_bad_input_refused_naming_the_variable(effects, case, words):
+    message = effects["refusals"][case]
+    for word in words:
+        assert word in message, message
+    assert "nothing was changed" in message.lower()
+
+
+def test_refusals_changed_nothing(effects):
+    assert effects["before"] == effects["after_refusals"]
+
+
+def test_check_runs_a_matmul_on_the_cpu_and_says_no_gpu(state):
+    assert state["check_json"]["rc"] == 0, state["check_json"]["stdout"] + state["check_json"]["stderr"]
+    torch = json.loads(state["check_json"]["stdout"])["frameworks"][0]
+    assert torch["framework"] == "PyTorch" and torch["version"] == "2.13.0+cpu"
+    assert torch["cuda"] is None and torch["gpu_visible"] is False
+    assert torch["matmul"]["device"] == "cpu" and torch["matmul"]["tflops"] > 0
+    print("dlbox-check CPU matmul: %s TFLOP/s (%dx%d float32, %d in %s s)" % (
+        torch["matmul"]["tflops"], torch["matmul"]["n"], torch["matmul"]["n"], torch["matmul"]["iterations"],
+        torch["matmul"]["seconds"]))
+    assert state["check_text"]["rc"] == 0
+    assert "no GPU visible" in state["check_text"]["stdout"] and "Result: OK" in state["check_text"]["stdout"]
+
+
+def test_check_fails_when_a_gpu_is_required(state):
+    assert state["check_require_gpu"]["rc"] == 1
+    assert "no GPU: a GPU was expected" in state["check_require_gpu"]["stdout"]
+
+
+def test_manifest_names_the_stack(state):
+    _name, entry = _by_six(state)["1.17.0"]
+    manifest = json.loads(entry["manifest.json"])
+    assert manifest["stack"]["pytorch"]["version"] == "2.13.0"
+    assert manifest["stack"]["pytorch"]["variant"] == "cpu"
+    assert manifest["python"].startswith("3.11.")
+    assert manifest["frameworks"] == {"PyTorch": "2.13.0+cpu"}
+    assert manifest["cuda"] == [] and manifest["driver_required"] == []
+    assert manifest["driver_floors"]  # from data/compat.yml, for dlbox-check
+    assert manifest["gpu_expected"] is False
+    assert manifest["requirements"] == ["torch==2.13.0+cpu", "six==1.17.0"]
+    assert manifest["path"] == ENV
+
+
+def test_lock_pins_every_package_with_a_hash(state):
+    _name, entry = _by_six(state)["1.17.0"]
+    lock = entry["requirements.lock"]
+    assert "torch==2.13.0+cpu \\" in lock and "six==1.17.0 \\" in lock and "sympy==" in lock
+    pins = [line for line in lock.splitlines() if "==" in line and not line.startswith("#")]
+    hashes = [line for line in lock.splitlines() if "--hash=sha256:" in line]
+    assert len(hashes) == len(pins) == len(entry["pip_list"]) - 1
+
+
+def test_lock_reinstalls_elsewhere_with_require_hashes(host, state):
+    cmd = ("rm -rf /var/tmp/relock && python3 -m venv /var/tmp/relock && "
+           "/var/tmp/relock/bin/pip install -q --no-index --find-links /srv/wheelhouse --require-hashes "
+           "-r %s/dlbox/requirements.lock && /var/tmp/relock/bin/python -m pip list --format=json" % ENV)
+    result = host.run(cmd)
+    assert result.rc == 0, result.stderr
+    theirs = json.loads(result.stdout.strip().splitlines()[-1])
+    mine = _by_six(state)["1.17.0"][1]["pip_list"]
+    assert sorted((d["name"].lower(), d["version"]) for d in mine) == sorted((d["name"].lower(), d["version"]) for d in theirs)
+
+
+def test_check_command_is_executable_with_the_environments_python(state):
+    for name, entry in state["versions"].items():
+        assert entry["check_mode"] == "0o755"
+        assert entry["check_shebang"] == "#!%s/.versions/%s/bin/python" % (ROOT, name)
