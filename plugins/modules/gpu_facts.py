@@ -147,7 +147,7 @@ ansible_facts:
               else from C(lspci)/sysfs (C(name) is V(null) from sysfs).
             - C(driver_visible) is V(false) for a GPU on the bus that C(nvidia-smi) does not list.
             - The action adds C(catalog) from the GPU catalog on the controller (NVIDIA's device list,
-              C(data/gpu_catalog.yml)): C(name), C(architecture), C(arch), C(cc), C(chip), C(memory_gb), C(form),
+              C(data/gpu_catalog.yml)) with C(name), C(architecture), C(arch), C(cc), C(chip), C(memory_gb), C(form),
               C(legacy_branch), C(known); a device id the catalog lacks whose chip C(lspci) names gets its
               architecture from the chip and a C(warning).
           type: list
