@@ -29,6 +29,10 @@ _PCI_IN_TEXT_RE = re.compile(r"\[10de:([0-9a-f]{4})\]", re.I)
 _CHIP_RE = re.compile(r"^([A-Z]{2}\d{2,3}[A-Z0-9]*)(?=$|[\s/\[(])")
 _MIG_RE = re.compile(r"\s+MIG\s+[\w.+-]+\s*$", re.I)
 _DROP_WORDS = frozenset(["nvidia", "geforce", "tesla", "developer", "kit", "module", "corporation", "graphics"])
+_BRACKET_RE = re.compile(r"\[([^\]]+)\]")
+_GB_RE = re.compile(r"(\d)\s+gb\b")
+_WORD_RE = re.compile(r"[a-z0-9]+")
+_LETTERS_RE = re.compile(r"[A-Z]*")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -44,7 +48,8 @@ def pci_id(text):
 
 def normalize_name(text):
     """A GPU name as ``nvidia-smi`` prints it, without the MIG suffix (``... MIG 1g.10gb``)."""
-    return _MIG_RE.sub("", str(text or "")).strip()
+    text = str(text or "")
+    return _MIG_RE.sub("", text).strip() if "MIG" in text.upper() else text.strip()
 
 
 def tokens(text):
@@ -54,11 +59,13 @@ def tokens(text):
     newer ones ``NVIDIA ...``); an lspci label ``AD102 [GeForce RTX 4090]`` counts by its bracket.
     """
     text = normalize_name(text).lower()
-    bracket = re.search(r"\[([^\]]+)\]", text)
-    if bracket and not _PCI_IN_TEXT_RE.search("[%s]" % bracket.group(1)):
-        text = bracket.group(1)
-    text = re.sub(r"(\d)\s+gb\b", r"\1gb", text)
-    return [w for w in re.findall(r"[a-z0-9]+", text) if w not in _DROP_WORDS]
+    if "[" in text:
+        bracket = _BRACKET_RE.search(text)
+        if bracket and not _PCI_IN_TEXT_RE.search("[%s]" % bracket.group(1)):
+            text = bracket.group(1)
+    if "gb" in text:
+        text = _GB_RE.sub(r"\1gb", text)
+    return [w for w in _WORD_RE.findall(text) if w not in _DROP_WORDS]
 
 
 def chip_word(label):
@@ -86,7 +93,7 @@ def base_chip(word, table):
     word = str(word or "").upper()
     best = None
     for key in table:
-        if word.startswith(key) and re.fullmatch(r"[A-Z]*", word[len(key):]) and (best is None or len(key) > len(best)):
+        if word.startswith(key) and _LETTERS_RE.fullmatch(word[len(key):]) and (best is None or len(key) > len(best)):
             best = key
     return best
 
@@ -125,7 +132,7 @@ class GpuIndex(object):
             self._add_hand_entry(entry)
         for record in self.records.values():
             self._finish(record)
-        self._fuzzy = [(joined, label, tuple(label["toks"]), _words(label["toks"])) for joined, label in self._labels.items()]
+        self._fuzzy_cache = None  # built on the first name that is not an exact match
         self.names = sorted({r["name"] for r in self.records.values()})
 
     # ---- building ----
@@ -228,8 +235,10 @@ class GpuIndex(object):
         exact = self._labels.get("".join(want))
         if exact:
             return [exact]
+        if self._fuzzy_cache is None:
+            self._fuzzy_cache = [(label, tuple(label["toks"]), _words(label["toks"])) for label in self._labels.values()]
         found = []
-        for _joined, label, toks, words in self._fuzzy:
+        for label, toks, words in self._fuzzy_cache:
             if all(_word_in(word, words, toks) for word in want):
                 found.append(label)
         return found
