@@ -7,10 +7,15 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.dlbox.stack.plugins.module_utils import compat
 from ansible_collections.dlbox.stack.plugins.module_utils import stack_input
 from ansible_collections.dlbox.stack.plugins.plugin_utils.captures import CaptureError, hardware_from_captures
-from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import CompatDataError, load_compat, load_gpu_index
+from ansible_collections.dlbox.stack.plugins.plugin_utils import stack_resolver
+from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import (
+    CompatDataError,
+    load_compat,
+    load_compat_index,
+    load_gpu_index,
+)
 
 
 def _data(data_path):
@@ -44,14 +49,14 @@ def resolve_stack(host, request=None, hardware=None, data_path=None, catalog_pat
     if hardware is not None:
         problems += stack_input.check_hardware(data, hardware)
     if problems:
-        return compat.refused_plan(data, problems, {"planning": hardware is not None})
+        return stack_resolver.refused_plan(data, problems, {"planning": hardware is not None})
     if hardware:
         try:
             hardware = hardware_from_captures(hardware)
         except CaptureError as exc:
-            return compat.refused_plan(data, ["dlbox_plan_hardware.%s" % exc], {"planning": True})
+            return stack_resolver.refused_plan(data, ["dlbox_plan_hardware.%s" % exc], {"planning": True})
         host = index.host_from_hardware(hardware)
-    return compat.resolve(data, host or {}, request or {}, gpu_index=index)
+    return stack_resolver.resolve(load_compat_index(data_path), host or {}, request or {}, gpu_index=index)
 
 
 def lookup_gpu(name_or_pci_id, data_path=None, catalog_path=None):

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import yaml
 
+from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_index import CompatIndex
+
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "data" / "compat.yml"
 DEFAULT_CATALOG_PATH = DEFAULT_PATH.parent / "gpu_catalog.yml"
 
@@ -316,6 +318,19 @@ def load_compat(path=None):
     data = validate(_dates_to_text(raw), str(path))
     _CACHE[key] = (stat.st_mtime_ns, stat.st_size, data)
     return data
+
+
+def load_compat_index(path=None):
+    """The resolver's index (plugin_utils.compat_index.CompatIndex) of the loaded data, built once per loaded data
+    and passed to ``stack_resolver.resolve`` explicitly (no cache keyed by object identity)."""
+    data = load_compat(path)
+    key = ("compat-index", str(Path(path or DEFAULT_PATH).resolve()))
+    cached = _CACHE.get(key)
+    if cached and cached[0] is data:
+        return cached[1]
+    index = CompatIndex(data)
+    _CACHE[key] = (data, index)
+    return index
 
 
 def load_catalog(path=None):

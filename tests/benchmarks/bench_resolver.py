@@ -17,8 +17,8 @@ sys.path.insert(0, str(ROOT / "tests" / "unit"))
 # conftest makes ansible_collections.dlbox.stack importable from the checkout.
 import conftest  # noqa: E402,F401  pylint: disable=unused-import
 
-from ansible_collections.dlbox.stack.plugins.module_utils.compat import resolve  # noqa: E402
-from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat, load_gpu_index  # noqa: E402
+from ansible_collections.dlbox.stack.plugins.plugin_utils.stack_resolver import resolve  # noqa: E402
+from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat, load_compat_index, load_gpu_index  # noqa: E402
 
 SCENARIOS = [
     ("8x H100 SXM + NVSwitch", {"gpus": ["H100 SXM"] * 8, "nvswitch": True, "os": "ubuntu-22.04"}, {}),
@@ -43,14 +43,15 @@ def main(argv):
     index = load_gpu_index()
     index_ms = (time.perf_counter() - t0) * 1000
     hosts = [(name, index.host_from_hardware(hw), req) for name, hw, req in SCENARIOS]
-    resolve(data, hosts[0][1], hosts[0][2], gpu_index=index)  # build the index once, outside the timing
+    compat_index = load_compat_index()  # indexed once, outside the timing, and passed in
+    resolve(compat_index, hosts[0][1], hosts[0][2], gpu_index=index)
     samples = []
     per_scenario = {name: [] for name, _host, _req in hosts}
     start = time.perf_counter()
     for _round in range(rounds):
         for name, host, req in hosts:
             t = time.perf_counter()
-            resolve(data, host, req, gpu_index=index)
+            resolve(compat_index, host, req, gpu_index=index)
             ms = (time.perf_counter() - t) * 1000
             samples.append(ms)
             per_scenario[name].append(ms)

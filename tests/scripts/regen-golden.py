@@ -23,7 +23,7 @@ GOLDEN = ROOT / "tests" / "unit" / "golden"
 sys.path.insert(0, str(ROOT / "tests" / "unit"))
 import conftest  # noqa: E402,F401  pylint: disable=unused-import,wrong-import-position
 
-from ansible_collections.dlbox.stack.plugins.module_utils.compat import resolve  # noqa: E402
+from ansible_collections.dlbox.stack.plugins.plugin_utils.stack_resolver import resolve  # noqa: E402
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat, load_gpu_index  # noqa: E402
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.dlbox.stack.plugins.filter.stack import resolve_stack
-from ansible_collections.dlbox.stack.plugins.module_utils import compat, stack_input
+from ansible_collections.dlbox.stack.plugins.module_utils import stack_input
+from ansible_collections.dlbox.stack.plugins.plugin_utils import stack_resolver
 
 RTX4090 = {"gpus": ["RTX 4090"], "os": "ubuntu-22.04"}
 
@@ -87,7 +88,7 @@ def test_resolve_checks_its_request_too():
     from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat
 
     data = load_compat()
-    plan = compat.resolve(data, {"arch": "x86_64", "gpus": []}, {"cuda": "12.4 && reboot"})
+    plan = stack_resolver.resolve(data, {"arch": "x86_64", "gpus": []}, {"cuda": "12.4 && reboot"})
     assert plan["ok"] is False
     assert plan["errors"] == ["dlbox_plan_request.cuda: '12.4 && reboot' is not a version like '12.8' (or auto)."]
 

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from ansible_collections.dlbox.stack.plugins.filter.stack import resolve_stack
-from ansible_collections.dlbox.stack.plugins.module_utils import compat
+from ansible_collections.dlbox.stack.plugins.plugin_utils import stack_resolver
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat, load_gpu_index
 from ansible_collections.dlbox.stack.plugins.plugin_utils.gpu_catalog import GpuIndex, base_chip, chip_table, chip_word, pci_id, tokens
 
@@ -284,8 +284,8 @@ def test_resolve_takes_the_index_explicitly():
     data = load_compat()
     index = load_gpu_index()
     host = index.host_from_hardware({"gpus": ["NVIDIA GeForce RTX 3080"], "os": "ubuntu-22.04"})
-    with_index = compat.resolve(data, host, {}, gpu_index=index)
-    without = compat.resolve(data, host, {})  # host_from_hardware's GPUs come classified
+    with_index = stack_resolver.resolve(data, host, {}, gpu_index=index)
+    without = stack_resolver.resolve(data, host, {})  # host_from_hardware's GPUs come classified
     assert with_index["stack"] == without["stack"]
     assert with_index["host"]["gpus"][0]["name"] == "NVIDIA GeForce RTX 3080"
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.dlbox.stack.plugins.module_utils.compat import resolve
+from ansible_collections.dlbox.stack.plugins.plugin_utils.stack_resolver import resolve
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat, load_gpu_index
 
-GOLDEN = Path(__file__).resolve().parents[2] / "golden"
+GOLDEN = Path(__file__).resolve().parents[2] / "golden"  # tests/unit/golden
 SCENARIOS = yaml.safe_load((GOLDEN / "scenarios.yml").read_text(encoding="utf-8"))
 
 

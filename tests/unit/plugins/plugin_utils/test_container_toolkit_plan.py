@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.dlbox.stack.plugins.module_utils import compat
+from ansible_collections.dlbox.stack.plugins.plugin_utils import stack_resolver, versions
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat, load_gpu_index
 
 
 class _FakePlan:
-    """Just what _pick_container_toolkit reads and writes."""
+    """Just what pick_container_toolkit reads (plan.index.data) and writes (report.add/warn)."""
 
     def __init__(self, section):
-        self.idx = type("Idx", (), {"data": {"container_toolkit": section} if section is not None else {}})()
+        self.index = type("Index", (), {"data": {"container_toolkit": section} if section is not None else {}})()
         self.errors, self.warnings = [], []
 
     def add(self, errors):
@@ -28,25 +28,26 @@ SECTION = {"min_version": "1.18.1", "default_version": "1.18.2", "packages": ["a
 
 def test_picks_the_default_version_with_its_floor_and_packages():
     p = _FakePlan(SECTION)
-    got = compat._pick_container_toolkit(p)  # pylint: disable=protected-access
+    got = stack_resolver.pick_container_toolkit(p, p)
     assert got == {"version": "1.18.2", "min_version": "1.18.1", "packages": ["a", "b"], "docker_cdi_min": "25.0"}
     assert not p.errors and not p.warnings
 
 
 @pytest.mark.parametrize("section", [None, {}, {"min_version": "1.18.1"}])
 def test_no_section_no_toolkit(section):
-    assert compat._pick_container_toolkit(_FakePlan(section)) is None  # pylint: disable=protected-access
+    plan = _FakePlan(section)
+    assert stack_resolver.pick_container_toolkit(plan, plan) is None
 
 
 def test_default_below_floor_is_a_data_error():
     p = _FakePlan(dict(SECTION, default_version="1.17.8"))
-    compat._pick_container_toolkit(p)  # pylint: disable=protected-access
+    stack_resolver.pick_container_toolkit(p, p)
     assert p.errors and "container_toolkit" in p.errors[0] and "1.18.1" in p.errors[0]
 
 
 def test_unconfirmed_data_warns():
     p = _FakePlan(dict(SECTION, grade="U", source="frozen test data (U)"))
-    assert compat._pick_container_toolkit(p)["version"] == "1.18.2"  # pylint: disable=protected-access
+    assert stack_resolver.pick_container_toolkit(p, p)["version"] == "1.18.2"
     assert p.warnings and "unconfirmed" in p.warnings[0]
 
 
@@ -56,13 +57,13 @@ def data():
 
 
 def test_real_data_gpu_plan_carries_a_toolkit_at_or_above_its_floor(data):
-    plan = compat.resolve(data, load_gpu_index().host_from_hardware({"gpus": ["RTX 4090"], "os": "debian-12"}), {}, gpu_index=load_gpu_index())
+    plan = stack_resolver.resolve(data, load_gpu_index().host_from_hardware({"gpus": ["RTX 4090"], "os": "debian-12"}), {}, gpu_index=load_gpu_index())
     tk = plan["stack"]["container_toolkit"]
     assert tk is not None and tk["packages"]
-    assert compat.compare_versions(tk["version"], tk["min_version"]) >= 0
-    assert compat.compare_versions(tk["min_version"], "1.18") >= 0  # the roles rely on 1.18 behaviour
+    assert versions.compare_versions(tk["version"], tk["min_version"]) >= 0
+    assert versions.compare_versions(tk["min_version"], "1.18") >= 0  # the roles rely on 1.18 behaviour
 
 
 def test_cpu_plan_has_no_toolkit(data):
-    plan = compat.resolve(data, load_gpu_index().host_from_hardware({"gpus": [], "os": "debian-12"}), {}, gpu_index=load_gpu_index())
+    plan = stack_resolver.resolve(data, load_gpu_index().host_from_hardware({"gpus": [], "os": "debian-12"}), {}, gpu_index=load_gpu_index())
     assert plan["stack"]["container_toolkit"] is None

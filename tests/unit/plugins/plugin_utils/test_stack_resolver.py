@@ -1,4 +1,4 @@
-"""Tests for the version-compatibility resolver (plugins/module_utils/compat.py) and data/compat.yml.
+"""Tests for the stack resolver (plugins/plugin_utils/stack_resolver.py, stack_rules.py) and data/compat.yml.
 
 The rule tests run on FROZEN data (tests/unit/data/compat-frozen.yml), so refreshing data/compat.yml never
 rewrites them; the consistency checks at the end run on the real data as well. Plans on the real data are
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.dlbox.stack.plugins.module_utils import compat
+from ansible_collections.dlbox.stack.plugins.plugin_utils import stack_resolver, versions
 from ansible_collections.dlbox.stack.plugins.module_utils import hostfacts
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat, load_gpu_index
 from ansible_collections.dlbox.stack.plugins.plugin_utils.gpu_catalog import GpuIndex
@@ -39,7 +39,7 @@ def gpu_index(data):
 
 def plan_for(data, hardware, request=None):
     index = gpu_index(data)
-    return compat.resolve(data, index.host_from_hardware(hardware), request or {}, gpu_index=index)
+    return stack_resolver.resolve(data, index.host_from_hardware(hardware), request or {}, gpu_index=index)
 
 
 def get(plan, path):
@@ -71,7 +71,7 @@ def errors_text(plan):
     ],
 )
 def test_parse_version(value, expected):
-    assert compat.parse_version(value) == expected
+    assert versions.parse_version(value) == expected
 
 
 @pytest.mark.parametrize(
@@ -85,7 +85,7 @@ def test_parse_version(value, expected):
     ],
 )
 def test_compare_versions(left, right, expected):
-    assert compat.compare_versions(left, right) == expected
+    assert versions.compare_versions(left, right) == expected
 
 
 @pytest.mark.parametrize(
@@ -93,12 +93,12 @@ def test_compare_versions(left, right, expected):
     [("12.4", "12.4.1", True), ("12.4", "12.40", False), ("2.9", "2.9.1", True), ("9.10", "9.1.0.70", False)],
 )
 def test_version_matches(spec, version, expected):
-    assert compat.version_matches(spec, version) is expected
+    assert versions.version_matches(spec, version) is expected
 
 
 @pytest.mark.parametrize("version, branch", [("550.54.14", 550), ("R620", 620), (None, None), ("580", 580)])
 def test_driver_branch_of(version, branch):
-    assert compat.driver_branch_of(version) == branch
+    assert versions.driver_branch_of(version) == branch
 
 
 # ------------------------------------------------------------------------------------------
@@ -743,7 +743,7 @@ def facts(**overrides):
 
 
 def test_cpu_only_host(data):
-    plan = compat.resolve(data, facts(), {}, gpu_index=gpu_index(data))
+    plan = stack_resolver.resolve(data, facts(), {}, gpu_index=gpu_index(data))
     assert plan["ok"] is True
     assert plan["stack"]["driver"] is None and plan["stack"]["cuda"] is None and plan["stack"]["cudnn"] is None
     assert get(plan, "stack.pytorch.variant") == "cpu"
@@ -758,7 +758,7 @@ def test_cpu_only_host(data):
     ({"pytorch_variant": "cu128"}, "pytorch_variant: cu128 was requested but no NVIDIA GPU was found"),
 ])
 def test_cpu_only_host_refuses_gpu_parts(data, request_, fragment):
-    plan = compat.resolve(data, facts(), request_, gpu_index=gpu_index(data))
+    plan = stack_resolver.resolve(data, facts(), request_, gpu_index=gpu_index(data))
     assert plan["ok"] is False
     assert fragment in errors_text(plan)
 
@@ -769,7 +769,7 @@ def test_detected_host_with_driver(data):
         driver={"present": True, "version": "580.82.07", "cuda_version": "13.0"},
         secure_boot=True,
     )
-    plan = compat.resolve(data, host, {}, gpu_index=gpu_index(data))
+    plan = stack_resolver.resolve(data, host, {}, gpu_index=gpu_index(data))
     assert plan["ok"] is True
     assert get(plan, "host.gpus") == [
         {"name": "GeForce RTX 4090", "pci_device_id": "2684", "architecture": "Ada Lovelace", "cc": "8.9", "known": True, "count": 1}
@@ -782,14 +782,14 @@ def test_detected_host_with_driver(data):
 
 def test_detected_unknown_gpu_without_cc_is_refused(data):
     host = facts(gpus=[{"pci_device_id": "ffff", "name": "NVIDIA Future GPU"}])
-    plan = compat.resolve(data, host, {}, gpu_index=gpu_index(data))
+    plan = stack_resolver.resolve(data, host, {}, gpu_index=gpu_index(data))
     assert plan["ok"] is False
     assert "is not in the GPU catalog" in errors_text(plan)
 
 
 def test_detected_unknown_gpu_with_cc_is_planned_with_a_warning(data):
     host = facts(gpus=[{"pci_device_id": "ffff", "name": "NVIDIA Future GPU", "compute_capability": "12.0"}])
-    plan = compat.resolve(data, host, {}, gpu_index=gpu_index(data))
+    plan = stack_resolver.resolve(data, host, {}, gpu_index=gpu_index(data))
     assert plan["ok"] is True
     assert get(plan, "stack.driver.kernel_modules") == "open"
     assert any("NVIDIA Future GPU is not in the GPU catalog" in w for w in plan["warnings"])
@@ -797,7 +797,7 @@ def test_detected_unknown_gpu_with_cc_is_planned_with_a_warning(data):
 
 def test_detected_jetson_follows_flashed_l4t(data):
     host = facts(arch="aarch64", jetson={"l4t": "36.4.3", "model": "NVIDIA Jetson AGX Orin Developer Kit"})
-    plan = compat.resolve(data, host, {}, gpu_index=gpu_index(data))
+    plan = stack_resolver.resolve(data, host, {}, gpu_index=gpu_index(data))
     assert plan["ok"] is True
     assert get(plan, "stack.jetpack.version") == "6.2"
     assert get(plan, "stack.jetpack.l4t") == "36.4.3"
@@ -806,7 +806,7 @@ def test_detected_jetson_follows_flashed_l4t(data):
 
 def test_jetson_jetpack_major_change_needs_reflash(data):
     host = facts(arch="aarch64", jetson={"l4t": "35.4.1", "model": "Jetson AGX Orin"})
-    plan = compat.resolve(data, host, {"jetpack": "6.2"}, gpu_index=gpu_index(data))
+    plan = stack_resolver.resolve(data, host, {"jetpack": "6.2"}, gpu_index=gpu_index(data))
     assert plan["ok"] is False
     assert "needs a reflash" in errors_text(plan)
 
@@ -815,7 +815,7 @@ def test_resolver_does_not_mutate_inputs(data):
     host = gpu_index(data).host_from_hardware(RTX4090)
     request = {"pytorch": "2.9"}
     before = (repr(host), repr(request))
-    compat.resolve(data, host, request, gpu_index=gpu_index(data))
+    stack_resolver.resolve(data, host, request, gpu_index=gpu_index(data))
     assert (repr(host), repr(request)) == before
 
 
@@ -883,7 +883,7 @@ def test_every_gpu_arch_exists_and_cc_is_in_range(any_data):
         else:
             assert gpu["arch"] in archs, gpu["name"]
             arch = archs[gpu["arch"]]
-            assert compat.compare_versions(arch["cc_min"], gpu["cc"]) <= 0 <= compat.compare_versions(arch["cc_max"], gpu["cc"])
+            assert versions.compare_versions(arch["cc_min"], gpu["cc"]) <= 0 <= versions.compare_versions(arch["cc_max"], gpu["cc"])
         for pci in gpu["pci_ids"]:
             assert len(pci) == 4 and pci == pci.lower() and pci not in seen_ids, pci
             seen_ids.add(pci)
@@ -944,17 +944,17 @@ def _host(**raw):
 def test_end_to_end_rtx4090_on_driver_535(data):
     host = _host(nvidia_smi_xml=_fixture("nvidia-smi", "rtx-4090-driver-535.xml"),
                  lspci=_fixture("lspci", "rtx4090-desktop.lspci-nn.txt"))
-    plan = compat.resolve(data, host, {}, gpu_index=gpu_index(data))
+    plan = stack_resolver.resolve(data, host, {}, gpu_index=gpu_index(data))
     assert plan["host"]["gpus"][0]["name"] == "GeForce RTX 4090"
     assert get(plan, "stack.driver.branch") == 535  # the installed driver is kept
     assert get(plan, "stack.pytorch.variant").startswith("cu12")
-    refused = compat.resolve(data, host, {"pytorch_variant": "cu130"}, gpu_index=gpu_index(data))
+    refused = stack_resolver.resolve(data, host, {"pytorch_variant": "cu130"}, gpu_index=gpu_index(data))
     assert "cu130 needs driver >= 580.65.06" in errors_text(refused)
 
 
 def test_end_to_end_dgx_a100_lspci_finds_nvswitches(data):
     host = _host(lspci=_fixture("lspci", "dgx-a100.lspci-Dnn.txt"))
-    plan = compat.resolve(data, host, {}, gpu_index=gpu_index(data))
+    plan = stack_resolver.resolve(data, host, {}, gpu_index=gpu_index(data))
     assert plan["ok"] is True, plan["errors"]
     assert plan["host"]["nvswitch"] is True
     assert plan["host"]["architectures"] == ["Ampere"]
@@ -964,7 +964,7 @@ def test_end_to_end_dgx_a100_lspci_finds_nvswitches(data):
 
 def test_end_to_end_gtx1080ti_lspci(data):
     host = _host(lspci=_fixture("lspci", "gtx1080ti-intel.lspci-nn.txt"))
-    plan = compat.resolve(data, host, {}, gpu_index=gpu_index(data))
+    plan = stack_resolver.resolve(data, host, {}, gpu_index=gpu_index(data))
     assert plan["ok"] is True, plan["errors"]
     assert get(plan, "stack.driver.branch") == 580
     assert get(plan, "stack.driver.kernel_modules") == "proprietary"
@@ -972,7 +972,7 @@ def test_end_to_end_gtx1080ti_lspci(data):
 
 def test_end_to_end_no_nvidia(data):
     host = _host(lspci=_fixture("lspci", "no-nvidia.lspci-nn.txt"))
-    plan = compat.resolve(data, host, {}, gpu_index=gpu_index(data))
+    plan = stack_resolver.resolve(data, host, {}, gpu_index=gpu_index(data))
     assert plan["ok"] is True
     assert get(plan, "stack.pytorch.variant") == "cpu"
 
@@ -980,7 +980,7 @@ def test_end_to_end_no_nvidia(data):
 def test_end_to_end_tesla_p100_on_driver_510(data):
     host = _host(nvidia_smi_xml=_fixture("nvidia-smi", "tesla-p100-driver-510.xml"),
                  os_release='ID=ubuntu\nVERSION_ID="20.04"\n')
-    plan = compat.resolve(data, host, {}, gpu_index=gpu_index(data))
+    plan = stack_resolver.resolve(data, host, {}, gpu_index=gpu_index(data))
     assert plan["ok"] is True, plan["errors"]
     assert plan["host"]["gpus"][0]["name"] == "Tesla P100 PCIe 16GB"
     assert get(plan, "stack.driver.branch") == 510

@@ -1,0 +1,819 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The stack resolver of dlbox.stack (controller only): plans driver, CUDA, cuDNN, NCCL, PyTorch, TensorFlow,
+Python, Fabric Manager and JetPack for a host.
+
+The data (``data/compat.yml``, loaded and indexed by ``plugin_utils.compat_data.load_compat_index``) says what
+exists and what fits; ``stack_rules`` says what breaks; this module chooses:
+
+* parts of the stack the request leaves open are CHOSEN (newest that fits; driver branches prefer
+  long-term-support branches that are not end-of-life on the data date and have a confirmed release for
+  the install method);
+* parts the request names are CHECKED and never silently changed;
+* every violated rule becomes one plain-words error naming what was asked, why it fails and what
+  would work instead. All violations are collected, not just the first.
+
+Each ``pick_*`` returns its choice (and writes messages to the ``Report``); ``resolve`` assembles the plan.
+The input is checked first (``stack_input``): a plan for bad input is refused before anything is chosen.
+
+GPUs: ``resolve`` takes the host's GPUs classified by ``plugin_utils.gpu_catalog`` (pass its ``GpuIndex``
+as ``gpu_index`` and ``resolve`` calls its ``classify``); GPUs that carry no ``arch`` are planned from their
+``compute_capability``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.dlbox.stack.plugins.plugin_utils.versions import (
+    compare_versions,
+    driver_branch_of,
+    major_minor,
+    major_of,
+    parse_version,
+    version_matches,
+)
+from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_index import (
+    CompatIndex,
+)
+from ansible_collections.dlbox.stack.plugins.module_utils.stack_input import (
+    LATEST_WORDS,
+    NONE_WORDS,
+    check_host_arch,
+    check_request,
+)
+from ansible_collections.dlbox.stack.plugins.plugin_utils.stack_context import (
+    CPU_VARIANT,
+    DEFAULT_MACHINE,
+    JETSON_MACHINE,
+    PYPI_VARIANT,
+    PlanContext,
+    Report,
+    STACK_PARTS,
+    branch_is_eol,
+    branch_order,
+    driver_at_least,
+    driver_description,
+    driver_method,
+    driver_release,
+    gpu_label,
+    in_range,
+    installable_branches,
+    module_flavours,
+    newest_cuda_major_for_branch,
+    os_python,
+    preferred_branch,
+    requested_driver_floors,
+    unconfirmed,
+)
+from ansible_collections.dlbox.stack.plugins.plugin_utils.stack_rules import (
+    cuda_fits,
+    cuda_native,
+    cudnn_fits_framework,
+    driver_runs_cuda,
+    find_release,
+    rule_cuda,
+    rule_cudnn,
+    rule_driver_branch,
+    rule_gpus_supported,
+    rule_kernel_modules,
+    rule_python,
+    rule_pytorch_variant,
+    rule_request_fits_host,
+    rule_tensorflow,
+    tensorflow_newer_gpus,
+    variant_fits,
+    variant_order,
+)
+
+__all__ = ["resolve", "refused_plan"]
+
+
+def pick_driver(plan, report):
+    """Decide the driver branch: requested (checked), installed (kept) or chosen."""
+    requested = plan.request.get("driver_branch")
+    installed_branch = driver_branch_of(plan.installed) if plan.installed else None
+    if requested not in (None, "", "auto"):
+        branch = driver_branch_of(requested)
+        entry = plan.index.branch.get(branch) if branch else None
+        if entry is None:
+            known = ", ".join(str(e["branch"]) for e in branch_order(plan) if not branch_is_eol(plan, e))
+            report.add(["Driver branch '%s' is not a known branch in data/compat.yml; use one of: %s." % (requested, known)])
+            return None
+        report.add(rule_driver_branch(plan, branch, "Driver branch R%s" % branch))
+        for floor, reason in requested_driver_floors(plan):
+            if branch < floor:
+                report.add(["%s needs driver branch R%s or newer, but driver_branch: %s was requested; request driver_branch: %s or newer, or a "
+                            "CUDA %s.x build." % (reason, floor, branch, floor, newest_cuda_major_for_branch(plan, branch))])
+        method = driver_method(plan)
+        if installed_branch != branch and driver_release(plan, branch, method, module_flavours(plan)) is None:
+            if method == "distro":
+                report.add(["Driver branch R%s is not installable from %s's own archive (driver_method: distro ships %s); request one "
+                            "of those, or driver_method: nvidia_repo." % (branch, plan.os_key or "this OS", installable_branches(plan, method))])
+            else:
+                report.warn("Driver branch R%s has no Linux release confirmed in data/compat.yml; the version NVIDIA's repository "
+                            "installs is unknown here (confirmed: %s)." % (branch, installable_branches(plan, method)))
+        if branch_is_eol(plan, entry):
+            report.warn("Driver branch R%s is end-of-life on %s (%s); prefer R%s." % (branch, plan.index.date, entry.get("eol"), preferred_branch(plan)))
+        changed = installed_branch is not None and installed_branch != branch
+        if changed:
+            report.note("The installed driver %s (R%s) will be replaced by driver branch R%s." % (plan.installed, installed_branch, branch))
+        version = plan.installed if installed_branch == branch else None
+        return {"branch": branch, "version": version, "installed": version is not None, "changed": changed, "entry": entry}
+    if installed_branch is not None:
+        entry = plan.index.branch.get(installed_branch) or {"branch": installed_branch}
+        errors = rule_driver_branch(plan, installed_branch, "The installed driver %s" % plan.installed)
+        errors = [m[:-1] + " to replace it." if "use driver_branch" in m else m for m in errors]
+        report.add(errors)
+        if entry.get("status") and branch_is_eol(plan, entry):
+            report.warn("The installed driver %s belongs to branch R%s, end-of-life on %s; request driver_branch: %s to upgrade."
+                        % (plan.installed, installed_branch, plan.index.date, preferred_branch(plan)))
+        report.note("Keeping the installed driver %s (R%s); request driver_branch to change it." % (plan.installed, installed_branch))
+        return {"branch": installed_branch, "version": plan.installed, "installed": True, "changed": False, "entry": entry}
+    branch = preferred_branch(plan)
+    if branch is None:
+        limits = plan.limits
+        floors = [(f, why) for f, why in requested_driver_floors(plan) if limits["branch_max"] and f > limits["branch_max"][0]]
+        if floors:
+            gpu = limits["branch_max"][1]
+            top = limits["branch_max"][0]
+            report.add(["%s needs driver branch R%s or newer, but %s is supported only up to driver branch R%s; ask for "
+                        "a CUDA %s.x build instead." % (floors[0][1], floors[0][0], gpu_label(gpu), top,
+                                                        newest_cuda_major_for_branch(plan, top))])
+        elif not report.errors:
+            method = driver_method(plan)
+            where = "%s's own archive" % (plan.os_key or "this OS") if method == "distro" else "NVIDIA's repository"
+            other = "nvidia_repo" if method == "distro" else "distro"
+            report.add(["No driver branch that fits these GPUs and requests has a confirmed release in %s (driver_method: %s "
+                        "installs %s); try driver_method: %s." % (where, method, installable_branches(plan, method), other)])
+        return None
+    entry = plan.index.branch[branch]
+    if branch_is_eol(plan, entry):
+        report.warn("Driver branch R%s is the newest that supports these GPUs, but it is end-of-life on %s; no security updates."
+                    % (branch, plan.index.date))
+    return {"branch": branch, "version": None, "installed": False, "changed": False, "entry": entry}
+
+
+def pick_modules(plan, report):
+    if plan.driver is None:
+        return None
+    requested = plan.request.get("kernel_modules")
+    branch = plan.driver["branch"]
+    removed = plan.index.kernel_modules.get("proprietary_removed_from_branch")
+    if requested not in (None, "", "auto"):
+        flavour = str(requested).lower()
+        report.add(rule_kernel_modules(plan, flavour))
+    elif "open" in plan.limits["modules"] and (
+        "proprietary" not in plan.limits["modules"] or branch >= int(plan.index.kernel_modules["open_default_from_branch"])
+    ):
+        flavour = "open"
+    elif "proprietary" in plan.limits["modules"]:
+        flavour = "proprietary"
+    else:
+        flavour = "open"
+    if flavour == "proprietary" and removed and branch >= int(removed):
+        report.warn("The R%s Driver Installation Guide has a section 'Proprietary Kernel Modules Removed' (content unconfirmed); "
+                    "proprietary modules may not exist for this branch." % branch)
+    return flavour
+
+
+def _driver_packages(plan, flavour):
+    entry = plan.driver.get("entry") or {}
+    style = plan.index.driver_packages.get(entry.get("packages") or "versioned") or {}
+    branch = plan.driver["branch"]
+    names = list(style.get(flavour) or []) + list(style.get("lock") or [])
+    return [str(n).replace("{branch}", str(branch)) for n in names]
+
+
+def cuda_advice(plan, report, rel):
+    version = rel["version"]
+    if plan.driver is not None:
+        need = rel.get("toolkit_driver_min")
+        if need and not driver_at_least(plan, need):
+            report.warn("CUDA %s's own driver is %s; %s runs it in minor-version compatibility mode (PTX of newer "
+                        "architectures cannot be JIT-compiled, some features missing)." % (version, need, driver_description(plan)))
+        elif not need:
+            guess = rel.get("toolkit_driver_min_unconfirmed")
+            report.warn("CUDA %s no longer bundles a Linux driver and its driver floor is unconfirmed%s; only the CUDA %s.x "
+                        "floor is certain." % (version, " (>= %s reported)" % guess if guess else "", major_of(version)))
+    if plan.os_key and plan.os_entry and plan.os_key not in (rel.get("os") or []):
+        report.warn("CUDA %s is not listed for %s in data/compat.yml (the per-OS list is unconfirmed); check NVIDIA's "
+                    "repository %s." % (version, plan.os_key, plan.os_entry.get("repo_distro")))
+
+
+def pick_cuda(plan, report, tf):
+    requested = plan.request.get("cuda")
+    if requested not in (None, "", "auto"):
+        rel = plan.index.cuda_release(requested)
+        if rel is None:
+            known = ", ".join(r["version"] for r in plan.index.cuda[:8])
+            skipped = [v for v in plan.index.cuda_never_released if version_matches(v, requested)]
+            why = " (%s was never released)" % skipped[0] if skipped else ""
+            report.add(["CUDA '%s' is not a CUDA release in data/compat.yml%s; use one of: %s, ..."
+                        % (requested, why, known)])
+            return None
+        report.add(rule_cuda(plan, rel))
+        cuda_advice(plan, report, rel)
+        return rel
+    best, best_key = None, None
+    for rel in plan.index.cuda:
+        if not cuda_fits(plan, rel):
+            continue
+        if tf is not None and major_of(rel["version"]) != major_of(tf["cuda"]):
+            continue
+        if plan.os_key and plan.os_entry and plan.os_key not in (rel.get("os") or []):
+            continue
+        has_cudnn = any(cudnn_fits_framework(plan, c, rel["version"], tf) for c in plan.index.cudnn)
+        key = (cuda_native(plan, rel), has_cudnn, parse_version(rel["version"]))
+        if best_key is None or key > best_key:
+            best, best_key = rel, key
+    if best is None:
+        report.warn("No CUDA toolkit release in data/compat.yml fits these GPUs, this driver and OS; the plan has no CUDA toolkit.")
+        return None
+    cuda_advice(plan, report, best)
+    return best
+
+
+def _cuda_out(plan, rel):
+    updates = rel.get("updates") or []
+    parts = parse_version(rel["version"])
+    return {
+        "version": rel["version"],
+        "latest_update": updates[-1]["version"] if updates else None,
+        "toolkit_driver_min": rel.get("toolkit_driver_min"),
+        "package": plan.index.cuda_toolkit_package.format(major=parts[0], minor=parts[1]),
+    }
+
+
+def pick_cudnn(plan, report, cuda_rel, tf):
+    requested = plan.request.get("cudnn")
+    cuda_version = cuda_rel["version"] if cuda_rel else None
+    if requested not in (None, "", "auto"):
+        if str(requested).lower() in NONE_WORDS:
+            return None
+        entry = next((e for e in plan.index.cudnn if version_matches(requested, e["version"])), None)
+        if entry is None:
+            report.add(["cuDNN '%s' is not in data/compat.yml; known: %s." % (requested, ", ".join(e["version"] for e in plan.index.cudnn))])
+            return None
+        report.add(rule_cudnn(plan, entry, cuda_version))
+        if tf is not None and not tf.get("and_cuda") and major_of(entry["version"]) != major_of(tf["cudnn"]):
+            report.add(["TensorFlow %s uses the system cuDNN %s.x (no [and-cuda] extra), but cuDNN %s was requested; use cudnn: '%s'."
+                        % (tf["version"], major_of(tf["cudnn"]), entry["version"], tf["cudnn"])])
+        return entry
+    if cuda_rel is None:
+        return None
+    for entry in plan.index.cudnn:
+        if cudnn_fits_framework(plan, entry, cuda_version, tf):
+            if unconfirmed(entry):
+                report.warn("cuDNN %s: part of its support range is unconfirmed (%s)." % (entry["version"], entry.get("source")))
+            return entry
+    report.warn("No cuDNN in data/compat.yml has a build for CUDA %s that supports these GPUs; the plan has no system cuDNN."
+                % cuda_version)
+    return None
+
+
+def requested_frameworks(plan):
+    """Releases named by the request, for the Python choice."""
+    out = []
+    if plan.asked("pytorch") and str(plan.request["pytorch"]).lower() not in NONE_WORDS + LATEST_WORDS:
+        rel = find_release(plan.index.pytorch, plan.request["pytorch"])
+        if rel:
+            out.append(("PyTorch", rel))
+    if plan.asked("tensorflow") and str(plan.request["tensorflow"]).lower() not in NONE_WORDS + LATEST_WORDS:
+        rel = find_release(plan.index.tensorflow, plan.request["tensorflow"])
+        if rel:
+            out.append(("TensorFlow", rel))
+    return out
+
+
+def pick_python(plan, report):
+    requested = plan.request.get("python")
+    distro_python = os_python(plan)
+    if requested not in (None, "", "auto"):
+        version = major_minor(requested)
+        if not version or major_of(version) != 3:
+            report.add(["python: '%s' is not a Python 3 version like '%s'." % (requested, plan.index.default_python)])
+            return None
+        if distro_python and version != distro_python:
+            report.note("Python %s is not %s's default python3 (%s); the environment role must provide it (e.g. uv or a PPA)."
+                        % (version, plan.os_key, distro_python))
+        return version
+    frameworks = requested_frameworks(plan)
+    if distro_python and all(in_range(distro_python, rel["python"]) for _name, rel in frameworks):
+        return distro_python
+    if frameworks:
+        lo = max((rel["python"]["min"] for _name, rel in frameworks), key=parse_version)
+        hi = min((rel["python"]["max"] for _name, rel in frameworks), key=parse_version)
+        if compare_versions(lo, hi) <= 0:
+            version = major_minor(hi)
+            report.note("Python %s chosen for %s; %s (the OS default) is outside their range, so the environment role must "
+                        "provide Python %s." % (version, " and ".join("%s %s" % (n, r["version"]) for n, r in frameworks),
+                                                distro_python or "the OS python", version))
+            return version
+        report.add(["No Python version fits %s: their ranges do not overlap; pick releases with a common Python."
+                    % " and ".join("%s %s (%s to %s)" % (n, r["version"], r["python"]["min"], r["python"]["max"]) for n, r in frameworks)])
+        return None
+    return distro_python or plan.index.default_python
+
+
+def requested_release(plan, report, label, releases, requested):
+    """The release a request names, checked against the planned Python; None (with an error) if unknown."""
+    rel = find_release(releases, requested)
+    if rel is None:
+        report.add(["%s '%s' is not a release in data/compat.yml; known: %s."
+                    % (label, requested, ", ".join(r["version"] for r in releases))])
+        return None
+    report.add(rule_python(plan, label, rel, plan.python))
+    return rel
+
+
+def pick_pytorch(plan, report):
+    requested = plan.request.get("pytorch")
+    req_variant = plan.request.get("pytorch_variant")
+    req_variant = str(req_variant).lower() if req_variant not in (None, "", "auto") else None
+    if requested is not None and str(requested).lower() in NONE_WORDS:
+        return None
+    cpu_only = not plan.gpus
+    if req_variant and req_variant.startswith("cu") and cpu_only:
+        report.add(["pytorch_variant: %s was requested but no NVIDIA GPU was found; use pytorch_variant: cpu, or plan with "
+                    "hardware: {gpus: [...]}." % req_variant])
+        return None
+    if requested not in (None, "", "auto") and str(requested).lower() not in LATEST_WORDS:
+        rel = requested_release(plan, report, "PyTorch", plan.index.pytorch, requested)
+        if rel is None:
+            return None
+        return pytorch_variant_for(plan, report, rel, req_variant, cpu_only, str(requested))
+    # choose the newest release that fits Python, GPUs and driver
+    first = None
+    for rel in plan.index.pytorch:
+        if plan.python and not in_range(plan.python, rel["python"]):
+            continue
+        if cpu_only:
+            return _pytorch_out(plan, rel, None, CPU_VARIANT)
+        variants = variant_order(rel)
+        if req_variant == PYPI_VARIANT:
+            variants = [v for v in variants if v["name"] == rel.get("pypi_default")]
+        elif req_variant:
+            variants = [v for v in variants if v["name"] == req_variant] if req_variant != CPU_VARIANT else []
+            if req_variant == CPU_VARIANT:
+                return _pytorch_out(plan, rel, None, CPU_VARIANT)
+        for variant in variants:
+            if first is None:
+                first = (rel, variant)
+            if variant_fits(plan, rel, variant):
+                return pytorch_finish(plan, report, rel, variant, req_variant == PYPI_VARIANT, None)
+    if req_variant and first is not None:
+        report.add(rule_pytorch_variant(plan, first[0], first[1], True))
+        return None
+    if req_variant and req_variant not in (CPU_VARIANT, PYPI_VARIANT):
+        report.add(["No PyTorch release in data/compat.yml has a %s build that fits %s and Python %s; %s."
+                    % (req_variant, ", ".join(gpu_label(g) for g in plan.kinds) or "this host", plan.python,
+                       "use pytorch_variant: cpu or another CUDA variant")])
+        return None
+    report.warn("No PyTorch CUDA build in data/compat.yml fits %s with %s and Python %s; the plan has no PyTorch "
+                "(request pytorch_variant: cpu for a CPU build)." % (", ".join(gpu_label(g) for g in plan.kinds), driver_description(plan), plan.python))
+    return None
+
+
+def pytorch_variant_for(plan, report, rel, req_variant, cpu_only, requested):
+    if req_variant == CPU_VARIANT or cpu_only:
+        return _pytorch_out(plan, rel, None, CPU_VARIANT, requested)
+    if req_variant == PYPI_VARIANT:
+        variant = next((v for v in rel["variants"] if v["name"] == rel.get("pypi_default")), None)
+        if variant is None:
+            report.add(["PyTorch %s's PyPI default build (%s) is not described in data/compat.yml." % (rel["version"], rel.get("pypi_default"))])
+            return None
+        report.add(rule_pytorch_variant(plan, rel, variant, True))
+        return pytorch_finish(plan, report, rel, variant, True, requested)
+    if req_variant:
+        variant = next((v for v in rel["variants"] if v["name"] == req_variant), None)
+        if variant is None:
+            names = ", ".join([v["name"] for v in variant_order(rel)] + [CPU_VARIANT])
+            report.add(["PyTorch %s has no %s build (builds: %s); use one of those or another release."
+                        % (rel["version"], req_variant, names)])
+            return None
+        report.add(rule_pytorch_variant(plan, rel, variant, True))
+        return pytorch_finish(plan, report, rel, variant, False, requested)
+    for variant in variant_order(rel):
+        if variant_fits(plan, rel, variant):
+            return pytorch_finish(plan, report, rel, variant, False, requested)
+    # nothing fits: report against the newest stable build
+    variant = variant_order(rel)[0]
+    report.add(rule_pytorch_variant(plan, rel, variant, False) or rule_pytorch_variant(plan, rel, variant, True))
+    return None
+
+
+def pytorch_finish(plan, report, rel, variant, pypi, requested):
+    if variant.get("experimental"):
+        report.warn("PyTorch %s %s is an experimental build." % (rel["version"], variant["name"]))
+    if unconfirmed(rel):
+        report.warn("PyTorch %s: some facts are unconfirmed (%s)." % (rel["version"], rel.get("source")))
+    if rel.get("notes"):
+        report.note("PyTorch %s: %s" % (rel["version"], rel["notes"]))
+    return _pytorch_out(plan, rel, variant, PYPI_VARIANT if pypi else variant["name"], requested)
+
+
+def _pytorch_out(plan, rel, variant, name, requested=None):
+    patches = rel.get("patches") or [rel["version"]]
+    version = patches[-1]
+    if requested and len(parse_version(requested)) >= 3:
+        version = next((x for x in patches if version_matches(requested, x)), str(requested))
+    out = {
+        "version": version,
+        "variant": name,
+        "index_url": None if name == PYPI_VARIANT else "%s/%s" % (plan.index.pt_base, name),
+        "cuda": variant["cuda"] if variant else None,
+        "cudnn": variant.get("cudnn") if variant else None,
+        "torchvision": rel.get("torchvision"),
+        "torchaudio": rel.get("torchaudio"),
+    }
+    return out
+
+
+def pick_tensorflow(plan, report):
+    requested = plan.request.get("tensorflow")
+    if requested in (None, "", "auto", False) or str(requested).lower() in NONE_WORDS:
+        return None
+    if str(requested).lower() in LATEST_WORDS or requested is True:
+        for rel in plan.index.tensorflow:
+            if plan.python and not in_range(plan.python, rel["python"]):
+                continue
+            if plan.asked("cuda") and major_of(plan.request["cuda"]) != major_of(rel["cuda"]):
+                continue
+            if plan.gpus and not driver_runs_cuda(plan, rel["cuda"]):
+                continue
+            return rel
+        majors = sorted(set(major_of(r["cuda"]) for r in plan.index.tensorflow))
+        report.add(["No TensorFlow release in data/compat.yml fits Python %s%s; TensorFlow is built for CUDA %s only."
+                    % (plan.python, " and CUDA %s" % plan.request["cuda"] if plan.asked("cuda") else "",
+                       "/".join("%s.x" % m for m in majors))])
+        return None
+    return requested_release(plan, report, "TensorFlow", plan.index.tensorflow, requested)
+
+
+def pick_nccl(plan, report, cuda_rel):
+    if cuda_rel is None or (len(plan.gpus) < 2 and not plan.nvswitch):
+        return None
+    major = str(major_of(cuda_rel["version"]))
+    for entry in plan.index.nccl:
+        if major in [str(m) for m in entry.get("cuda_majors") or []]:
+            if unconfirmed(entry):
+                report.warn("NCCL %s for CUDA %s.x: the CUDA %s build is unconfirmed in the data (%s)."
+                            % (entry["version"], major, major, entry.get("source")))
+            return {"version": entry["version"], "cuda_major": int(major)}
+    report.warn("No NCCL in data/compat.yml names a CUDA %s.x build; multi-GPU jobs use the NCCL bundled with the framework." % major)
+    return None
+
+
+def pick_fabric_manager(plan, report):
+    if not plan.nvswitch or plan.driver is None:
+        return None
+    branch = plan.driver["branch"]
+    rule = None
+    for entry in plan.index.fabric.get("packages") or []:
+        hi = entry.get("branch_max")
+        if branch >= int(entry["branch_min"]) and (hi is None or branch <= int(hi)):
+            rule = entry
+    if rule is None:
+        report.add(["No Fabric Manager package is known for driver branch R%s; NVSwitch systems need one." % branch])
+        return None
+    package = str(rule["package"]).replace("{branch}", str(branch))
+    packages = [package]
+    if rule.get("meta"):
+        packages.append(str(rule["meta"]).replace("{branch}", str(branch)))
+    nvl5 = plan.index.fabric.get("nvlink5") or {}
+    if nvl5 and any(compare_versions(g.get("cc"), nvl5["cc_min"]) >= 0 and g.get("form") == "sxm" for g in plan.kinds):
+        packages += list(nvl5.get("extra_packages") or [])
+        arch_name = (plan.index.archs.get(plan.index.arch_for_cc(nvl5["cc_min"])) or {}).get("name")
+        report.note("NVLink5 (%s) systems also need %s besides Fabric Manager." % (arch_name, ", ".join(nvl5.get("extra_packages") or [])))
+    exact = plan.driver["version"] if plan.driver.get("installed") else None
+    version = exact or "%s.*" % branch
+    report.warn("Fabric Manager and the driver must have exactly the same version: pin %s to %s and upgrade both "
+                "together, or nvidia-fabricmanager.service will not start." % (package, exact or "the R%s driver version that gets installed" % branch))
+    return {"package": package, "version": version, "branch": branch, "packages": packages,
+            "service": plan.index.fabric["service"]}
+
+
+def pick_container_toolkit(plan, report):
+    """The container toolkit the docker/nvidia_container_toolkit roles install, from data ``container_toolkit``.
+
+    ``{default_version: "1.18.2", min_version: "1.18.1", packages: [...], docker_cdi_min: "25.0"}`` ->
+    ``{"version": "1.18.2", "min_version": "1.18.1", "packages": [...], "docker_cdi_min": "25.0"}``;
+    None when the data has no such section.
+    """
+    entry = plan.index.data.get("container_toolkit") or {}
+    if not entry.get("default_version"):
+        return None
+    if entry.get("min_version") and compare_versions(entry["default_version"], entry["min_version"]) < 0:
+        report.add(["data/compat.yml: container_toolkit default_version %s is older than its min_version %s; fix the data."
+                    % (entry["default_version"], entry["min_version"])])
+    if unconfirmed(entry):
+        report.warn("NVIDIA Container Toolkit %s: the data for it is unconfirmed (%s)." % (entry["default_version"], entry.get("source")))
+    return {"version": str(entry["default_version"]), "min_version": str(entry.get("min_version") or entry["default_version"]),
+            "packages": list(entry.get("packages") or []), "docker_cdi_min": entry.get("docker_cdi_min")}
+
+
+def _host_summary(plan, stack):
+    """The host part of the plan; a Jetson module runs the Ubuntu of its JetPack."""
+    groups = []
+    for gpu in plan.gpus:
+        for group in groups:
+            if group["name"] == gpu.get("catalog_name") and group["pci_device_id"] == gpu.get("pci_device_id"):
+                group["count"] += 1
+                break
+        else:
+            groups.append({"name": gpu.get("catalog_name"), "pci_device_id": gpu.get("pci_device_id"),
+                           "architecture": gpu.get("arch_name"), "cc": gpu.get("cc"), "known": gpu.get("known"), "count": 1})
+    return {
+        "gpus": groups,
+        "gpu_count": len(plan.gpus),
+        "architectures": sorted(set(g.get("arch_name") for g in plan.gpus if g.get("arch_name"))),
+        "compute_capabilities": sorted(set(g.get("cc") for g in plan.gpus if g.get("cc")), key=parse_version),
+        "arch": plan.arch,
+        "os": "ubuntu-%s" % stack["jetpack"]["ubuntu"] if stack.get("jetpack") else plan.os_key,
+        "driver_installed": plan.installed,
+        "nvswitch": plan.nvswitch,
+        "jetson": plan.jetson or None,
+        "planning": bool(plan.host.get("planning")),
+    }
+
+
+def resolve_cpu(plan, report):
+    """The stack of a host without an NVIDIA GPU: Python and CPU frameworks only."""
+    report.note("No NVIDIA GPU was found on this host: the plan is a CPU-only stack (no driver, CUDA or cuDNN; PyTorch "
+                "cpu wheels).")
+    for key, what in (("driver_branch", "a driver branch"), ("kernel_modules", "kernel modules"), ("cuda", "CUDA"),
+                      ("cudnn", "cuDNN"), ("jetpack", "JetPack")):
+        if plan.asked(key):
+            report.add(["%s was requested (%s: %s) but no NVIDIA GPU was found on this host; drop %s, or plan with hardware: "
+                        "{gpus: [...]}." % (what[0].upper() + what[1:], key, plan.request[key], key)])
+    plan.decided(python=pick_python(plan, report))
+    tf = pick_tensorflow(plan, report)
+    return {"python": {"version": plan.python} if plan.python else None, "pytorch": pick_pytorch(plan, report),
+            "tensorflow": _tf_out(tf) if tf else None}
+
+
+def _jetson_family(plan):
+    model = (plan.jetson or {}).get("model") or ""
+    if plan.gpu_index is not None:
+        found = plan.gpu_index.candidates(model) if model else []
+    else:  # no catalog index: a hand-kept Jetson entry whose name's words all appear in the model
+        words = set(re.findall(r"[a-z0-9]+", model.lower()))
+        found = [e for e in plan.index.data.get("gpus") or []
+                 if model and set(re.findall(r"[a-z0-9]+", str(e.get("name")).lower())) <= words]
+    found = [e for e in found if e.get("jetson")]
+    if len(found) == 1:
+        return found[0]
+    families = set(e.get("jetson_family") for e in found)
+    if len(families) == 1 and found:
+        return found[0]
+    return None
+
+
+def resolve_jetson(plan, report):
+    """The stack of a Jetson module: the JetPack it runs or should run, and its PyTorch route."""
+    stack = {}
+    entry = _jetson_family(plan)
+    model = (plan.jetson or {}).get("model")
+    for key in ("driver_branch", "kernel_modules"):
+        if plan.asked(key):
+            report.add(["%s: %s was requested, but Jetson modules get their GPU driver from the L4T BSP (JetPack); drop %s."
+                        % (key, plan.request[key], key)])
+    if entry is None:
+        report.add(["Jetson model '%s' is not in the GPU catalog of data/compat.yml; add it or plan with hardware: {gpus: "
+                    "['Jetson AGX Orin']}." % model])
+        return stack
+    family = entry.get("jetson_family")
+    l4t = (plan.jetson or {}).get("l4t")
+    installed_jp = None
+    if l4t:
+        installed_jp = next((j for j in plan.index.jetpack if any(version_matches(x, l4t) or x == str(l4t) for x in j["l4t"])), None)
+        if installed_jp is None:
+            report.warn("L4T %s is not in data/compat.yml's JetPack table; the JetPack stack cannot be checked." % l4t)
+    jp = None
+    if plan.asked("jetpack"):
+        wanted = str(plan.request["jetpack"])
+        jp = next((j for j in plan.index.jetpack if j["version"] == wanted), None) or next(
+            (j for j in plan.index.jetpack if version_matches(wanted, j["version"])), None)
+        if jp is None:
+            report.add(["JetPack '%s' is not in data/compat.yml; known: %s." % (plan.request["jetpack"], ", ".join(j["version"] for j in plan.index.jetpack))])
+            return stack
+        if family not in jp["devices"]:
+            options = [j["version"] for j in plan.index.jetpack if family in j["devices"]]
+            report.add(["JetPack %s does not support %s (it supports %s); use jetpack: '%s'."
+                        % (jp["version"], entry["name"], ", ".join(jp["devices"]), options[0] if options else "?")])
+        if installed_jp is not None and installed_jp is not jp:
+            if major_of(installed_jp["version"]) != major_of(jp["version"]):
+                report.add(["JetPack %s was requested but this module runs L4T %s (JetPack %s); moving between JetPack %s and %s "
+                            "needs a reflash, which this collection does not do; drop jetpack or reflash first."
+                            % (jp["version"], l4t, installed_jp["version"], major_of(installed_jp["version"]), major_of(jp["version"]))])
+            else:
+                report.warn("JetPack %s was requested; this module runs JetPack %s (L4T %s): upgrade through NVIDIA's Jetson apt "
+                            "repository." % (jp["version"], installed_jp["version"], l4t))
+    elif installed_jp is not None:
+        jp = installed_jp
+        report.note("JetPack %s detected (L4T %s): Jetson stacks follow the flashed JetPack." % (jp["version"], l4t))
+    else:
+        candidates = [j for j in plan.index.jetpack if family in j["devices"] and j.get("cuda")]
+        with_pytorch = [j for j in candidates if (j.get("pytorch") or {}).get("route") and family in (j["pytorch"].get("families") or [])]
+        jp = (with_pytorch or candidates or [None])[0]
+        if jp is None:
+            report.add(["No JetPack in data/compat.yml supports %s." % entry["name"]])
+            return stack
+        report.note("JetPack %s chosen for %s: the newest JetPack with a known PyTorch route for it%s."
+                    % (jp["version"], entry["name"], "" if l4t else " (the module must be flashed with it)"))
+    if jp.get("notes"):
+        report.warn("JetPack %s: %s" % (jp["version"], jp["notes"]))
+    report.note("Jetson modules need no discrete GPU driver: the driver is part of L4T (JetPack).")
+    stack["jetpack"] = {"version": jp["version"], "l4t": l4t or jp["l4t"][-1], "ubuntu": jp["ubuntu"], "cuda": jp.get("cuda"),
+                        "cudnn": jp.get("cudnn"), "tensorrt": jp.get("tensorrt"), "device": entry["name"], "family": family}
+    if plan.asked("cuda") and jp.get("cuda") and major_of(plan.request["cuda"]) != major_of(jp["cuda"]):
+        report.add(["CUDA %s was requested, but JetPack %s is built on CUDA %s; use cuda: '%s' or another JetPack."
+                    % (plan.request["cuda"], jp["version"], jp["cuda"], jp["cuda"])])
+    cuda = major_minor(plan.request["cuda"]) if plan.asked("cuda") else jp.get("cuda")
+    stack["cuda"] = {"version": cuda} if cuda else None
+    stack["cudnn"] = {"version": str(plan.request["cudnn"]) if plan.asked("cudnn") else jp.get("cudnn")} if (jp.get("cudnn") or plan.asked("cudnn")) else None
+    jetpack_os = "ubuntu-%s" % jp["ubuntu"]
+    plan = plan.derived(os_key=jetpack_os, os_entry=plan.index.distros.get(jetpack_os))
+    if plan.asked("tensorflow") and str(plan.request["tensorflow"]).lower() not in NONE_WORDS:
+        report.add(["TensorFlow for Jetson is not covered by data/compat.yml (no facts); drop tensorflow on Jetson."])
+    route_key = (jp.get("pytorch") or {}).get("route") if family in ((jp.get("pytorch") or {}).get("families") or []) else None
+    route = plan.index.jetson_pytorch.get(route_key) if route_key else None
+    plan.decided(python=major_minor(plan.request["python"]) if plan.asked("python") else ((route or {}).get("python") or os_python(plan)))
+    stack["python"] = {"version": plan.python} if plan.python else None
+    if plan.request.get("pytorch") is not None and str(plan.request["pytorch"]).lower() in NONE_WORDS:
+        return stack
+    if route is None:
+        report.warn("No PyTorch build for %s on JetPack %s is confirmed in data/compat.yml; the plan has no PyTorch."
+                    % (entry["name"], jp["version"]))
+        return stack
+    if route.get("from_pytorch_releases"):
+        request = dict(plan.request)
+        if not plan.asked("pytorch_variant") and route.get("variant"):
+            request["pytorch_variant"] = route["variant"]
+        module_gpu = dict(entry, catalog_name=entry["name"], arch_name=plan.index.archs[entry["arch"]]["name"], cc=str(entry["cc"]))
+        wheels = plan.derived(arch=JETSON_MACHINE, gpus=[module_gpu], driver=None, request=request)
+        stack["pytorch"] = pick_pytorch(wheels, report)
+        return stack
+    if route.get("warning"):
+        report.warn(route["warning"])
+    if plan.asked("pytorch") and not version_matches(plan.request["pytorch"], route["version"]):
+        report.add(["PyTorch %s was requested, but the known build for %s on JetPack %s is %s; use pytorch: '%s'."
+                    % (plan.request["pytorch"], entry["name"], jp["version"], route["version"], major_minor(route["version"]))])
+    stack["pytorch"] = {"version": route["version"], "variant": route["variant"], "index_url": route.get("index_url"),
+                        "cuda": jp.get("cuda"), "cudnn": jp.get("cudnn"), "torchvision": None, "torchaudio": None}
+    return stack
+
+
+def _tf_out(rel):
+    patches = rel.get("patches") or [rel["version"]]
+    return {"version": patches[-1], "cuda": rel["cuda"], "cudnn": rel["cudnn"],
+            "extra": "and-cuda" if rel.get("and_cuda") else None, "python": rel["python"]}
+
+
+def legacy_notes(plan, report):
+    for gpu in plan.kinds:
+        if gpu.get("warning"):  # e.g. a device id the catalog lacks, placed by its chip
+            report.warn(gpu["warning"])
+        elif not gpu.get("known") and gpu.get("arch"):
+            report.warn("GPU %s is not in the GPU catalog; it is planned from its compute capability %s (%s). Regenerate "
+                        "data/gpu_catalog.yml (make gpu-catalog) or add it to data/compat.yml."
+                        % (gpu.get("catalog_name"), gpu.get("cc"), gpu.get("arch_name")))
+        arch = plan.index.archs.get(gpu.get("arch")) or {}
+        if arch.get("last_driver_branch") and arch["last_driver_branch"] >= (plan.index.oldest_branch or 0):
+            last_cuda = (arch.get("last_cuda_by_cc") or {}).get(gpu.get("cc")) or arch.get("last_cuda")
+            last_cudnn = plan.index.last_cudnn_for(gpu.get("cc"))
+            extra = (" cuDNN %s is its last cuDNN." % major_minor(last_cudnn["version"])
+                     if last_cudnn is not None and last_cudnn is not plan.index.cudnn[0] else "")
+            report.note("%s is a legacy GPU: R%s is its last driver branch and CUDA %s its last toolkit.%s"
+                        % (gpu_label(gpu), arch["last_driver_branch"], last_cuda, extra))
+
+
+def resolve_gpus(plan, report):
+    """The stack of a host with discrete NVIDIA GPUs: driver, CUDA, cuDNN, frameworks, NCCL, Fabric Manager."""
+    stack = {}
+    report.add(rule_gpus_supported(plan))
+    legacy_notes(plan, report)
+    plan.decided(driver=pick_driver(plan, report))
+    if plan.driver is not None:
+        flavour = pick_modules(plan, report)
+        entry = plan.driver.get("entry") or {}
+        method = driver_method(plan)
+        release = driver_release(plan, plan.driver["branch"], method, (flavour,)) if flavour else None
+        if method == "distro":
+            packages = [release["package"]] if release else None
+        else:
+            packages = _driver_packages(plan, flavour) if entry.get("packages") else None
+        stack["driver"] = {
+            "branch": plan.driver["branch"],
+            "min_version": None,  # filled below, once CUDA is known
+            "kernel_modules": flavour,
+            "method": method,
+            "version_available": plan.installed if plan.driver.get("installed") else (release or {}).get("version"),
+            "packages": packages,
+            "designation": entry.get("designation"),
+            "eol": entry.get("eol"),
+            "installed": plan.installed,
+            "change": bool(plan.driver.get("changed")) or (plan.installed is None),
+        }
+    plan.decided(python=pick_python(plan, report))
+    stack["python"] = {"version": plan.python} if plan.python else None
+    tf = pick_tensorflow(plan, report)
+    cuda_rel = pick_cuda(plan, report, tf)
+    if tf is not None:
+        report.add(rule_tensorflow(plan, tf, cuda_rel))
+        for gpu in tensorflow_newer_gpus(plan, tf):
+            report.warn("TensorFlow %s is tested with CUDA %s, which predates %s; kernels for it are JIT-compiled from PTX "
+                        "(slow first start, unconfirmed)." % (tf["version"], tf["cuda"], gpu_label(gpu)))
+        stack["tensorflow"] = _tf_out(tf)
+    stack["cuda"] = _cuda_out(plan, cuda_rel) if cuda_rel else None
+    cudnn = pick_cudnn(plan, report, cuda_rel, tf)
+    stack["cudnn"] = {"version": cudnn["version"]} if cudnn else None
+    stack["pytorch"] = pick_pytorch(plan, report)
+    stack["nccl"] = pick_nccl(plan, report, cuda_rel)
+    stack["fabric_manager"] = pick_fabric_manager(plan, report)
+    stack["container_toolkit"] = pick_container_toolkit(plan, report)
+    if stack.get("driver") is not None:
+        stack["driver"]["min_version"] = _driver_min_version(plan, cuda_rel)
+    return stack
+
+
+def _driver_min_version(plan, cuda_rel):
+    """Lowest driver version of the branch that runs everything planned natively."""
+    branch = plan.driver["branch"]
+    if plan.driver.get("installed") and plan.driver.get("version"):
+        return plan.driver["version"]
+    entry = plan.driver.get("entry") or {}
+    candidates = [v for v in entry.get("versions") or [] if driver_branch_of(v) == branch]
+    best = min(candidates, key=parse_version) if candidates else "%s.0" % branch
+    if cuda_rel and cuda_rel.get("toolkit_driver_min") and driver_branch_of(cuda_rel["toolkit_driver_min"]) == branch:
+        if compare_versions(cuda_rel["toolkit_driver_min"], best) > 0:
+            best = cuda_rel["toolkit_driver_min"]
+    return best
+
+
+def _input_name(host):
+    return "dlbox_plan_hardware" if (host or {}).get("planning") else "ansible_facts['dlbox_host']"
+
+
+def refused_plan(data, errors, host=None):
+    """The plan for input refused before any planning: every part of the stack empty, the reasons in errors."""
+    host = host or {}
+    return {
+        "ok": False,
+        "errors": list(errors),
+        "warnings": [],
+        "notes": [],
+        "host": {"gpus": [], "gpu_count": 0, "architectures": [], "compute_capabilities": [], "arch": host.get("arch"),
+                 "os": (host.get("os") or {}).get("key"), "driver_installed": None, "nvswitch": False, "jetson": None,
+                 "planning": bool(host.get("planning"))},
+        "stack": dict.fromkeys(STACK_PARTS),
+        "data_date": str(data.get("date", "")),
+    }
+
+
+def resolve(index, host, request=None, gpu_index=None):
+    """Plan a stack for ``host`` (``dlbox_host`` facts shape) and ``request``; see the module docstring.
+
+    ``index``: the ``CompatIndex`` of the data (``compat_data.load_compat_index``; a data mapping is indexed
+    on the spot, which costs a little per plan). ``gpu_index``: a ``plugin_utils.gpu_catalog.GpuIndex``;
+    without it the host's GPUs must come classified.
+
+    Returns ``{ok, errors, warnings, notes, host, stack, data_date}``.
+    """
+    if not isinstance(index, CompatIndex):
+        index = CompatIndex(index)
+    problems = check_request(request) + check_host_arch(index.data, (host or {}).get("arch") or DEFAULT_MACHINE, _input_name(host))
+    if problems:
+        return refused_plan(index.data, problems, host)
+    plan = PlanContext(index, host, request, gpu_index)
+    report = Report()
+    report.add(list(plan.host.get("planning_errors") or []))
+    report.add(rule_request_fits_host(plan))
+    if plan.os_key and plan.os_entry is None:
+        report.add(["OS '%s' is not one dlbox.stack plans for: data/compat.yml knows %s. Give os as "
+                    "<distro>-<version>, e.g. ubuntu-22.04 or debian-12." % (plan.os_key, ", ".join(sorted(plan.index.distros)))])
+    stack = dict.fromkeys(STACK_PARTS)
+    if plan.jetson:
+        stack.update(resolve_jetson(plan, report))
+    elif not plan.gpus:
+        if not plan.host.get("planning_errors"):
+            stack.update(resolve_cpu(plan, report))
+    else:
+        stack.update(resolve_gpus(plan, report))
+    virt = plan.host.get("virtualization") or {}
+    if virt.get("container") and stack.get("driver"):
+        report.warn("This host is a container (%s): the NVIDIA driver comes from the machine that runs it and cannot be "
+                    "installed here." % (virt.get("container_type") or "unknown type"))
+    if plan.host.get("secure_boot") and stack.get("driver"):
+        report.note("Secure Boot is on: the DKMS-built NVIDIA modules must be signed with an enrolled key (MOK).")
+    return {
+        "ok": not report.errors,
+        "errors": report.errors,
+        "warnings": report.warnings,
+        "notes": report.notes,
+        "host": _host_summary(plan, stack),
+        "stack": stack,
+        "data_date": plan.index.date,
+    }
