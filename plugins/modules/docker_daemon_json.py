@@ -164,10 +164,10 @@ def _can_validate(module, dockerd):
     path = module.get_bin_path(dockerd) if not os.path.isabs(dockerd) else (dockerd if os.path.exists(dockerd) else None)
     if not path:
         return None, "dockerd is not installed yet: nothing to validate with"
-    rc, out, err = module.run_command([path, "--help"])
+    dummy, out, err = module.run_command([path, "--help"])
     if "--validate" in out + err:
         return path, ""
-    rc, out, err = module.run_command([path, "--version"])
+    dummy, out, err = module.run_command([path, "--version"])
     return None, "%s has no --validate: restart the daemon and roll back if it does not come up" % (out.strip() or "dockerd")
 
 
