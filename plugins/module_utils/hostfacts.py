@@ -636,9 +636,9 @@ def normalize_arch(machine):
 # --------------------------------------------------------------------------------------------
 
 def parse_nvidia_proc_version(text):
-    """``/proc/driver/nvidia/version`` -> ``{"version", "flavor", "gcc"}`` or None.
+    """``/proc/driver/nvidia/version`` -> ``{"version", "flavour", "gcc"}`` or None.
 
-    ``flavor`` is ``open`` for "NVIDIA UNIX Open Kernel Module", ``proprietary`` otherwise.
+    ``flavour`` is ``open`` for "NVIDIA UNIX Open Kernel Module", ``proprietary`` otherwise.
     """
     if not text:
         return None
@@ -648,7 +648,7 @@ def parse_nvidia_proc_version(text):
     gcc = re.search(r"GCC version:\s*(.+)", text)
     return {
         "version": match.group(1),
-        "flavor": "open" if "Open Kernel Module" in text else "proprietary",
+        "flavour": "open" if "Open Kernel Module" in text else "proprietary",
         "gcc": gcc.group(1).strip() if gcc else None,
     }
 
@@ -958,7 +958,7 @@ def build_host_facts(raw):
     }
     proc_driver = parse_nvidia_proc_version(raw.get("nvidia_proc_version"))
     modules["nvidia_version"] = proc_driver["version"] if proc_driver else None
-    modules["nvidia_flavor"] = proc_driver["flavor"] if proc_driver else None
+    modules["nvidia_flavour"] = proc_driver["flavour"] if proc_driver else None
 
     smi = None
     if raw.get("nvidia_smi_xml"):
@@ -998,7 +998,7 @@ def build_host_facts(raw):
         "present": smi is not None,
         "version": (smi or {}).get("driver_version") or modules["nvidia_version"],
         "cuda_version": (smi or {}).get("cuda_version"),
-        "kernel_module_flavor": modules["nvidia_flavor"],
+        "kernel_module_flavour": modules["nvidia_flavour"],
     }
 
     return {

@@ -164,7 +164,7 @@ ansible_facts:
         driver:
           description: C(present) is V(true) when C(nvidia-smi) answered.
           type: dict
-          sample: {present: true, version: "550.54.14", cuda_version: "12.4", kernel_module_flavor: open}
+          sample: {present: true, version: "550.54.14", cuda_version: "12.4", kernel_module_flavour: open}
         nvlink:
           description: V(true) when C(nvidia-smi topo -m) shows an C(NV#) link between two GPUs; V(null) when the matrix was not read.
           type: bool

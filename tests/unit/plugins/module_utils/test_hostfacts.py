@@ -551,7 +551,7 @@ PROC_VERSION_ARM = "NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  57
 )
 def test_parse_nvidia_proc_version(text, expected):
     result = hf.parse_nvidia_proc_version(text)
-    assert (result["version"], result["flavor"]) == expected
+    assert (result["version"], result["flavour"]) == expected
 
 
 @pytest.mark.parametrize("text", [None, "", "garbage\n"])
@@ -768,7 +768,7 @@ def test_build_host_facts_bad_xml_is_recorded_not_raised():
 
 def test_build_host_facts_driver_version_falls_back_to_proc():
     facts = hf.build_host_facts({"nvidia_proc_version": PROC_VERSION_OPEN, "proc_modules": MODULES_NVIDIA})
-    assert facts["driver"] == {"present": False, "version": "550.54.14", "cuda_version": None, "kernel_module_flavor": "open"}
+    assert facts["driver"] == {"present": False, "version": "550.54.14", "cuda_version": None, "kernel_module_flavour": "open"}
 
 
 def test_build_host_facts_legacy_bios_means_no_secure_boot():

@@ -240,7 +240,7 @@ def with_driver(root, bin_dir, capsys):
         (("driver", "present"), True),
         (("driver", "version"), "535.86.05"),
         (("driver", "cuda_version"), "12.2"),
-        (("driver", "kernel_module_flavor"), "proprietary"),
+        (("driver", "kernel_module_flavour"), "proprietary"),
         (("modules", "nvidia_loaded"), True),
         (("modules", "nouveau_loaded"), False),
         (("modules", "nvidia_version"), "535.86.05"),
