@@ -356,8 +356,10 @@ class GpuIndex(object):
                 found = self._exact(gpu["name"])
                 record = found if found is not None else None
             if record is not None:
-                asked = "".join(tokens(gpu.get("name") or ""))
-                variant = [n for n in record.get("names") or [] if n and "".join(tokens(n)) == asked]
+                variant = []
+                if gpu.get("name") and gpu["name"] != record["name"] and len(record.get("names") or []) > 1:
+                    asked = "".join(tokens(gpu["name"]))
+                    variant = [n for n in record["names"] if n and "".join(tokens(n)) == asked]
                 gpu.update(
                     catalog_name=variant[0] if variant else record["name"],  # a sub-system name: NVIDIA A2 on 25b6
                     arch=record.get("arch"),
