@@ -38,8 +38,8 @@ def test_apt_really_went_through_the_proxy(host):
 
 @pytest.mark.parametrize(
     "line",
-    ["LANG=C.UTF-8", "http_proxy=http://127.0.0.1:3128", "HTTPS_PROXY=http://127.0.0.1:3128",
-     "no_proxy=localhost,127.0.0.1,mirror.lab.internal"],
+    ["LANG=C.UTF-8", "http_proxy=http://127.0.0.1:3128", "HTTP_PROXY=http://127.0.0.1:3128",
+     "no_proxy=localhost,127.0.0.1,mirror.lab.internal", "ftp_proxy=http://127.0.0.1:2121"],
 )
 def test_environment_lines(host, line):
     assert line in host.file("/etc/environment").content_string.splitlines()
@@ -51,3 +51,12 @@ def test_extra_package_installed(host):
 
 def test_no_kernel_headers_when_disabled(host):
     assert host.run("dpkg -l 'linux-headers-*' 2>/dev/null | grep -c '^ii'").stdout.strip() in ("", "0")
+
+
+def test_cleared_https_proxy_is_gone(host):
+    """prepare.yml left an earlier run's HTTPS proxy (:3129); common_https_proxy: "" removes it everywhere."""
+    env = host.file("/etc/environment").content_string
+    assert "3129" not in env and "https_proxy=" not in env.lower()
+    apt = host.file("/etc/apt/apt.conf.d/80dlbox-proxy").content_string
+    assert "Acquire::https::Proxy \"" not in apt and "3129" not in apt
+    assert "// no_proxy: localhost,127.0.0.1,mirror.lab.internal" in apt
