@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Collect the state the testinfra tests read, in one run inside the container (each remote call costs seconds)."""
 
 import glob
@@ -13,7 +15,7 @@ def run(argv):
     return {"rc": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr}
 
 
-state = {"link": os.readlink(ROOT + "/torch"), "versions": {}, "system": {}}
+state = {"links": {n: os.readlink(os.path.join(ROOT, n)) for n in ("torch", "tools")}, "versions": {}, "system": {}}
 for path in sorted(glob.glob(ROOT + "/.versions/*")):
     pip_list = run([path + "/bin/python", "-m", "pip", "list", "--format=json"])
     entry = {"pip_list": json.loads(pip_list["stdout"] or "[]")}
@@ -30,9 +32,8 @@ for path in sorted(glob.glob(ROOT + "/.versions/*")):
         entry["check_shebang"] = handle.readline().strip()
     state["versions"][os.path.basename(path)] = entry
 env = ROOT + "/torch/bin/"
-state["import"] = run([env + "python", "-c", "import torch, six; print(torch.__version__, six.__version__)"])
+state["import"] = run([env + "python", "-c", "import torch; print(torch.__version__)"])
 state["check_json"] = run([env + "dlbox-check", "--json"])
-state["check_text"] = run([env + "dlbox-check", "--no-matmul"])
 state["check_require_gpu"] = run([env + "dlbox-check", "--require-gpu", "--no-matmul"])
 state["system"]["import_torch"] = run(["python3", "-c", "import torch"])["rc"]
 state["system"]["import_six"] = run(["python3", "-c", "import six"])["rc"]
