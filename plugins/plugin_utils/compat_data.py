@@ -197,7 +197,6 @@ SCHEMA = _Record(
     },
     {
         "gpu_chips": OWNED_ELSEWHERE,
-        "nvswitch": _Record({"pci_ids": _List(TEXT)}, sourced=True, open_keys=True),
         "container_toolkit": _Record({}, sourced=True, open_keys=True),
         "distro_drivers": DISTRO_DRIVERS,
     },

@@ -241,6 +241,7 @@ def _cuda_out(plan, rel):
     return {
         "version": rel["version"],
         "latest_update": updates[-1]["version"] if updates else None,
+        "latest_update_driver": updates[-1].get("driver") if updates else None,
         "toolkit_driver_min": rel.get("toolkit_driver_min"),
         "package": plan.index.cuda_toolkit_package.format(major=parts[0], minor=parts[1]),
     }
@@ -669,7 +670,8 @@ def resolve_jetson(plan, report):
 def _tf_out(rel):
     patches = rel.get("patches") or [rel["version"]]
     return {"version": patches[-1], "cuda": rel["cuda"], "cudnn": rel["cudnn"],
-            "extra": "and-cuda" if rel.get("and_cuda") else None, "python": rel["python"]}
+            "extra": "and-cuda" if rel.get("and_cuda") else None, "python": rel["python"],
+            "and_cuda_pins": dict(rel["and_cuda"]) if rel.get("and_cuda") else None}
 
 
 def legacy_notes(plan, report):

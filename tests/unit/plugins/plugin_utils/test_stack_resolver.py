@@ -846,7 +846,6 @@ def _dated_entries(data):
         yield "fabric_manager.packages", entry
     yield "fabric_manager.nvlink5", data["fabric_manager"]["nvlink5"]
     yield "kernel_modules", data["kernel_modules"]
-    yield "nvswitch", data["nvswitch"]
 
 
 def test_data_top_level(any_data):
