@@ -133,6 +133,19 @@ data_root:
   returned: success
   type: dict
   sample: {"old": "/var/lib/docker", "new": "/data/docker", "old_holds_data": true, "move": true}
+  contains:
+    old:
+      description: The data root before.
+      type: str
+    new:
+      description: The data root after.
+      type: str
+    old_holds_data:
+      description: Whether the old data root holds images, containers or volumes.
+      type: bool
+    move:
+      description: V(true) when the caller must copy the old data root over (O(data_root_move=true) and data present).
+      type: bool
 """
 
 import os
