@@ -9,7 +9,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-vars=molecule/python_env/wheelhouse-vars.yml
+vars=molecule/python_env/vars/wheelhouse.yml
 dir=build/wheelhouse/python_env
 key=$(cat "$0" "$vars" | sha256sum | cut -c1-12)
 if [ -f "$dir/.complete-$key" ]; then

@@ -81,7 +81,7 @@ def probe_torch(size, matmul):
         (a @ b).sum().item()
         iterations = 20 if device == "cuda" else 5
         start = time.perf_counter()
-        for _ in range(iterations):
+        for _iteration in range(iterations):
             c = a @ b
         c.sum().item()
         seconds = time.perf_counter() - start
@@ -115,7 +115,7 @@ def probe_tensorflow(size, matmul):
             float(tf.reduce_sum(tf.matmul(a, b)))
             iterations = 20 if gpus else 5
             start = time.perf_counter()
-            for _ in range(iterations):
+            for _iteration in range(iterations):
                 c = tf.matmul(a, b)
             float(tf.reduce_sum(c))
             seconds = time.perf_counter() - start
@@ -127,12 +127,18 @@ def probe_tensorflow(size, matmul):
 PROBES = (("torch", probe_torch), ("tensorflow", probe_tensorflow))
 
 
-def verdict(report, require_gpu, floors):
-    """Exit status and plain-words problems for a report ({frameworks, driver})."""
+def verdict(report, require_gpu, floors, expected=None):
+    """Exit status and plain-words problems for a report ({frameworks, driver}).
+
+    ``expected``: the modules the environment was built with (its manifest); ``[]`` for an environment
+    without a framework, which is fine; None (no manifest) expects one.
+    """
     problems = []
     status = EXIT_OK
     frameworks = report.get("frameworks") or []
     if not frameworks:
+        if expected == [] and not report.get("import_errors"):
+            return EXIT_OK, []
         return EXIT_NO_FRAMEWORK, ["no framework (torch, tensorflow) imports in this environment: %s"
                                    % "; ".join(report.get("import_errors") or ["none installed"])]
     driver = report.get("driver")
@@ -155,6 +161,8 @@ def verdict(report, require_gpu, floors):
 def render_text(report):
     lines = ["Environment: %s (Python %s)" % (report.get("prefix"), report.get("python"))]
     lines.append("Driver:      %s" % (report.get("driver") or "none loaded"))
+    if not report.get("frameworks") and not report.get("problems"):
+        lines.append("No framework in this environment (none was asked for).")
     for fw in report.get("frameworks") or []:
         lines.append("%s %s: CUDA %s, cuDNN %s" % (fw["framework"], fw["version"], fw.get("cuda") or "none (CPU build)",
                                                    fw.get("cudnn") or "none"))
@@ -196,7 +204,8 @@ def main(argv=None):
         except ImportError as exc:
             if module in (manifest.get("frameworks_modules") or []):
                 report["import_errors"].append("%s: %s" % (module, exc))
-    report["status"], report["problems"] = verdict(report, require_gpu, manifest.get("driver_floors") or {})
+    report["status"], report["problems"] = verdict(report, require_gpu, manifest.get("driver_floors") or {},
+                                                   manifest.get("frameworks_modules"))
     print(json.dumps(report, indent=2, sort_keys=True) if args.json else render_text(report))
     return report["status"]
 

@@ -40,6 +40,13 @@ def test_verdict(frameworks, driver, require_gpu, status, words):
     assert bool(problems) == bool(words)
 
 
+def test_an_environment_without_a_framework_is_fine_when_none_was_asked_for():
+    assert check.verdict({"frameworks": [], "driver": None}, False, FLOORS, expected=[]) == (0, [])
+    assert check.verdict({"frameworks": [], "driver": None}, False, FLOORS, expected=["torch"])[0] == 3
+    status, problems = check.verdict({"frameworks": [], "import_errors": ["torch: libfoo.so"]}, False, FLOORS, expected=[])
+    assert status == 3 and "torch: libfoo.so" in problems[0]
+
+
 def test_an_unknown_cuda_major_needs_no_floor():
     assert check.verdict({"frameworks": [dict(GPU, cuda="14.0")], "driver": "580.1"}, True, FLOORS) == (0, [])
 
