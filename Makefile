@@ -15,7 +15,7 @@ SANITY_ROOT := build/sanity/ansible_collections/dlbox/stack
 LIMIT ?= workstations
 EXTRA ?=
 
-.PHONY: help venv collection workstation plan lint docs changelog sanity units integration images docker-engine host-deps molecule test build bench clean
+.PHONY: help venv collection workstation plan lint docs changelog sanity units integration images docker-engine host-deps molecule test test-heavy build bench clean
 
 help:
 	@echo "make workstation  set up this machine as a deep-learning workstation (inventories/local)"
@@ -94,6 +94,12 @@ test: venv
 	@start=$$(date +%s); \
 	$(MAKE) --no-print-directory lint sanity units integration molecule; \
 	echo "make test: all green in $$(( $$(date +%s) - start )) s"
+
+# Multi-GB real installs, left out of `make test` (scenarios marked `heavy`): tensorflow-cpu from PyPI.
+test-heavy: collection images
+	@start=$$(date +%s); \
+	bash tests/scripts/molecule.sh python_env_tensorflow; \
+	echo "make test-heavy: all green in $$(( $$(date +%s) - start )) s"
 
 bench: collection
 	$(BIN)/python tests/benchmarks/bench_resolver.py

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run Molecule scenarios on every test platform that exists.
 #
-#   tests/scripts/molecule.sh [scenario ...]      (default: every scenario under molecule/)
+#   tests/scripts/molecule.sh [scenario ...]      (default: every scenario under molecule/ but `heavy` ones)
 #
 # Platforms come from MOLECULE_DISTROS (space-separated) or build/platforms, written by
 # tests/images/build.sh. A scenario folder may hold:
@@ -14,7 +14,10 @@ cd "$root"
 export ANSIBLE_COLLECTIONS_PATH=${ANSIBLE_COLLECTIONS_PATH:-$root/build/collections}
 scenarios=("$@")
 if [ ${#scenarios[@]} -eq 0 ]; then
-  for f in molecule/*/molecule.yml; do scenarios+=("$(basename "$(dirname "$f")")"); done
+  # a folder holding `heavy` (multi-GB real installs) runs only when named (make test-heavy)
+  for f in molecule/*/molecule.yml; do
+    [ -f "$(dirname "$f")/heavy" ] || scenarios+=("$(basename "$(dirname "$f")")")
+  done
 fi
 read -r -a distros <<< "${MOLECULE_DISTROS:-$(tr '\n' ' ' < build/platforms 2>/dev/null)}"
 if [ ${#distros[@]} -eq 0 ]; then
