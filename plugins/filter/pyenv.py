@@ -87,9 +87,10 @@ def pyenv_plan(environments, plan, host=None, request=None, hardware=None, requi
             "driver_floors": _pyenv.driver_floors(data["cuda"].get("minor_compat"))}
 
 
-def pyenv_wheels(dists, neutral=None, name=None, data_path=None):
+def pyenv_wheels(dists, neutral=None, name=None, majors=None, data_path=None):
     """What a set of distributions carries: downloaded file names or ``pip list`` entries.
 
+    ``majors``: the CUDA majors to know (the keys of ``pyenv_plan``'s ``driver_floors``); default: the data's.
     Returns ``{majors, cuda, cudnn, nccl, nvidia, error}``; ``error`` is the refusal when two CUDA majors
     are mixed (``name`` is the environment's), else an empty string.
     """
@@ -101,7 +102,7 @@ def pyenv_wheels(dists, neutral=None, name=None, data_path=None):
             parsed = _pyenv.parse_dist_filename(dist)
             if parsed:
                 pairs.append({"name": parsed[0], "version": parsed[1]})
-    known = _known_majors(_data(data_path))
+    known = [int(m) for m in majors] if majors else _known_majors(_data(data_path))
     summary = _pyenv.wheel_cuda_summary(pairs, known, neutral or ())
     majors = _pyenv.cuda_majors_of_wheels([(p["name"], p["version"]) for p in pairs], known, neutral or ())
     summary["error"] = _pyenv.wheel_mix_error(majors, VAR, name) or ""

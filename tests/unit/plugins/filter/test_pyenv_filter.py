@@ -116,3 +116,8 @@ def test_pyenv_lock():
     assert out == {"text": "six==1.17.0 \\\n    --hash=sha256:%s\n" % ("c" * 64), "missing": []}
     with pytest.raises(AnsibleFilterError, match="from_json"):
         pyenv.pyenv_lock("[]", "")
+
+
+def test_pyenv_wheels_with_given_majors_reads_no_data():
+    out = pyenv.pyenv_wheels(["cuda_toolkit-14.0.1-py3-none-any.whl"], majors=["14"], data_path="/nonexistent.yml")
+    assert out["majors"] == [14]
