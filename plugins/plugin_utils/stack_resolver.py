@@ -796,6 +796,10 @@ def resolve(index, host, request=None, gpu_index=None):
     if plan.os_key and plan.os_entry is None:
         report.add(["OS '%s' is not one dlbox.stack plans for: data/compat.yml knows %s. Give os as "
                     "<distro>-<version>, e.g. ubuntu-22.04 or debian-12." % (plan.os_key, ", ".join(sorted(plan.index.distros)))])
+    elif plan.os_entry is not None and not plan.os_entry.get("supported"):
+        supported = sorted(key for key, entry in plan.index.distros.items() if entry.get("supported"))
+        report.warn("dlbox.stack's roles do not install on %s (data/compat.yml os.distros: supported: false): this plan is for "
+                    "reference; the roles support %s." % (plan.os_key, ", ".join(supported)))
     stack = dict.fromkeys(STACK_PARTS)
     if plan.jetson:
         stack.update(resolve_jetson(plan, report))

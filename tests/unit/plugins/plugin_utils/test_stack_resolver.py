@@ -394,11 +394,11 @@ SCENARIOS = [
         [],
     ),
     (
-        "ubuntu-20.04 stops at CUDA 12.9",
+        "ubuntu-20.04 stops at CUDA 12.9; the roles do not install there",
         {"gpus": ["RTX 4090"], "os": "ubuntu-20.04"},
         {},
         {"stack.cuda.version": "12.9", "stack.python.version": "3.8", "stack.pytorch.version": "2.4.1"},
-        [],
+        ["dlbox.stack's roles do not install on ubuntu-20.04 (data/compat.yml os.distros: supported: false)"],
     ),
     (
         "PyPI default variant",
