@@ -20,6 +20,8 @@ import re
 _INST = re.compile(r"^Inst (?P<name>\S+) (?:\[(?P<old>[^\]]+)\] )?\((?P<version>\S+)")
 # A driver branch in a package name: nvidia-headless-580-server, libnvidia-compute-535, ...-590-open
 _NAME_BRANCH = re.compile(r"nvidia[a-z0-9-]*?-(?P<branch>\d{3})(?=-|$)")
+# Packages of the driver family whose names carry a branch.
+_DRIVER_PREFIXES = ("nvidia", "libnvidia", "linux-modules-nvidia", "linux-objects-nvidia", "xserver-xorg-video-nvidia")
 # dkms 3.x: "nvidia-current/535.309.01, 6.1.0-57-amd64, x86_64: installed"
 # dkms 2.x: "nvidia, 535.183.01, 6.5.0-41-generic, x86_64: installed"
 _DKMS3 = re.compile(r"^(?P<module>[^/,\s]+)/(?P<version>[^,\s]+)(?:, (?P<kernel>[^,\s]+), (?P<arch>[^:\s]+))?: (?P<state>.+)$")
@@ -165,8 +167,7 @@ def check_simulation(text, primary, branch, same_version=(), installed=None):
     pulled = []
     for item in installs:
         found = branch_in_name(item["name"])
-        if found is not None and found != int(branch) and item["name"].startswith(("nvidia", "libnvidia", "linux-modules-nvidia",
-                                                                                       "linux-objects-nvidia", "xserver-xorg-video-nvidia")):
+        if found is not None and found != int(branch) and item["name"].startswith(_DRIVER_PREFIXES):
             pulled.append({"name": item["name"], "branch": found})
     primary_version = versions.get(primary) or versions_installed.get(primary)
     primary_branch = branch_of_version(primary_version) if primary_version else None

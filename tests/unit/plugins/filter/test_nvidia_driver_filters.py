@@ -8,9 +8,11 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.dlbox.stack.plugins.filter.nvidia_driver import FilterModule
 
 F = FilterModule().filters()
-NAMES = {"server_suffix": "-server",
-         "packages": {"server": {"precompiled": ["nvidia-headless-no-dkms-{branch}{server}{open}",
-                                                "linux-modules-nvidia-{branch}{server}{open}-{flavour}"]}}}
+NAMES = {
+    "server_suffix": "-server",
+    "packages": {"server": {"precompiled": ["nvidia-headless-no-dkms-{branch}{server}{open}",
+                                            "linux-modules-nvidia-{branch}{server}{open}-{flavour}"]}},
+}
 
 
 def test_every_filter_is_documented():
