@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.dlbox.stack.plugins.module_utils import stack_input
+from ansible_collections.dlbox.stack.plugins.plugin_utils import stack_input
 from ansible_collections.dlbox.stack.plugins.plugin_utils.captures import CaptureError, hardware_from_captures
 from ansible_collections.dlbox.stack.plugins.plugin_utils import stack_resolver
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import (

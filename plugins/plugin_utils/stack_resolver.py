@@ -37,7 +37,7 @@ from ansible_collections.dlbox.stack.plugins.plugin_utils.versions import (
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_index import (
     CompatIndex,
 )
-from ansible_collections.dlbox.stack.plugins.module_utils.stack_input import (
+from ansible_collections.dlbox.stack.plugins.plugin_utils.stack_input import (
     LATEST_WORDS,
     NONE_WORDS,
     check_host_arch,

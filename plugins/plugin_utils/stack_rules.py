@@ -19,7 +19,7 @@ from ansible_collections.dlbox.stack.plugins.plugin_utils.versions import (
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_index import (
     cc_covered,
 )
-from ansible_collections.dlbox.stack.plugins.module_utils.stack_input import (
+from ansible_collections.dlbox.stack.plugins.plugin_utils.stack_input import (
     NONE_WORDS,
 )
 from ansible_collections.dlbox.stack.plugins.plugin_utils.stack_context import (

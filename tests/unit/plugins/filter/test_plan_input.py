@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.dlbox.stack.plugins.filter.stack import resolve_stack
-from ansible_collections.dlbox.stack.plugins.module_utils import stack_input
+from ansible_collections.dlbox.stack.plugins.plugin_utils import stack_input
 from ansible_collections.dlbox.stack.plugins.plugin_utils import stack_resolver
 
 RTX4090 = {"gpus": ["RTX 4090"], "os": "ubuntu-22.04"}
