@@ -95,10 +95,11 @@ test: venv
 	$(MAKE) --no-print-directory lint sanity units integration molecule; \
 	echo "make test: all green in $$(( $$(date +%s) - start )) s"
 
-# Multi-GB real installs, left out of `make test` (scenarios marked `heavy`): tensorflow-cpu from PyPI.
+# Multi-GB real installs, left out of `make test` (scenarios marked `heavy`): tensorflow-cpu from PyPI;
+# nvidia_driver_ubuntu: the driver role against Ubuntu's live archive (22.04, 24.04; best-effort reachable).
 test-heavy: collection images
 	@start=$$(date +%s); \
-	bash tests/scripts/molecule.sh python_env_tensorflow; \
+	bash tests/scripts/molecule.sh python_env_tensorflow nvidia_driver_ubuntu; \
 	echo "make test-heavy: all green in $$(( $$(date +%s) - start )) s"
 
 bench: collection

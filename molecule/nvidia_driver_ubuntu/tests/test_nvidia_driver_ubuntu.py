@@ -1,0 +1,49 @@
+"""dlbox.stack.nvidia_driver on Ubuntu, against Ubuntu's live archive: no kernel driver in a container, and
+the role's apt check on the signed precompiled set, the plain driver and the transitional 535-server package."""
+
+import json
+
+import pytest
+
+
+def converge(host):
+    return json.loads(host.file("/root/dlbox-converge.json").content_string)
+
+
+def checks(host):
+    return {r["name"]: r for r in json.loads(host.file("/root/dlbox-apt-checks.json").content_string)}
+
+
+def test_container_gets_no_kernel_driver_and_is_told_so(host):
+    reason = converge(host)["skip_reason"]
+    assert "container" in reason and "comes from the host" in reason
+
+
+@pytest.mark.parametrize("pattern", ["nvidia-*", "libnvidia-*", "linux-modules-nvidia-*", "dkms"])
+def test_nothing_of_the_driver_installed_in_the_container(host, pattern):
+    out = host.run("dpkg-query -W -f='${Package} ${db:Status-Abbrev}\\n' '%s'" % pattern)
+    assert not [line for line in out.stdout.splitlines() if line.split()[-1].startswith("ii")], out.stdout
+
+
+def test_signed_precompiled_set_accepted_without_dkms(host):
+    result = checks(host)["signed_precompiled_set"]
+    assert result["msg"] == "ACCEPTED"
+    assert result["check"]["ok"] and result["check"]["dkms"] == []
+    branch = converge(host)["branch"]
+    assert "linux-modules-nvidia-%s-server-open-generic" % branch in result["check"]["installs"]
+    assert result["check"]["version"].split(".")[0] == str(branch)
+
+
+def test_plain_driver_refused_on_the_secure_boot_path(host):
+    result = checks(host)["plain_driver_on_the_secure_boot_path"]
+    branch = converge(host)["branch"]
+    assert "nvidia-dkms-%s-open" % branch in result["msg"] and "unsigned module" in result["msg"]
+
+
+def test_transitional_535_server_refused_for_real_on_jammy(host):
+    if host.system_info.release != "22.04":
+        pytest.skip("Ubuntu 24.04 has no transitional 535-server package in this case")
+    result = checks(host)["transitional_535_server"]
+    assert "nvidia-headless-580-server (R580)" in result["msg"], result["msg"]
+    assert 'nvidia_driver_branch: "580"' in result["msg"] and "Nothing was changed" in result["msg"]
+    assert not host.package("nvidia-headless-535-server").is_installed
