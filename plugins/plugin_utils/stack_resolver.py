@@ -238,12 +238,15 @@ def pick_cuda(plan, report, tf):
 def _cuda_out(plan, rel):
     updates = rel.get("updates") or []
     parts = parse_version(rel["version"])
+    machine = plan.index.machines.get(plan.arch)
     return {
         "version": rel["version"],
         "latest_update": updates[-1]["version"] if updates else None,
         "latest_update_driver": updates[-1].get("driver") if updates else None,
         "toolkit_driver_min": rel.get("toolkit_driver_min"),
         "package": plan.index.cuda_toolkit_package.format(major=parts[0], minor=parts[1]),
+        # NVIDIA's repository directory for this OS and machine, e.g. ubuntu2204/x86_64 (None when either is unknown)
+        "repository": "%s/%s" % (plan.os_entry["repo_distro"], machine["cuda_repo"]) if plan.os_entry and machine else None,
     }
 
 

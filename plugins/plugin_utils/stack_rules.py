@@ -393,4 +393,8 @@ def rule_request_fits_host(plan):
     if wants_tf and plan.gpus and not plan.jetson and not machine.get("tensorflow_cuda"):
         errors.append("tensorflow: '%s' was requested, but TensorFlow ships no CUDA build for %s (data/compat.yml machines.%s); "
                       "drop tensorflow, or plan an x86_64 host." % (plan.request["tensorflow"], plan.arch, plan.arch))
+    variant = str(plan.request.get("pytorch_variant") or "").lower()
+    if variant.startswith("cu") and plan.gpus and not plan.jetson and not machine.get("pytorch_cuda"):
+        errors.append("pytorch_variant: '%s' was requested, but PyTorch ships no CUDA build for %s (data/compat.yml machines.%s); "
+                      "use pytorch_variant: cpu." % (plan.request["pytorch_variant"], plan.arch, plan.arch))
     return errors

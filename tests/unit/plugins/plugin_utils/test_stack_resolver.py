@@ -985,3 +985,17 @@ def test_end_to_end_tesla_p100_on_driver_510(data):
     assert get(plan, "stack.driver.branch") == 510
     assert get(plan, "stack.cuda.version") == "11.6"  # the newest toolkit whose own driver is <= 510.47.03
     assert any("R510, end-of-life" in w for w in plan["warnings"])
+
+
+def test_machine_facts_come_from_the_data(data):
+    """What each machine architecture ships is data: without PyTorch CUDA builds for aarch64, a cu build is refused."""
+    import copy
+
+    changed = copy.deepcopy(data)
+    changed["machines"]["aarch64"]["pytorch_cuda"] = False
+    index = gpu_index(data)
+    host = index.host_from_hardware({"gpus": ["H100 SXM"], "os": "ubuntu-24.04", "arch": "aarch64"})
+    plan = stack_resolver.resolve(changed, host, {"pytorch_variant": "cu130"}, gpu_index=index)
+    assert "pytorch_variant: 'cu130' was requested, but PyTorch ships no CUDA build for aarch64" in errors_text(plan)
+    plan = plan_for(data, {"gpus": ["H100 SXM"], "os": "ubuntu-24.04", "arch": "aarch64"})
+    assert plan["stack"]["cuda"]["repository"] == "ubuntu2404/sbsa"
