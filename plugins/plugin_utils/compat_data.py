@@ -192,6 +192,7 @@ SCHEMA = _Record(
         "machines": _Map(_Record({"cuda_repo": TEXT, "pytorch_cuda": BOOL, "tensorflow_cuda": BOOL}, sourced=True)),
         "os": _Record({
             "default_python": VERSION,
+            "default_driver_method": _Enum("distro", "nvidia_repo"),
             "distros": _Map(_Record({"repo_distro": TEXT, "python": VERSION, "last_cuda": _Optional(VERSION), "supported": BOOL},
                                     sourced=True)),
         }),

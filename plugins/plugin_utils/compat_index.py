@@ -50,6 +50,7 @@ class CompatIndex(object):
         osdata = data.get("os") or {}
         self.distros = osdata.get("distros") or {}
         self.default_python = osdata.get("default_python")
+        self.default_driver_method = osdata.get("default_driver_method")
         self.machines = data.get("machines") or {}
         self.distro_drivers = (data.get("distro_drivers") or {}).get("distros") or {}
         self.fabric = data.get("fabric_manager") or {}

@@ -23,7 +23,6 @@ CPU_VARIANT = "cpu"  # the PyTorch build name of CPU wheels
 PYPI_VARIANT = "pypi"  # request word: the build PyPI serves by default
 DEFAULT_MACHINE = "x86_64"  # hardware.arch when the plan does not name one
 JETSON_MACHINE = "aarch64"  # the machine architecture of Jetson modules
-DEFAULT_DRIVER_METHOD = "nvidia_repo"  # request driver_method: nvidia_repo (NVIDIA's CUDA repository) or distro
 # distro_drivers flavour names per kernel-module flavour, in order of preference (a workstation first)
 ARCHIVE_FLAVOURS = {"open": ("desktop-open", "server-open", "tesla-open"), "proprietary": ("desktop", "server", "tesla")}
 STACK_PARTS = ("driver", "cuda", "cudnn", "nccl", "pytorch", "tensorflow", "python", "fabric_manager", "jetpack", "container_toolkit")
@@ -223,7 +222,9 @@ def requested_driver_floors(plan):
 
 def driver_method(plan):
     requested = plan.request.get("driver_method")
-    return str(requested).strip().lower() if requested not in (None, "", "auto") else DEFAULT_DRIVER_METHOD
+    if requested not in (None, "", "auto"):
+        return str(requested).strip().lower()
+    return plan.index.default_driver_method
 
 
 def module_flavours(plan):

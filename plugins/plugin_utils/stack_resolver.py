@@ -127,8 +127,15 @@ def pick_driver(plan, report):
         errors = [m[:-1] + " to replace it." if "use driver_branch" in m else m for m in errors]
         report.add(errors)
         if entry.get("status") and branch_is_eol(plan, entry):
-            report.warn("The installed driver %s belongs to branch R%s, end-of-life on %s; request driver_branch: %s to upgrade."
-                        % (plan.installed, installed_branch, plan.index.date, preferred_branch(plan)))
+            newer = preferred_branch(plan)
+            if newer is not None and newer > installed_branch:
+                advice = "request driver_branch: %s to upgrade" % newer
+            else:
+                method = driver_method(plan)
+                advice = "driver_method: %s installs no newer branch for these GPUs; request driver_method: %s and a newer driver_branch" % (
+                    method, "distro" if method == "nvidia_repo" else "nvidia_repo")
+            report.warn("The installed driver %s belongs to branch R%s, end-of-life on %s; %s."
+                        % (plan.installed, installed_branch, plan.index.date, advice))
         report.note("Keeping the installed driver %s (R%s); request driver_branch to change it." % (plan.installed, installed_branch))
         return {"branch": installed_branch, "version": plan.installed, "installed": True, "changed": False, "entry": entry}
     branch = preferred_branch(plan)

@@ -15,7 +15,7 @@ def test_filters_are_registered():
 @pytest.mark.parametrize(
     "hardware, request_, path, expected",
     [
-        ({"gpus": ["RTX 4090"], "os": "ubuntu-22.04"}, None, ("driver", "method"), "nvidia_repo"),
+        ({"gpus": ["RTX 4090"], "os": "ubuntu-22.04"}, None, ("driver", "method"), "distro"),
         ({"gpus": ["GTX 1080 Ti"], "os": "ubuntu-22.04"}, {"pytorch": "2.9"}, ("pytorch", "variant"), "cu126"),
         ({"gpus": ["H100 SXM"] * 8, "nvswitch": True, "os": "ubuntu-22.04"}, {}, ("fabric_manager", "package"), "nvidia-fabricmanager"),
         ({"gpus": [], "os": "debian-12"}, {}, ("pytorch", "variant"), "cpu"),
