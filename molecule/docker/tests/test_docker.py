@@ -85,3 +85,26 @@ def test_docker_still_answers_after_refusal(host, case):
 def test_rejected_key_rolled_back_and_daemon_up(host):
     assert "no-such-key" not in daemon_json(host)
     assert host.service("docker").is_running
+
+
+# --- check mode (prepare.yml: fresh host; side_effect.yml: converged host, changed request) ---------
+def check_run(host, name):
+    return json.loads(host.file(f"/root/dlbox-check-{name}.json").content_string)
+
+
+@pytest.mark.parametrize("name", ["fresh", "changed_request"])
+def test_check_mode_run_succeeds_and_changes_nothing(host, name):
+    run = check_run(host, name)
+    assert run["rc"] == 0, "\n".join(run["tail"])
+    assert run["unchanged"] is True  # daemon.json, sources, keyrings, packages, units, service starts
+
+
+def test_check_mode_on_a_fresh_host_reports_install_and_merge(host):
+    changed = check_run(host, "fresh")["changed"]
+    assert "Install the distribution's Docker" in changed and "Merge the settings into daemon.json" in changed, changed
+
+
+def test_check_mode_reports_a_config_change_and_nothing_else(host):
+    changed = set(check_run(host, "changed_request")["changed"])
+    assert "Merge the settings into daemon.json" in changed, changed
+    assert changed <= {"Merge the settings into daemon.json", "Restart Docker with the new daemon.json"}, changed

@@ -153,3 +153,30 @@ def test_refused_naming_the_variable_and_nothing_changed(host, case):
     assert result["msg"] != "NOT REFUSED"
     assert result["expect"] in result["msg"], result["msg"]
     assert result["unchanged"] is True
+
+
+# --- check mode (prepare.yml: the old guide's host; side_effect.yml: converged, changed request) ------
+def check_run(host, name):
+    return json.loads(host.file(f"/root/dlbox-check-{name}.json").content_string)
+
+
+@pytest.mark.parametrize("name", ["fresh", "changed_request"])
+def test_check_mode_run_succeeds_and_changes_nothing(host, name):
+    run = check_run(host, name)
+    assert run["rc"] == 0, "\n".join(run["tail"])
+    assert run["unchanged"] is True  # daemon.json, sources, keyrings, packages, units, service starts
+
+
+def test_check_mode_on_the_old_host_reports_migration_and_install(host):
+    changed = check_run(host, "fresh")["changed"]
+    for task in ("Remove nvidia-docker2 (not purge)", "Delete the legacy apt sources",
+                 "Delete NVIDIA's key from the legacy keyring (without apt-key)", "Pin the toolkit packages to the planned version",
+                 "Merge the settings into daemon.json"):
+        assert task in changed, changed
+
+
+def test_check_mode_reports_a_runtime_change_and_nothing_else(host):
+    changed = set(check_run(host, "changed_request")["changed"])
+    wanted = {"Register the nvidia runtime with Docker", "Write the containerd drop-in for the nvidia runtime"}
+    assert wanted <= changed, changed
+    assert changed <= wanted | {"Restart docker for the NVIDIA runtime", "Restart containerd for the NVIDIA runtime"}, changed
