@@ -47,3 +47,10 @@ def test_transitional_535_server_refused_for_real_on_jammy(host):
     assert "nvidia-headless-580-server (R580)" in result["msg"], result["msg"]
     assert 'nvidia_driver_branch: "580"' in result["msg"] and "Nothing was changed" in result["msg"]
     assert not host.package("nvidia-headless-535-server").is_installed
+
+
+def test_reboot_never_records_the_need_and_does_not_reboot(host):
+    recorded = json.loads(host.file("/root/dlbox-reboot.json").content_string)
+    assert recorded == {"required": True, "loaded": None}
+    # /run is a tmpfs: the marker is still there, so nothing rebooted after the role wrote it
+    assert host.file("/run/reboot-required").content_string == "*** System restart required ***\n"
