@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run Molecule scenarios on every test platform that exists.
+# Run Molecule scenarios on every test platform that exists, several scenarios at a time.
 #
 #   tests/scripts/molecule.sh [scenario ...]      (default: every scenario under molecule/ but `heavy` ones)
 #
@@ -7,14 +7,18 @@
 # tests/images/build.sh. A scenario folder may hold:
 #   dind       -> layer .config/molecule/dind.yml (Docker inside the test container)
 #   platforms  -> the only distros it runs on, one a line
+#   heavy      -> left out unless named (make test-heavy)
+# MOLECULE_JOBS (default 3): scenarios run at once. Scenarios mostly wait on apt and pip, so a 2-core
+# machine runs three of them in about the time of the longest; one scenario's platforms run one after
+# another (Molecule keeps one state folder a scenario). Longest scenarios start first.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 [ -x "$root/.venv/bin/molecule" ] && export PATH="$root/.venv/bin:$PATH"
 export ANSIBLE_COLLECTIONS_PATH=${ANSIBLE_COLLECTIONS_PATH:-$root/build/collections}
+jobs_max=${MOLECULE_JOBS:-3}
 scenarios=("$@")
 if [ ${#scenarios[@]} -eq 0 ]; then
-  # a folder holding `heavy` (multi-GB real installs) runs only when named (make test-heavy)
   for f in molecule/*/molecule.yml; do
     [ -f "$(dirname "$f")/heavy" ] || scenarios+=("$(basename "$(dirname "$f")")")
   done
@@ -24,27 +28,58 @@ if [ ${#distros[@]} -eq 0 ]; then
   echo "molecule.sh: no test platforms (run tests/images/build.sh first)" >&2
   exit 2
 fi
-mkdir -p build/molecule-logs
-passed=0 failed=0 failures=()
-for s in "${scenarios[@]}"; do
-  base=(--base-config .config/molecule/config.yml)
+mkdir -p build/molecule-logs build/molecule-results
+
+# Longest first: the last duration of each scenario here (build/molecule-results/<s>.seconds), else the
+# committed one (tests/scripts/molecule-durations.txt).
+ordered=()
+while read -r _ s; do ordered+=("$s"); done < <(
+  for s in "${scenarios[@]}"; do
+    seconds=$(cat "build/molecule-results/$s.seconds" 2>/dev/null ||
+              awk -v s="$s" '$1 == s {print $2}' tests/scripts/molecule-durations.txt)
+    printf '%s %s\n' "${seconds:-0}" "$s"
+  done | sort -rn)
+
+# One scenario on each of its platforms, in turn; one result line a platform.
+run_scenario() {
+  local s=$1 d log start verdict total=0
+  local base=(--base-config .config/molecule/config.yml)
   [ -f "molecule/$s/dind" ] && base+=(--base-config .config/molecule/dind.yml)
+  : > "build/molecule-results/$s.txt"
   for d in "${distros[@]}"; do
     if [ -f "molecule/$s/platforms" ] && ! grep -qx "$d" "molecule/$s/platforms"; then
       continue
     fi
     log="build/molecule-logs/$s-$d.log"
     start=$(date +%s)
-    if MOLECULE_DISTRO="$d" molecule "${base[@]}" test -s "$s" >"$log" 2>&1; then
-      passed=$((passed + 1)); verdict=PASS
-    else
-      failed=$((failed + 1)); verdict=FAIL; failures+=("$s/$d")
-    fi
-    printf '[molecule] %-4s %-28s %-11s %4ss  (%s)\n' "$verdict" "$s" "$d" "$(( $(date +%s) - start ))" "$log"
-    if [ "$verdict" = FAIL ]; then
-      grep -E 'FAILED|fatal:|ERROR|AssertionError|failed=[1-9]|CRITICAL' "$log" | tail -25 | sed 's/^/    /'
-    fi
+    if MOLECULE_DISTRO="$d" molecule "${base[@]}" test -s "$s" >"$log" 2>&1; then verdict=PASS; else verdict=FAIL; fi
+    total=$(( total + $(date +%s) - start ))
+    {
+      printf '[molecule] %-4s %-28s %-11s %4ss  (%s)\n' "$verdict" "$s" "$d" "$(( $(date +%s) - start ))" "$log"
+      if [ "$verdict" = FAIL ]; then
+        grep -E 'FAILED|fatal:|ERROR|AssertionError|failed=[1-9]|CRITICAL' "$log" | tail -25 | sed 's/^/    /'
+      fi
+    } | tee -a "build/molecule-results/$s.txt"
   done
+  echo "$total" > "build/molecule-results/$s.seconds"
+}
+
+start_all=$(date +%s)
+running=0
+for s in "${ordered[@]}"; do
+  if [ "$running" -ge "$jobs_max" ]; then
+    wait -n
+    running=$((running - 1))
+  fi
+  run_scenario "$s" &
+  running=$((running + 1))
 done
-echo "molecule: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+wait
+
+passed=0 failed=0
+for s in "${ordered[@]}"; do
+  passed=$(( passed + $(grep -c '^\[molecule\] PASS' "build/molecule-results/$s.txt") ))
+  failed=$(( failed + $(grep -c '^\[molecule\] FAIL' "build/molecule-results/$s.txt") ))
+done
+echo "molecule: $passed passed, $failed failed in $(( $(date +%s) - start_all )) s ($jobs_max scenarios at a time)"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
