@@ -300,14 +300,14 @@ def validate(data, path="data/compat.yml"):
     return data
 
 
-def load_compat(path=None):
-    """Return the parsed, validated compatibility data. Cached until the file's mtime changes."""
-    path = Path(path) if path else DEFAULT_PATH
+def _load_yaml_cached(path, what, key_prefix, finish):
+    """Parse the YAML file ``path`` and return ``finish(parsed)``, cached until the file's mtime or size
+    changes. ``what`` names the file in errors; ``key_prefix`` keeps the caches of the files apart."""
     try:
         stat = os.stat(path)
     except OSError as exc:
-        raise CompatDataError(f"cannot read compatibility data {path}: {exc.strerror}") from exc
-    key = str(path.resolve())
+        raise CompatDataError(f"cannot read {what} {path}: {exc.strerror}") from exc
+    key = key_prefix + str(path.resolve())
     cached = _CACHE.get(key)
     if cached and cached[0] == stat.st_mtime_ns and cached[1] == stat.st_size:
         return cached[2]
@@ -316,9 +316,15 @@ def load_compat(path=None):
             raw = yaml.load(handle, Loader=_LOADER)  # noqa: S506 - a SafeLoader
     except yaml.YAMLError as exc:
         raise CompatDataError(f"{path} is not valid YAML: {exc}") from exc
-    data = validate(_dates_to_text(raw), str(path))
-    _CACHE[key] = (stat.st_mtime_ns, stat.st_size, data)
-    return data
+    result = finish(_dates_to_text(raw))
+    _CACHE[key] = (stat.st_mtime_ns, stat.st_size, result)
+    return result
+
+
+def load_compat(path=None):
+    """Return the parsed, validated compatibility data. Cached until the file's mtime changes."""
+    path = Path(path) if path else DEFAULT_PATH
+    return _load_yaml_cached(path, "compatibility data", "", lambda raw: validate(raw, str(path)))
 
 
 def load_compat_index(path=None):
@@ -338,24 +344,13 @@ def load_catalog(path=None):
     """Return the generated GPU catalog (``data/gpu_catalog.yml``, see tools/gpu_catalog.py): a mapping with
     ``date``, ``sources`` and ``devices`` (PCI device id -> record). Cached until the file's mtime changes."""
     path = Path(path) if path else DEFAULT_CATALOG_PATH
-    try:
-        stat = os.stat(path)
-    except OSError as exc:
-        raise CompatDataError(f"cannot read the GPU catalog {path}: {exc.strerror}") from exc
-    key = "catalog:" + str(path.resolve())
-    cached = _CACHE.get(key)
-    if cached and cached[0] == stat.st_mtime_ns and cached[1] == stat.st_size:
-        return cached[2]
-    try:
-        with open(path, encoding="utf-8") as handle:
-            raw = yaml.load(handle, Loader=_LOADER)  # noqa: S506 - a SafeLoader
-    except yaml.YAMLError as exc:
-        raise CompatDataError(f"{path} is not valid YAML: {exc}") from exc
-    catalog = _dates_to_text(raw)
-    if not isinstance(catalog, dict) or not isinstance(catalog.get("devices"), dict) or not catalog.get("date"):
-        raise CompatDataError(f"{path}: a GPU catalog needs 'date' and the mapping 'devices' (run make gpu-catalog)")
-    _CACHE[key] = (stat.st_mtime_ns, stat.st_size, catalog)
-    return catalog
+
+    def checked(catalog):
+        if not isinstance(catalog, dict) or not isinstance(catalog.get("devices"), dict) or not catalog.get("date"):
+            raise CompatDataError(f"{path}: a GPU catalog needs 'date' and the mapping 'devices' (run make gpu-catalog)")
+        return catalog
+
+    return _load_yaml_cached(path, "the GPU catalog", "catalog:", checked)
 
 
 def load_gpu_index(data_path=None, catalog_path=None):
