@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+#
+# What only a real GPU host can show, in one short run (no network needed):
+#   gpu_facts and the plan on the real host, the captures a fixture could later be made of
+#   (nvidia-smi -q -x, --query-gpu CSV, topo -m, lspci), python_env's dlbox-check on the host's
+#   Python/PyTorch, the cuda role's compile-and-run check and the nccl role's decisions when their
+#   scripts exist. Nothing is installed on the host; the driver is never touched.
+# Usage (repository root): OUT=/some/dir bash tests/scripts/device-check.sh
+#   Wheels for ansible-core and its missing needs may be put in .whl/ (see the device README).
+set -u
+OUT=${OUT:-$(mktemp -d)}
+mkdir -p "$OUT"
+root=$(pwd)
+SECONDS=0
+step() { printf '\n===== %s (at %d s) =====\n' "$1" "$SECONDS"; }
+
+if [ -z "${DLBOX_NO_WHEELS:-}" ] && ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+  export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH
+fi
+mkdir -p build/collections/ansible_collections/dlbox
+ln -sfn ../../../.. build/collections/ansible_collections/dlbox/stack
+export ANSIBLE_COLLECTIONS_PATH=$root/build/collections ANSIBLE_LOCALHOST_WARNING=false ANSIBLE_NOCOLOR=1
+
+step "host"
+uname -a; head -3 /etc/os-release; python3 --version; ansible --version | head -1
+nvidia-smi || true
+
+step "captures (saved under \$OUT)"
+nvidia-smi -q -x > "$OUT/nvidia-smi-q-x.xml" 2>&1 || true
+nvidia-smi --query-gpu=index,name,pci.bus_id,pci.device_id,driver_version,compute_cap,memory.total,ecc.mode.current,persistence_mode \
+  --format=csv > "$OUT/nvidia-smi-query-gpu.csv" 2>&1 || true
+nvidia-smi topo -m > "$OUT/nvidia-smi-topo-m.txt" 2>&1 || true
+(lspci -nn; echo; lspci -vvv) > "$OUT/lspci.txt" 2>&1 || echo "lspci: not available" > "$OUT/lspci.txt"
+cat "$OUT/nvidia-smi-query-gpu.csv" "$OUT/nvidia-smi-topo-m.txt"; head -c 300 "$OUT/lspci.txt"; echo
+
+step "gpu_facts on this host"
+ansible localhost -c local -m dlbox.stack.gpu_facts 2>&1 | tee "$OUT/gpu_facts.txt" | head -120
+
+step "plan for this host (plan.yml, detection on)"
+ansible-playbook -i localhost, -c local -e ansible_python_interpreter="$(command -v python3)" \
+  -e dlbox_plan_output="$OUT/plan.json" playbooks/plan.yml 2>&1 | tail -60
+
+step "plan from this host's captured nvidia-smi -q -x"
+ansible-playbook -i localhost, -c local -e ansible_python_interpreter="$(command -v python3)" \
+  -e "{\"dlbox_plan_hardware\": {\"captures\": [\"$OUT/nvidia-smi-q-x.xml\"], \"os\": \"ubuntu-24.04\"}}" \
+  -e dlbox_plan_output="$OUT/plan-from-capture.json" playbooks/plan.yml 2>&1 | tail -25
+
+step "python_env's dlbox-check with the host's PyTorch"
+python3 roles/python_env/files/dlbox-check.py --require-gpu; echo "rc=$?"
+python3 roles/python_env/files/dlbox-check.py --json --require-gpu > "$OUT/dlbox-check.json"; echo "rc=$?"
+
+for s in gpu-cuda-check.sh gpu-nccl-check.sh; do
+  if [ -f "tests/scripts/$s" ]; then
+    step "$s"
+    timeout 240 bash "tests/scripts/$s"; echo "rc=$?"
+  fi
+done
+step "done"
