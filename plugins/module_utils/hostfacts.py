@@ -194,6 +194,24 @@ def _parse_nvsmi_gpu(gpu):
     }
 
 
+def parse_compute_cap_csv(text):
+    """Parse ``nvidia-smi --query-gpu=pci.bus_id,compute_cap --format=csv,noheader``.
+
+    ``-q -x`` carries no compute capability before DTD v12's element (and the H200 on R580 gives none
+    at all), while ``compute_cap`` is a query field since R510. Returns ``{bus_id: "9.0"}``; lines that
+    are not an address and a ``major.minor`` are skipped (older drivers print an error instead).
+    """
+    found = {}
+    for line in (text or "").splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) != 2:
+            continue
+        bus_id = normalize_pci_bus_id(parts[0])
+        if bus_id and re.match(r"^\d+\.\d+$", parts[1]):
+            found[bus_id] = parts[1]
+    return found
+
+
 def parse_nvidia_smi_xml(text):
     """Parse ``nvidia-smi -q -x``.
 
@@ -918,7 +936,7 @@ def build_host_facts(raw):
     ``lscpu``, ``meminfo``, ``edac_mc_exists``, ``edac_mc_entries``, ``disks`` (list of
     ``(name, rotational, size)``), ``mokutil`` (text), ``secure_boot_efivar`` (bytes),
     ``efi`` (bool: ``/sys/firmware/efi`` exists), ``proc_modules``, ``nvidia_proc_version``,
-    ``nvidia_smi_xml``, ``nvidia_smi_topo``, ``lspci``, ``sysfs_pci`` (list of
+    ``nvidia_smi_xml``, ``nvidia_smi_cc_csv``, ``nvidia_smi_topo``, ``lspci``, ``sysfs_pci`` (list of
     ``(address, vendor, device, class)``), ``dockerenv``, ``containerenv``, ``cgroup``,
     ``pid1_environ``, ``systemd_container``, ``nv_tegra_release``, ``device_tree_model``,
     ``probes`` (dict passed through).
@@ -967,6 +985,11 @@ def build_host_facts(raw):
         except ValueError as exc:
             probes["nvidia_smi_error"] = str(exc)
             smi = None
+    if smi and raw.get("nvidia_smi_cc_csv"):
+        query_cc = parse_compute_cap_csv(raw["nvidia_smi_cc_csv"])
+        for gpu in smi["gpus"]:
+            if gpu.get("compute_capability") is None:
+                gpu["compute_capability"] = query_cc.get(gpu.get("pci_bus_id"))
 
     pci_devices = []
     if raw.get("lspci") is not None:

@@ -305,6 +305,8 @@ def gather(reader, nvidia_smi_path="nvidia-smi", lspci_path="lspci", mokutil_pat
     probes["nvidia_smi"] = status
     raw["nvidia_smi_xml"] = out if status == "ok" else None
     if status == "ok":
+        status, out = reader.run(nvidia_smi_path, ["--query-gpu=pci.bus_id,compute_cap", "--format=csv,noheader"])
+        raw["nvidia_smi_cc_csv"] = out if status == "ok" else None
         status, out = reader.run(nvidia_smi_path, ["topo", "-m"])
         probes["nvidia_smi_topo"] = status
         raw["nvidia_smi_topo"] = out if status == "ok" else None

@@ -773,3 +773,38 @@ def test_build_host_facts_driver_version_falls_back_to_proc():
 
 def test_build_host_facts_legacy_bios_means_no_secure_boot():
     assert hf.build_host_facts({"efi": False})["secure_boot"] is False
+
+
+# --- the H200 captured on the lent device (tests/fixtures/SOURCES.md): -q -x has no compute capability ---
+
+def _h200_cc_csv():
+    """pci.bus_id and compute_cap columns of the real --query-gpu capture, as the module queries them."""
+    rows = fixture("nvidia-smi", "h200-query-gpu-device.csv").splitlines()
+    header = [h.strip() for h in rows[0].split(",")]
+    bus, cap = header.index("pci.bus_id"), header.index("compute_cap")
+    return "\n".join("%s, %s" % (r.split(",")[bus].strip(), r.split(",")[cap].strip()) for r in rows[1:]) + "\n"
+
+
+def test_h200_xml_has_no_compute_capability_of_its_own():
+    smi = hf.parse_nvidia_smi_xml(fixture("nvidia-smi", "h200-driver-580-device.xml"))
+    assert smi["driver_version"] == "580.159.04"
+    assert [(g["name"], g["pci_device_id"], g["compute_capability"]) for g in smi["gpus"]] == [
+        ("NVIDIA H200", "2335", None)]
+
+
+def test_compute_cap_query_fills_what_the_xml_lacks():
+    assert hf.parse_compute_cap_csv(_h200_cc_csv()) == {"0000:00:06.0": "9.0"}
+    facts = hf.build_host_facts({
+        "nvidia_smi_xml": fixture("nvidia-smi", "h200-driver-580-device.xml"),
+        "nvidia_smi_cc_csv": _h200_cc_csv(),
+    })
+    assert [g["compute_capability"] for g in facts["gpus"]] == ["9.0"]
+
+
+@pytest.mark.parametrize("text", [
+    "",
+    'Field "compute_cap" is not a valid field to query.\n',
+    "00000000:00:06.0, [N/A]\n",
+])
+def test_compute_cap_query_ignores_what_is_not_an_answer(text):
+    assert hf.parse_compute_cap_csv(text) == {}

@@ -141,3 +141,14 @@ def test_captures_must_be_a_list_of_paths():
 def test_parse_capture_of_an_lspci_line_keeps_the_chip():
     kind, parsed = parse_capture(LSPCI_H100.read_text())
     assert kind == "lspci" and parsed["gpus"][0]["pci_name"] == "GH100 [H100 SXM5 80GB]"
+
+
+@pytest.mark.parametrize("name", ["h200-driver-580-device.xml", "h200-query-gpu-device.csv"])
+def test_plan_from_the_h200_captured_on_the_lent_device(name):
+    """Both captures of the real H200 host (driver 580.159.04) plan the same: Hopper CC 9.0, R580 kept."""
+    plan = _plan([FIXTURES / "nvidia-smi" / name], os="ubuntu-24.04")
+    assert plan["ok"], plan["errors"]
+    (gpu,) = plan["host"]["gpus"]
+    assert (gpu["name"], gpu["pci_device_id"], gpu["architecture"], gpu["cc"]) == ("NVIDIA H200", "2335", "Hopper", "9.0")
+    assert plan["host"]["driver_installed"] == "580.159.04"
+    assert (plan["stack"]["driver"]["branch"], plan["stack"]["driver"]["change"]) == (580, False)
