@@ -148,6 +148,12 @@ SCHEMA = _Record(
                 {"version": VERSION, "updates": _List(_Record({"version": VERSION}, {"driver": _Optional(VERSION)})),
                  "toolkit_driver_min": _Optional(VERSION), "os": _List(TEXT)},
                 {"toolkit_driver_min_unconfirmed": VERSION}, sourced=True)),
+        }, {
+            # read by the cuda role (plugin_utils.cuda_plan)
+            "repo_packages": _Record({"toolkit": _List(TEXT), "compat": TEXT}, sourced=True),
+            "host_gcc": _List(_Record({"cuda_min": VERSION, "gcc_max": INT}, sourced=True)),
+            "pip_wheels": _List(_Record({"cuda": VERSION, "version": VERSION, "root": TEXT, "packages": _List(TEXT)},
+                                        sourced=True)),
         }),
         "driver_branches": _List(_Record(
             {"branch": INT, "designation": _Optional(_Enum("LTSB", "PB", "NFB")), "eol": _Optional(TEXT),
@@ -155,6 +161,12 @@ SCHEMA = _Record(
             sourced=True)),
         "driver_packages": _Map(_Record({"open": _List(TEXT), "proprietary": _List(TEXT), "lock": _List(TEXT)}, sourced=True)),
         "kernel_modules": _Record({"open_default_from_branch": INT, "proprietary_removed_from_branch": _Optional(INT)}, sourced=True),
+        "driver_package_names": _Record(
+            {"family": _List(TEXT),
+             "nvidia_repo": _Map(_List(_Record(
+                 {"branch_min": INT, "branch_max": _Optional(INT), "kernel": _Map(TEXT), "same_version": _List(TEXT)},
+                 sourced=True)))},
+            sourced=True),
         "cudnn": _List(_Record(
             {"version": VERSION, "builds": _Map(_List(VERSION), VERSION), "cc_min": VERSION, "cc_max": VERSION},
             {"driver_min": _Map(VERSION, VERSION)}, sourced=True)),
@@ -186,7 +198,7 @@ SCHEMA = _Record(
         "fabric_manager": _Record(
             {"service": TEXT,
              "packages": _List(_Record({"branch_min": INT, "branch_max": _Optional(INT), "package": TEXT, "meta": _Optional(TEXT)},
-                                       sourced=True)),
+                                       {"method": _Enum("distro", "nvidia_repo")}, sourced=True)),
              "nvlink5": _Record({"cc_min": VERSION, "extra_packages": _List(TEXT)}, sourced=True)},
             sourced=True),
         "machines": _Map(_Record({"cuda_repo": TEXT, "pytorch_cuda": BOOL, "tensorflow_cuda": BOOL}, sourced=True)),
@@ -200,6 +212,12 @@ SCHEMA = _Record(
     {
         "gpu_chips": OWNED_ELSEWHERE,
         "container_toolkit": _Record({}, sourced=True, open_keys=True),
+        # read by the nccl role (module_utils._nccl.p2p_assessment)
+        "nccl_p2p_issues": _List(_Record({"gpus": _List(TEXT), "driver_fixed": VERSION, "effect": TEXT}, sourced=True)),
+        "cudnn_names": _Record(
+            {"apt": _Map(_Record({"packages": _List(TEXT), "version": TEXT, "header": TEXT})),
+             "tarball": TEXT, "tarball_url": TEXT, "tarball_arch": _Map(TEXT), "wheel": TEXT},
+            sourced=True),
         "distro_drivers": DISTRO_DRIVERS,
     },
 )

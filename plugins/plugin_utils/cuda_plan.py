@@ -1,0 +1,262 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the ``cuda`` role installs, decided on the controller from the plan and the data (pure).
+
+:func:`decide` turns the role's variables, the plan (``dlbox_plan``), what ``cuda_facts`` found and the host's
+compilers into one result: the toolkits to install (packages, wheels or local installer per method), the default
+``/usr/local/cuda``, what to remove (only when asked), the GPU architectures the verification compiles for, and
+the host compiler nvcc may use. Every refusal names the variable and says what would work. Versions are never
+decided here: they come from the plan, and a version the plan did not pick is checked by the resolver itself
+(``resolve``, a callable the filter passes in).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.dlbox.stack.plugins.module_utils._cuda_toolkits import version_key
+
+METHODS = ("nvidia_repo", "distro", "local_repo", "pip_wheels")
+PREFIX = "/usr/local"
+_MAJOR_MINOR = re.compile(r"^\d+\.\d+$")
+_CC = re.compile(r"^\d+\.\d+$")
+_SHA256 = re.compile(r"^sha256:[0-9a-f]{64}$")
+_DISTRO_HOME = "/usr/lib/nvidia-cuda-toolkit"
+
+
+def _fill(template, version):
+    major, minor = version.split(".")
+    return template.format(major=major, minor=minor)
+
+
+def _major_minor(text):
+    match = re.match(r"^(\d+)\.(\d+)", text or "")
+    return "%s.%s" % match.groups() if match else None
+
+
+def gcc_max(data, version):
+    """Newest host gcc major nvcc ``version`` accepts (data ``cuda.host_gcc``), None when the data has none."""
+    best = None
+    for entry in data["cuda"].get("host_gcc") or []:
+        if version_key(entry["cuda_min"]) <= version_key(version):
+            if best is None or version_key(entry["cuda_min"]) > version_key(best["cuda_min"]):
+                best = entry
+    return best["gcc_max"] if best else None
+
+
+def pick_host_compiler(cap, compilers, given):
+    """Which g++ nvcc uses, or why none fits.
+
+    ``cap``: newest gcc major nvcc accepts (None: unknown, anything goes). ``compilers``: list of
+    ``{path, major}`` found on the host, the plain ``g++`` first then ``g++-N``. ``given``: the path the
+    user set (``cuda_host_compiler``), or empty. Returns ``{"ccbin": path or None, "error": text or None}``;
+    ``ccbin`` None means nvcc's default (``g++`` on PATH) fits. Never -allow-unsupported-compiler.
+    """
+    found = [c for c in compilers or [] if c.get("major") is not None]
+    if given:
+        match = [c for c in found if c["path"] == given]
+        if not match:
+            return {"ccbin": None, "error": "cuda_host_compiler '%s' is not a g++ that answers -dumpversion; give the path of "
+                                            "an installed g++%s." % (given, " <= %d" % cap if cap else "")}
+        if cap is not None and match[0]["major"] > cap:
+            return {"ccbin": None, "error": "cuda_host_compiler '%s' is gcc %d, newer than this nvcc accepts (gcc <= %d); "
+                                            "install g++-%d (apt-get install g++-%d) and set cuda_host_compiler: /usr/bin/g++-%d. "
+                                            "-allow-unsupported-compiler is never used." % (given, match[0]["major"], cap, cap, cap, cap)}
+        return {"ccbin": given, "error": None}
+    if not found:
+        return {"ccbin": None, "error": "no g++ on the host for nvcc; install g++%s (apt-get install %s), or set "
+                                        "cuda_verify: false." % (
+                                            "-%d" % cap if cap else "", "g++-%d" % cap if cap else "g++")}
+    if cap is None or found[0]["major"] <= cap:
+        return {"ccbin": None, "error": None}
+    fitting = sorted((c for c in found[1:] if c["major"] <= cap), key=lambda c: c["major"], reverse=True)
+    if fitting:
+        return {"ccbin": fitting[0]["path"], "error": None}
+    return {"ccbin": None, "error": "the host's g++ is gcc %d, newer than this nvcc accepts (gcc <= %d) and no older g++-N is "
+                                    "installed; install g++-%d (apt-get install g++-%d) or set cuda_host_compiler. "
+                                    "-allow-unsupported-compiler is never used." % (found[0]["major"], cap, cap, cap)}
+
+
+def check_options(options):
+    """Shape of the role's variables -> list of errors (each names its variable)."""
+    errors = []
+    method = options.get("method")
+    if method not in METHODS:
+        errors.append("cuda_method '%s' is not one of %s." % (method, ", ".join(METHODS)))
+    versions = options.get("versions")
+    if not isinstance(versions, list):
+        errors.append("cuda_versions must be a list of quoted major.minor versions such as [\"12.8\", \"13.0\"], not %r." % (versions,))
+        versions = []
+    for pos, version in enumerate(versions):
+        if not isinstance(version, str) or not _MAJOR_MINOR.match(version):
+            errors.append("cuda_versions[%d] %r must be a quoted major.minor version such as \"13.0\"." % (pos, version))
+    if len(set(map(str, versions))) != len(versions):
+        errors.append("cuda_versions lists a version twice: %s." % ", ".join(map(str, versions)))
+    default = options.get("default") or ""
+    if default and (not isinstance(default, str) or not _MAJOR_MINOR.match(default)):
+        errors.append("cuda_default_version %r must be empty or a quoted major.minor version such as \"13.0\"." % (default,))
+    for pos, cc in enumerate(options.get("verify_archs") or []):
+        if not isinstance(cc, str) or not _CC.match(cc):
+            errors.append("cuda_verify_archs[%d] %r must be a quoted compute capability such as \"8.9\"." % (pos, cc))
+    debs = options.get("local_repo_debs") or {}
+    if not isinstance(debs, dict):
+        errors.append("cuda_local_repo_debs must be a mapping of CUDA version to {url or src, checksum}.")
+        debs = {}
+    for version, deb in debs.items():
+        var = "cuda_local_repo_debs['%s']" % version
+        if not isinstance(deb, dict) or bool(deb.get("url")) == bool(deb.get("src")):
+            errors.append("%s needs exactly one of url (http(s)/file URL of NVIDIA's cuda-repo-<distro>-X-Y-local .deb) "
+                          "or src (that .deb on the controller)." % var)
+        elif not _SHA256.match(str(deb.get("checksum") or "")):
+            errors.append("%s.checksum must be sha256:<64 hex digits> of the .deb (sha256sum on the download page), "
+                          "not %r." % (var, deb.get("checksum")))
+    if options.get("compat") and method in ("distro", "pip_wheels"):
+        errors.append("cuda_compat: true needs cuda_method nvidia_repo or local_repo (cuda-compat-X-Y is NVIDIA's package), "
+                      "not %s." % method)
+    if options.get("wsl") and method == "distro":
+        errors.append("cuda_method: distro is refused on WSL: the distribution's toolkit pulls libcuda1, a driver library "
+                      "that shadows Windows' driver; use cuda_method: nvidia_repo (NVIDIA's wsl-ubuntu repository).")
+    if options.get("wsl") and options.get("compat"):
+        errors.append("cuda_compat: true is refused on WSL: the driver comes from Windows.")
+    return errors
+
+
+def _toolkit(data, version, method, options):
+    entry = {"version": version, "path": "%s/cuda-%s" % (PREFIX, version), "nvcc": "%s/cuda-%s/bin/nvcc" % (PREFIX, version),
+             "packages": [], "repo_packages": [], "wheels": None, "local_deb": None, "gcc_max": gcc_max(data, version)}
+    if method in ("nvidia_repo", "local_repo"):
+        entry["packages"] = [_fill(data["cuda"]["toolkit_package"], version)]
+        repo = data["cuda"].get("repo_packages") or {}
+        entry["repo_packages"] = [_fill(t, version) for t in repo.get("toolkit") or [data["cuda"]["toolkit_package"]]]
+        if options.get("compat") and repo.get("compat"):
+            entry["packages"].append(_fill(repo["compat"], version))
+            entry["repo_packages"].append(_fill(repo["compat"], version))
+    if method == "local_repo":
+        deb = dict((options.get("local_repo_debs") or {}).get(version) or {})
+        if deb:
+            deb["filename"] = (deb.get("url") or deb.get("src")).rstrip("/").rsplit("/", 1)[-1]
+        entry["local_deb"] = deb or None
+    if method == "pip_wheels":
+        wheels = [w for w in data["cuda"].get("pip_wheels") or [] if w["cuda"] == version]
+        entry["wheels"] = {k: wheels[0][k] for k in ("version", "root", "packages")} if wheels else None
+    return entry
+
+
+def decide(data, plan, options, resolve=None, installed=None, compilers=None):
+    """The cuda role's whole decision. See the module docstring; returns ``{ok, errors, notes, ...}``."""
+    errors = check_options(options)
+    notes = []
+    method = options.get("method")
+    versions = list(options.get("versions") or []) if isinstance(options.get("versions"), list) else []
+    installed = installed or {}
+    out = {"ok": False, "errors": errors, "notes": notes, "method": method, "toolkits": [], "default": None,
+           "remove": [], "archs": [], "repo_packages": [], "distro": None}
+    if errors:
+        return out
+    if not isinstance(plan, dict) or not plan.get("ok"):
+        errors.extend("the plan was refused (dlbox_plan): %s" % e for e in (plan or {}).get("errors") or ["no plan"])
+        return out
+    stack = plan.get("stack") or {}
+    planned = (stack.get("cuda") or {}).get("version")
+    os_key = (plan.get("host") or {}).get("os")
+
+    if method == "distro":
+        distro = (((data.get("distro_drivers") or {}).get("distros") or {}).get(os_key) or {}).get("distro") or {}
+        toolkit = distro.get("cuda_toolkit")
+        if not toolkit:
+            errors.append("cuda_method: distro: %s has no nvidia-cuda-toolkit in data/compat.yml; use cuda_method nvidia_repo." % os_key)
+            return out
+        distro_version = _major_minor(toolkit.get("nvcc") or toolkit["version"])
+        if versions and versions != [distro_version]:
+            errors.append("cuda_versions %s: cuda_method: distro installs only %s's nvidia-cuda-toolkit, CUDA %s; leave "
+                          "cuda_versions empty or [\"%s\"], or use cuda_method nvidia_repo." % (versions, os_key, distro_version, distro_version))
+            return out
+        versions = [distro_version]
+        out["distro"] = {"version": distro_version, "package": toolkit["package"], "package_version": toolkit["package_version"],
+                         "home": _DISTRO_HOME, "nvcc": "/usr/bin/nvcc"}
+    elif not versions:
+        if not planned:
+            errors.append("cuda_versions is empty and the plan has no CUDA (no GPU was planned); name the toolkits, "
+                          "e.g. cuda_versions: [\"13.0\"].")
+            return out
+        versions = [planned]
+
+    # versions the plan did not pick go through the resolver, exactly as plan.yml would decide them
+    for pos, version in enumerate(versions):
+        if version == planned:
+            continue
+        sub = resolve(version) if resolve else {"ok": True}
+        var = "cuda_versions[%d]" % pos if options.get("versions") else "cuda_method: distro"
+        for problem in sub.get("errors") or []:
+            errors.append("%s ('%s'): %s" % (var, version, problem))
+
+    toolkits = [_toolkit(data, v, method, options) for v in versions]
+    for pos, toolkit in enumerate(toolkits):
+        var = "cuda_versions[%d]" % pos if options.get("versions") else "cuda_versions (the plan's %s)" % toolkit["version"]
+        if method == "pip_wheels" and toolkit["wheels"] is None:
+            have = [w["cuda"] for w in data["cuda"].get("pip_wheels") or []]
+            errors.append("%s ('%s'): cuda_method: pip_wheels has no NVIDIA wheels listed for CUDA %s in data/compat.yml "
+                          "(cuda.pip_wheels has %s); use cuda_method nvidia_repo or local_repo." % (
+                              var, toolkit["version"], toolkit["version"], ", ".join(have) or "none"))
+        if method == "local_repo" and toolkit["local_deb"] is None:
+            errors.append("%s ('%s'): cuda_method: local_repo needs cuda_local_repo_debs['%s'] = {url or src, checksum: "
+                          "sha256:...} for NVIDIA's cuda-repo-<distro>-%s-local .deb." % (
+                              var, toolkit["version"], toolkit["version"], toolkit["version"].replace(".", "-")))
+
+    installed_versions = [t["version"] for t in installed.get("cuda_toolkits") or []]
+    if method == "distro":
+        toolkits[0].update(path=_DISTRO_HOME, nvcc="/usr/bin/nvcc")
+        if options.get("default"):
+            errors.append("cuda_default_version '%s': cuda_method: distro sets no /usr/local/cuda (its nvcc is /usr/bin/nvcc); "
+                          "leave cuda_default_version empty." % options["default"])
+    else:
+        default = options.get("default") or (planned if planned in versions else sorted(versions, key=version_key)[-1])
+        if default not in versions and default not in installed_versions:
+            errors.append("cuda_default_version '%s' is neither in cuda_versions (%s) nor installed (%s)." % (
+                default, ", ".join(versions), ", ".join(installed_versions) or "none"))
+        out["default"] = {"version": default, "path": "%s/cuda-%s" % (PREFIX, default)}
+
+    # removal: only when asked, only what a known method installed, never the default
+    for item in installed.get("cuda_toolkits") or []:
+        if item["version"] in versions:
+            continue
+        if not options.get("remove_unlisted"):
+            notes.append("CUDA %s at %s is not in cuda_versions and stays (cuda_remove_unlisted: false)." % (item["version"], item["path"]))
+            continue
+        if out["default"] and item["version"] == out["default"]["version"]:
+            errors.append("cuda_default_version '%s' is a toolkit that cuda_remove_unlisted: true would remove; list it in "
+                          "cuda_versions or pick another default." % item["version"])
+            continue
+        if item["source"] in ("nvidia_repo", "local_repo"):
+            repo = data["cuda"].get("repo_packages") or {}
+            globs = [_fill(t, item["version"]) for t in repo.get("toolkit") or [data["cuda"]["toolkit_package"]]
+                     if "{minor}" in t]
+            out["remove"].append({"version": item["version"], "path": item["path"], "source": item["source"], "packages": globs})
+        elif item["source"] == "pip_wheels":
+            out["remove"].append({"version": item["version"], "path": item["path"], "source": item["source"], "packages": []})
+        else:
+            notes.append("CUDA %s at %s was not installed by a method this role knows (%s) and stays; remove it by hand." % (
+                item["version"], item["path"], item["source"]))
+
+    archs = options.get("verify_archs") or (plan.get("host") or {}).get("compute_capabilities") or []
+    out["archs"] = sorted(set(cc.replace(".", "") for cc in archs), key=int)
+    if options.get("verify") and not out["archs"]:
+        notes.append("no GPU in the plan and cuda_verify_archs is empty: nvcc compiles for its default architecture.")
+
+    if options.get("verify"):
+        for pos, toolkit in enumerate(toolkits):
+            choice = pick_host_compiler(toolkit["gcc_max"], compilers, options.get("host_compiler") or "")
+            toolkit["ccbin"] = choice["ccbin"]
+            if choice["error"]:
+                errors.append("CUDA %s (nvcc accepts gcc <= %s): %s" % (toolkit["version"], toolkit["gcc_max"], choice["error"]))
+    else:
+        for toolkit in toolkits:
+            toolkit["ccbin"] = None
+
+    repo_packages = []
+    for toolkit in toolkits:
+        repo_packages.extend(p for p in toolkit["repo_packages"] if p not in repo_packages)
+    out.update(toolkits=toolkits, repo_packages=repo_packages, ok=not errors)
+    return out
+
