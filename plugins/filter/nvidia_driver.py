@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters of the nvidia_driver role: package sets, Secure Boot signing path, apt simulation, DKMS and MOK state."""
+"""Filters of the nvidia_driver role: package sets, Secure Boot signing path, apt simulation, DKMS and MOK state,
+the installed branch, branch changes (kept packages, pin, rollback) and Fabric Manager's version."""
 
 from __future__ import annotations
 
@@ -45,6 +46,47 @@ def nvidia_driver_mok_state(text):
     return nd.parse_mokutil_test_key(text)
 
 
+def nvidia_driver_installed(packages, family):
+    """package_facts -> the installed driver: {branch, version, packages, other_branches}."""
+    return nd.installed_driver(packages or {}, family or [])
+
+
+def nvidia_driver_branch_plan(installed_branch, target_branch, allowed=False):
+    """install / change / refuse for a target branch: {action, from_branch, to_branch, problem}."""
+    try:
+        return nd.branch_change(None if installed_branch in (None, "") else int(installed_branch), int(target_branch), bool(allowed))
+    except (ValueError, TypeError) as exc:
+        raise AnsibleFilterError("nvidia_driver_branch_plan: %s" % exc) from exc
+
+
+def nvidia_driver_keep(packages, archive_files=None):
+    """[{name, version, arch}] -> [{..., file, source: archive|repack}]."""
+    return nd.keep_plan(packages or [], archive_files or [])
+
+
+def nvidia_driver_pin(branch, family, reason=""):
+    """apt preferences text that keeps the driver family on a branch."""
+    try:
+        return nd.branch_pin(int(branch), family or [], reason)
+    except (ValueError, TypeError) as exc:
+        raise AnsibleFilterError("nvidia_driver_pin: %s" % exc) from exc
+
+
+def nvidia_driver_branch_check(text, branch, family, same_version=None, kernel_package=None, requested=None):
+    """Verdict on ``apt-get -s install`` output for a branch: {ok, version, wrong, mismatched, installs, exact}."""
+    return nd.check_branch_simulation(text, int(branch), family or [], same_version or [], kernel_package or None, requested or [])
+
+
+def nvidia_driver_fabric_manager(text, package, driver_version):
+    """``apt-cache madison`` output -> {ok, version, available} for Fabric Manager at exactly the driver's version."""
+    return nd.fabric_manager_version(text, package, driver_version or "")
+
+
+def nvidia_driver_rollback(packages, kept, family):
+    """After a failed branch change: {purge: [names], install: [files], branch}."""
+    return nd.rollback_plan(packages or {}, kept or [], family or [])
+
+
 class FilterModule(object):
     """dlbox.stack nvidia_driver filters."""
 
@@ -56,4 +98,11 @@ class FilterModule(object):
             "nvidia_driver_dkms_missing": nvidia_driver_dkms_missing,
             "nvidia_driver_mok_state": nvidia_driver_mok_state,
             "nvidia_driver_sources": nvidia_driver_sources,
+            "nvidia_driver_installed": nvidia_driver_installed,
+            "nvidia_driver_branch_plan": nvidia_driver_branch_plan,
+            "nvidia_driver_keep": nvidia_driver_keep,
+            "nvidia_driver_pin": nvidia_driver_pin,
+            "nvidia_driver_branch_check": nvidia_driver_branch_check,
+            "nvidia_driver_fabric_manager": nvidia_driver_fabric_manager,
+            "nvidia_driver_rollback": nvidia_driver_rollback,
         }

@@ -286,3 +286,203 @@ def apt_sources_with_components(text, wanted, deb822=False):
                 body = new
         out.append(body + ending)
     return "".join(out)
+
+
+# --- branches, branch changes and rollbacks (both install methods) -------------------------------------
+
+# A driver version: three-digit branch, then at least one more component ("580.95.05", "595.71.05").
+_DRIVER_VERSION = re.compile(r"^(?P<branch>\d{3})\.\d+")
+# " nvidia-open | 595.71.05-1 | http://127.0.0.1:8089/cuda-debian12 ./ Packages"
+_MADISON = re.compile(r"^\s*(?P<name>\S+)\s*\|\s*(?P<version>\S+)\s*\|\s*(?P<source>.*?)\s*$")
+
+
+def _glob_match(name, globs):
+    import fnmatch
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in globs or ())
+
+
+def member_branch(name, version, family):
+    """The driver branch a package belongs to, or None when it is not part of a driver.
+
+    A package is part of branch B when its name matches one of the ``family`` globs and either its name
+    carries B (``nvidia-dkms-580-open``, ``linux-modules-nvidia-580-generic``) or its upstream version
+    starts with B (``nvidia-open 595.71.05-1``; NVIDIA's 590+ Ubuntu names carry no branch).
+    ``nvidia-container-toolkit 1.18.2-1`` or Debian's ``nvidia-cuda-toolkit 11.8.89~...`` are not.
+    """
+    if not _glob_match(name, family):
+        return None
+    named = branch_in_name(name)
+    if named is not None:
+        return named
+    match = _DRIVER_VERSION.match(upstream_version(version))
+    return int(match.group("branch")) if match else None
+
+
+def _facts_items(packages):
+    """ansible's package_facts ``{name: [{version, arch, ...}]}`` (or a plain list) -> [(name, version, arch)]."""
+    if isinstance(packages, dict):
+        out = []
+        for name, entries in packages.items():
+            for entry in entries or []:
+                out.append((name, str(entry.get("version") or ""), entry.get("arch") or entry.get("architecture") or ""))
+        return out
+    return [(p["name"], str(p["version"]), p.get("arch") or "") for p in packages or []]
+
+
+def installed_driver(packages, family):
+    """The driver branch installed according to dpkg, and its packages.
+
+    ``packages``: ansible's package_facts (apt). Returns ``{branch, version, packages: [{name, version, arch}],
+    other_branches: [..]}``; ``branch`` None when no driver package is installed. The branch is the one
+    most packages belong to (ties: the newest); ``version`` the most common upstream version among its
+    packages whose version is the driver's.
+    """
+    by_branch = {}
+    for name, version, arch in _facts_items(packages):
+        branch = member_branch(name, version, family)
+        if branch is not None:
+            by_branch.setdefault(branch, []).append({"name": name, "version": version, "arch": arch})
+    if not by_branch:
+        return {"branch": None, "version": None, "packages": [], "other_branches": []}
+    branch = max(by_branch, key=lambda b: (len(by_branch[b]), b))
+    counts = {}
+    for item in by_branch[branch]:
+        upstream = upstream_version(item["version"])
+        if _DRIVER_VERSION.match(upstream) and int(_DRIVER_VERSION.match(upstream).group("branch")) == branch:
+            counts[upstream] = counts.get(upstream, 0) + 1
+    version = max(counts, key=lambda v: (counts[v], v)) if counts else None
+    return {
+        "branch": branch,
+        "version": version,
+        "packages": sorted(by_branch[branch], key=lambda p: p["name"]),
+        "other_branches": sorted(b for b in by_branch if b != branch),
+    }
+
+
+def branch_change(installed_branch, target_branch, allowed):
+    """What to do with the driver: ``{action, from_branch, to_branch, problem}``.
+
+    action: ``install`` (no driver yet, or the target branch is the installed one), ``change`` (another
+    branch is installed and a change was asked for), ``refuse`` (another branch is installed and no
+    change was asked for: ``problem`` says how to ask).
+    """
+    target = int(target_branch)
+    out = {"action": "install", "from_branch": installed_branch, "to_branch": target, "problem": None}
+    if installed_branch is None or int(installed_branch) == target:
+        return out
+    if allowed:
+        out["action"] = "change"
+        return out
+    out["action"] = "refuse"
+    out["problem"] = (
+        "Driver branch R%s is installed and the plan asks for R%s. Branches change only when asked: set "
+        "nvidia_driver_change_branch: true to remove R%s and install R%s (its packages are kept first and "
+        "reinstalled if R%s fails to install), or ask for driver branch %s (nvidia_driver_branch: \"%s\"). "
+        "Nothing was changed." % (installed_branch, target, installed_branch, target, target, installed_branch, installed_branch))
+    return out
+
+
+def deb_file_name(name, version, arch):
+    """The file name apt gives a downloaded package: ``nvidia-open_580.95.05-1_amd64.deb`` (epoch ':' as %3a)."""
+    return "%s_%s_%s.deb" % (name, str(version).replace(":", "%3a"), arch or "all")
+
+
+def keep_plan(packages, archive_files):
+    """How to keep each installed package before a branch change.
+
+    ``packages``: [{name, version, arch}] (``installed_driver``'s); ``archive_files``: the .deb file names
+    in apt's archive cache. A package whose exact .deb is there is copied, the others are rebuilt from
+    the installed files with dpkg-repack. Returns [{name, version, arch, file, source: archive|repack}].
+    """
+    have = set(archive_files or ())
+    out = []
+    for item in packages:
+        file_name = deb_file_name(item["name"], item["version"], item.get("arch"))
+        out.append(dict(item, file=file_name, source="archive" if file_name in have else "repack"))
+    return out
+
+
+def branch_pin(branch, family, reason=""):
+    """apt preferences that keep every driver package of the family on ``branch`` (priority 1000).
+
+    Without it apt takes the newest branch: NVIDIA's versioned metas before 590 (``cuda-drivers-580``)
+    depend on ``nvidia-driver (>= 580.65.06)`` and so pull 590 or later.
+    """
+    text = "# dlbox.stack.nvidia_driver: keeps the NVIDIA driver on branch %s%s.\n" % (int(branch), reason and " (%s)" % reason)
+    text += "# Changed by the role when the branch changes (nvidia_driver_change_branch); do not edit.\n"
+    text += "Package: %s\nPin: version %s.*\nPin-Priority: 1000\n" % (" ".join(family), int(branch))
+    return text
+
+
+def parse_madison(text):
+    """``apt-cache madison NAME...`` -> [{name, version, source}] in apt's order."""
+    out = []
+    for line in (text or "").splitlines():
+        match = _MADISON.match(line)
+        if match:
+            out.append({"name": match.group("name"), "version": match.group("version"), "source": match.group("source")})
+    return out
+
+
+def check_branch_simulation(text, branch, family, same_version=(), kernel_package=None, requested=()):
+    """Would ``apt-get -s install`` keep every driver package on ``branch``, at one driver version?
+
+    Returns ``{ok, version, wrong: [{name, version}], mismatched: [{name, version}], installs, exact}``:
+    ``wrong`` lists driver packages apt would install from another branch (a slide to a newer branch),
+    ``mismatched`` the ``same_version`` packages (and the kernel package) not at the driver's version
+    ``version`` (the kernel package's, else the most common one of the branch); ``exact``: the
+    ``requested`` names as ``name=version`` where apt would install them (as they are otherwise).
+    """
+    installs = parse_apt_simulate(text)
+    wrong, versions = [], {}
+    for item in installs:
+        found = member_branch(item["name"], item["version"], family)
+        if found is None:
+            continue
+        if found != int(branch):
+            wrong.append({"name": item["name"], "version": upstream_version(item["version"])})
+        else:
+            upstream = upstream_version(item["version"])
+            if _DRIVER_VERSION.match(upstream):
+                versions[upstream] = versions.get(upstream, 0) + 1
+    by_name = dict((item["name"], upstream_version(item["version"])) for item in installs)
+    version = by_name.get(kernel_package) if kernel_package else None
+    if version is None and versions:
+        version = max(versions, key=lambda v: (versions[v], v))
+    mismatched = [{"name": name, "version": by_name[name]} for name in list(same_version or ()) + ([kernel_package] if kernel_package else [])
+                  if name in by_name and version and by_name[name] != version]
+    full = dict((item["name"], item["version"]) for item in installs)
+    exact = ["%s=%s" % (name, full[name]) if name in full else name for name in requested or ()]
+    return {"ok": not wrong and not mismatched, "version": version, "wrong": wrong, "mismatched": mismatched,
+            "installs": [item["name"] for item in installs], "exact": exact}
+
+
+def fabric_manager_version(madison_text, package, driver_version):
+    """The package version of Fabric Manager at exactly ``driver_version``: ``{ok, version, available}``.
+
+    ``available``: the upstream versions the repositories have (for the refusal message).
+    """
+    entries = [e for e in parse_madison(madison_text) if e["name"] == package]
+    available = []
+    for entry in entries:
+        upstream = upstream_version(entry["version"])
+        if upstream not in available:
+            available.append(upstream)
+    match = next((e["version"] for e in entries if upstream_version(e["version"]) == upstream_version(driver_version)), None)
+    return {"ok": match is not None, "version": match, "available": available}
+
+
+def rollback_plan(packages, kept, family):
+    """After a failed branch change: what to purge and what to reinstall from the kept copies.
+
+    ``packages``: package_facts now; ``kept``: the ``keep_plan`` entries of the previous branch. Every
+    installed driver package (any branch, half-configured ones included) that is not exactly a kept
+    (name, version) is purged; the kept .debs are installed (apt resolves them together).
+    Returns ``{purge: [names], install: [file names], branch}``.
+    """
+    keep = set((k["name"], k["version"]) for k in kept)
+    purge = sorted(set(name for name, version, _arch in _facts_items(packages)
+                       if member_branch(name, version, family) is not None and (name, version) not in keep))
+    branches = set(member_branch(k["name"], k["version"], family) for k in kept)
+    branches.discard(None)
+    return {"purge": purge, "install": [k["file"] for k in kept], "branch": max(branches) if branches else None}

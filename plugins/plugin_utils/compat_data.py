@@ -164,7 +164,8 @@ SCHEMA = _Record(
         "driver_package_names": _Record(
             {"family": _List(TEXT),
              "nvidia_repo": _Map(_List(_Record(
-                 {"branch_min": INT, "branch_max": _Optional(INT), "kernel": _Map(TEXT), "same_version": _List(TEXT)},
+                 {"branch_min": INT, "branch_max": _Optional(INT), "kernel": _Map(TEXT), "same_version": _List(TEXT),
+                  "dkms_module": TEXT},
                  sourced=True)))},
             sourced=True),
         "cudnn": _List(_Record(

@@ -55,6 +55,7 @@ class CompatIndex(object):
         self.distro_drivers = (data.get("distro_drivers") or {}).get("distros") or {}
         self.fabric = data.get("fabric_manager") or {}
         self.driver_packages = data.get("driver_packages") or {}
+        self.driver_names = data.get("driver_package_names") or {}
         self.kernel_modules = data.get("kernel_modules") or {}
 
     def cuda_release(self, spec):

@@ -193,6 +193,31 @@ def _driver_packages(plan, flavour):
     return [str(n).replace("{branch}", str(branch)) for n in names]
 
 
+def _driver_repo_names(plan, flavour):
+    """NVIDIA's repository names of the branch's own packages on this OS family (data driver_package_names).
+
+    ``{"lock": "nvidia-driver-pinning-595" | None, "kernel_package": "nvidia-kernel-open-dkms",
+    "same_version": ["nvidia-driver-cuda"], "dkms_module": "nvidia"}``; None when the data names none for this OS or branch.
+    """
+    branch = plan.driver["branch"]
+    family = (plan.os_key or "").split("-", 1)[0]
+    found = None
+    for entry in (plan.index.driver_names.get("nvidia_repo") or {}).get(family) or []:
+        high = entry.get("branch_max")
+        if branch >= int(entry["branch_min"]) and (high is None or branch <= int(high)):
+            found = entry
+    if found is None:
+        return None
+    style = plan.index.driver_packages.get((plan.driver.get("entry") or {}).get("packages") or "versioned") or {}
+    locks = [str(n).replace("{branch}", str(branch)) for n in style.get("lock") or []]
+    return {
+        "lock": locks[0] if locks else None,
+        "kernel_package": str((found.get("kernel") or {}).get(flavour) or "").replace("{branch}", str(branch)) or None,
+        "same_version": [str(n).replace("{branch}", str(branch)) for n in found.get("same_version") or []],
+        "dkms_module": found.get("dkms_module"),
+    }
+
+
 def cuda_advice(plan, report, rel):
     version = rel["version"]
     if plan.driver is not None:
@@ -481,10 +506,12 @@ def pick_fabric_manager(plan, report):
     if not plan.nvswitch or plan.driver is None:
         return None
     branch = plan.driver["branch"]
+    method = driver_method(plan)
     rule = None
     for entry in plan.index.fabric.get("packages") or []:
         hi = entry.get("branch_max")
-        if branch >= int(entry["branch_min"]) and (hi is None or branch <= int(hi)):
+        if (branch >= int(entry["branch_min"]) and (hi is None or branch <= int(hi))
+                and entry.get("method") in (None, method)):
             rule = entry
     if rule is None:
         report.add(["No Fabric Manager package is known for driver branch R%s; NVSwitch systems need one." % branch])
@@ -713,10 +740,12 @@ def resolve_gpus(plan, report):
         entry = plan.driver.get("entry") or {}
         method = driver_method(plan)
         release = driver_release(plan, plan.driver["branch"], method, (flavour,)) if flavour else None
+        repo = None
         if method == "distro":
             packages = [release["package"]] if release else None
         else:
             packages = _driver_packages(plan, flavour) if entry.get("packages") else None
+            repo = _driver_repo_names(plan, flavour)
         stack["driver"] = {
             "branch": plan.driver["branch"],
             "min_version": None,  # filled below, once CUDA is known
@@ -724,6 +753,8 @@ def resolve_gpus(plan, report):
             "method": method,
             "version_available": plan.installed if plan.driver.get("installed") else (release or {}).get("version"),
             "packages": packages,
+            "repo": repo,
+            "family": list(plan.index.driver_names.get("family") or []),
             "designation": entry.get("designation"),
             "eol": entry.get("eol"),
             "installed": plan.installed,

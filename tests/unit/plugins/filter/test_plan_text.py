@@ -30,7 +30,7 @@ def test_nvswitch_server_plan_lists_fabric_manager():
     assert "8x NVIDIA H100 80GB HBM3 (Hopper, CC 9.0)" in _line(lines, "Hardware:")
     assert "NVSwitch" in _line(lines, "Hardware:")
     assert "open kernel modules" in _line(lines, "Driver:")
-    assert _line(lines, "Fabric Mgr:").startswith("Fabric Mgr: nvidia-fabricmanager ")
+    assert _line(lines, "Fabric Mgr:").startswith("Fabric Mgr: nvidia-fabricmanager-580 ")
 
 
 @pytest.mark.parametrize(
