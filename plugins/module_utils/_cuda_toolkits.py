@@ -12,6 +12,7 @@ and ``dpkg-query``); everything here takes text and returns plain data:
 * :func:`parse_manifest`: the method recorded in a dlbox manifest.
 * :func:`source_of_dpkg_owner`: which method a ``dpkg-query -S`` owner line points to.
 * :func:`parse_dpkg_status`: ``${Status} ${Version}`` of ``dpkg-query -W``.
+* :func:`parse_gcc_major`: ``g++ -dumpversion`` -> its major.
 * :func:`build_facts`: the module's result from what was read.
 """
 
@@ -124,12 +125,19 @@ def distro_release(package_version):
     return "%s.%s" % (match.group(1), match.group(2)) if match else None
 
 
-def build_facts(trees, default_target, distro):
+def parse_gcc_major(text):
+    """``g++ -dumpfullversion -dumpversion`` output -> major as int: "12.2.0" -> 12, "17" -> 17; None otherwise."""
+    match = re.match(r"^\s*(\d+)(?:\.\d+)*\s*$", text or "")
+    return int(match.group(1)) if match else None
+
+
+def build_facts(trees, default_target, distro, compilers=None):
     """Assemble the module result.
 
     ``trees``: list of dicts ``{path, dirname, version_json, nvcc, nvcc_output, manifest, owner}``
     (texts may be None). ``default_target``: the resolved path of ``/usr/local/cuda`` or None.
     ``distro``: ``{dpkg_status, nvcc, nvcc_output}`` of the distribution's nvidia-cuda-toolkit, or None.
+    ``compilers``: ``[(path, dumpversion output)]``, the plain ``g++`` first; those that answer become ``host_compilers``.
     """
     toolkits = []
     for tree in trees:
@@ -168,4 +176,10 @@ def build_facts(trees, default_target, distro):
                 "nvcc": distro.get("nvcc"),
                 "package_version": package_version,
             }
-    return {"cuda_toolkits": toolkits, "cuda_default": default, "cuda_distro_toolkit": distro_toolkit}
+    host_compilers = []
+    for path, output in compilers or []:
+        major = parse_gcc_major(output)
+        if major is not None and path not in [c["path"] for c in host_compilers]:
+            host_compilers.append({"path": path, "major": major})
+    return {"cuda_toolkits": toolkits, "cuda_default": default, "cuda_distro_toolkit": distro_toolkit,
+            "host_compilers": host_compilers}

@@ -30,6 +30,11 @@ options:
     description: Folder of the manifests the C(dlbox.stack.cuda) role writes, one C(<X.Y>.json) per toolkit.
     type: path
     default: /var/lib/dlbox/cuda
+  host_compiler:
+    description:
+      - A g++ to probe besides C(g++) on E(PATH) and C(/usr/bin/g++-N) (the C(cuda) role's O(host_compiler)).
+    type: str
+    default: ""
   root:
     description:
       - Prefix for every path the module reads. For tests and mounted images; commands (C(nvcc), C(dpkg-query))
@@ -92,8 +97,17 @@ cuda_distro_toolkit:
   returned: always
   type: dict
   sample: {version: "11.8", nvcc: /usr/bin/nvcc, package_version: "11.8.89~11.8.0-5~deb12u1"}
+host_compilers:
+  description:
+    - The host C(g++) compilers that answer C(-dumpversion), the one on E(PATH) first, then O(host_compiler), then
+      C(/usr/bin/g++-N), newest first. Empty when O(root) is not C(/).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{path: /usr/bin/g++, major: 12}, {path: /usr/bin/g++-11, major: 11}]
 """
 
+import glob
 import os
 
 from ansible.module_utils.basic import AnsibleModule
@@ -123,7 +137,23 @@ def _run(module, cmd):
     return (out or "") + (err or "") if rc == 0 else None
 
 
-def gather(module, prefix="/usr/local", state_dir="/var/lib/dlbox/cuda", root="/"):
+def _compilers(module, given):
+    """(path, -dumpversion output) of g++ on PATH, the given one and /usr/bin/g++-N."""
+    paths = []
+    plain = module.get_bin_path("g++", required=False)
+    if plain:
+        paths.append(plain)
+    if given:
+        paths.append(given)
+    paths.extend(sorted(glob.glob("/usr/bin/g++-[0-9]*"), reverse=True))
+    found = []
+    for path in paths:
+        if _executable(path):
+            found.append((path, _run(module, [path, "-dumpfullversion", "-dumpversion"])))
+    return found
+
+
+def gather(module, prefix="/usr/local", state_dir="/var/lib/dlbox/cuda", root="/", host_compiler=""):
     """Read what :func:`build_facts` needs. Paths in the result are host paths (without ``root``)."""
     on_host = os.path.normpath(root) == "/"
 
@@ -181,7 +211,7 @@ def gather(module, prefix="/usr/local", state_dir="/var/lib/dlbox/cuda", root="/
                 "nvcc": nvcc,
                 "nvcc_output": _run(module, [nvcc, "--version"]) if nvcc else None,
             }
-    return build_facts(trees, default_target, distro)
+    return build_facts(trees, default_target, distro, _compilers(module, host_compiler) if on_host else [])
 
 
 def main():
@@ -190,10 +220,12 @@ def main():
             prefix=dict(type="path", default="/usr/local"),
             state_dir=dict(type="path", default="/var/lib/dlbox/cuda"),
             root=dict(type="path", default="/"),
+            host_compiler=dict(type="str", default=""),
         ),
         supports_check_mode=True,
     )
-    facts = gather(module, prefix=module.params["prefix"], state_dir=module.params["state_dir"], root=module.params["root"])
+    facts = gather(module, prefix=module.params["prefix"], state_dir=module.params["state_dir"], root=module.params["root"],
+                   host_compiler=module.params["host_compiler"])
     module.exit_json(changed=False, **facts)
 
 

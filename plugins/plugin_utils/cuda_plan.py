@@ -205,6 +205,14 @@ def decide(data, plan, options, resolve=None, installed=None, compilers=None):
                               var, toolkit["version"], toolkit["version"], toolkit["version"].replace(".", "-")))
 
     installed_versions = [t["version"] for t in installed.get("cuda_toolkits") or []]
+    family = {"nvidia_repo": ("nvidia_repo", "local_repo"), "local_repo": ("nvidia_repo", "local_repo"),
+              "pip_wheels": ("pip_wheels",)}.get(method)
+    for pos, toolkit in enumerate(toolkits):
+        for item in installed.get("cuda_toolkits") or []:
+            if family and item["version"] == toolkit["version"] and item["source"] not in family:
+                errors.append("cuda_versions[%d] ('%s'): %s is already there, installed by %s; cuda_method: %s would write "
+                              "over it. Move it away (nothing of it is touched) or use its method." % (
+                                  pos, toolkit["version"], item["path"], item["source"], method))
     if method == "distro":
         toolkits[0].update(path=_DISTRO_HOME, nvcc="/usr/bin/nvcc")
         if options.get("default"):

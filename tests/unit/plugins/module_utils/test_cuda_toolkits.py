@@ -131,3 +131,14 @@ def test_build_facts_distro_toolkit():
                                             "package_version": "11.8.89~11.8.0-5~deb12u1"}
     removed = ct.build_facts([], None, {"dpkg_status": "deinstall ok config-files 11.8.89-5", "nvcc": None})
     assert removed["cuda_distro_toolkit"] is None
+
+
+@pytest.mark.parametrize(("text", "expected"), [("12.2.0\n", 12), ("17", 17), ("gcc: not found", None), (None, None)])
+def test_parse_gcc_major(text, expected):
+    assert ct.parse_gcc_major(text) == expected
+
+
+def test_build_facts_host_compilers_keep_order_and_drop_silent_ones():
+    facts = ct.build_facts([], None, None, [("/usr/bin/g++", "12.2.0\n"), ("/usr/bin/g++-11", "11.4.0"),
+                                            ("/opt/broken/g++", None), ("/usr/bin/g++", "12.2.0")])
+    assert facts["host_compilers"] == [{"path": "/usr/bin/g++", "major": 12}, {"path": "/usr/bin/g++-11", "major": 11}]

@@ -196,3 +196,11 @@ def test_refused_plan_refuses(plan):
     bad = dict(plan, ok=False, errors=["GPU too old"])
     out = run(bad)
     assert out["errors"] == ["the plan was refused (dlbox_plan): GPU too old"]
+
+
+def test_a_tree_of_another_method_is_not_written_over(plan):
+    installed = {"cuda_toolkits": [{"version": "13.0", "path": "/usr/local/cuda-13.0", "source": "unknown"}]}
+    out = run(plan, installed=installed, method="pip_wheels")
+    assert "/usr/local/cuda-13.0 is already there, installed by unknown" in out["errors"][0]
+    installed["cuda_toolkits"][0]["source"] = "local_repo"
+    assert run(plan, installed=installed)["ok"]
