@@ -32,6 +32,8 @@ _NOT_READY = docker_ready(IMAGE)
 pytestmark = pytest.mark.skipif(_NOT_READY is not None, reason=f"{_NOT_READY}; make test builds {IMAGE} with tests/images/build.sh")
 
 APT = "apt-get -q -o Dpkg::Use-Pty=0"
+# the source the fixture cuda-keyring writes, as NVIDIA's writes cuda-<distro>-<arch>.list
+CUDA_KEYRING_LIST = "/etc/apt/sources.list.d/cuda-debian12-x86_64.list"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -144,6 +146,8 @@ def test_cuda_repo_verified_and_toolkit_installs(container, repos):
     stamp = repos["stamps"]["cuda"]
     # the real flow: install cuda-keyring from the repository, then point a source at it
     box.sh(f"dpkg -i {MOUNT}/cuda/cuda-keyring_1.1-1_all.deb")
+    # like NVIDIA's, it wrote its own source, for where the Molecule scenarios serve the fixture: set aside here
+    box.sh(f"rm {CUDA_KEYRING_LIST}")
     fpr = box.sh("gpg --show-keys --with-colons /usr/share/keyrings/cuda-archive-keyring.gpg | awk -F: '/^fpr:/{print $10; exit}'")
     assert fpr.stdout.strip() == stamp["fingerprint"]
     assert (repos["root"] / "cuda" / "cuda-archive-keyring.fingerprint").read_text().strip() == stamp["fingerprint"]
@@ -165,9 +169,25 @@ def test_cuda_repo_verified_and_toolkit_installs(container, repos):
     assert desc.startswith("FIXTURE:") and "dlbox.stack test fixtures" in desc
 
 
+def test_cuda_keyring_writes_its_own_source_as_nvidias_does(container):
+    """cuda-keyring 1.1-1 lays the key AND a one-line source (a conffile); a second source for that URL with
+    another Signed-By stops apt altogether, as with NVIDIA's package."""
+    box = container
+    box.sh(f"dpkg -i {MOUNT}/cuda/cuda-keyring_1.1-1_all.deb")
+    assert box.sh(f"cat {CUDA_KEYRING_LIST}").stdout == (
+        "deb [signed-by=/usr/share/keyrings/cuda-archive-keyring.gpg] http://127.0.0.1:8089/cuda-debian12/ /\n")
+    assert CUDA_KEYRING_LIST in box.sh("dpkg-query --showformat='${Conffiles}' --show cuda-keyring").stdout
+    box.write("/etc/apt/sources.list.d/other.sources",
+              deb822("http://127.0.0.1:8089/cuda-debian12/", "/etc/apt/keyrings/other.gpg"))
+    proc = box.sh(f"{APT} update 2>&1", check=False)
+    assert proc.returncode != 0
+    assert "Conflicting values set for option Signed-By regarding source http://127.0.0.1:8089/cuda-debian12/" in proc.stdout
+
+
 def test_driver_branch_pinning(container):
     box = container
     box.sh(f"dpkg -i {MOUNT}/cuda/cuda-keyring_1.1-1_all.deb")
+    box.sh(f"rm {CUDA_KEYRING_LIST}")
     box.write("/etc/apt/sources.list.d/cuda.sources",
               deb822(f"file:{MOUNT}/cuda", "/usr/share/keyrings/cuda-archive-keyring.gpg"))
     assert_signed_update(box)
