@@ -36,6 +36,8 @@ Spec (YAML; see specs/ for complete examples)::
         files:
           - {path: /usr/local/cuda-12.4/bin/nvcc, mode: "0755", content: "#!/bin/sh\\n..."}
           - {path: /usr/share/keyrings/x.gpg, keyring: binary}    # the fixture's public key
+          - {path: /usr/lib/x/libx.so.1.2.3, content_base64: "f0VMRg..."}  # bytes (a fixture ELF)
+          - {path: /usr/lib/x/libx.so.1, symlink: libx.so.1.2.3}
         postinst: |                # also preinst prerm postrm
           #!/bin/sh
         repack: docker.io          # instead of files: reuse this Debian package's payload
@@ -53,6 +55,7 @@ builds; without it a new key is generated whenever a build is needed.
 from __future__ import annotations
 
 import argparse
+import base64
 import gzip
 import hashlib
 import io
@@ -385,6 +388,10 @@ def resolve_packages(spec: dict[str, Any]) -> list[dict[str, Any]]:
                         if f["keyring"] not in ("binary", "armored"):
                             raise SpecError(f"{raw['name']}: keyring must be binary or armored")
                         entry["keyring"] = f["keyring"]
+                    elif "symlink" in f:
+                        entry["symlink"] = substitute(str(f["symlink"]), values)
+                    elif "content_base64" in f:
+                        entry["data"] = base64.b64decode("".join(substitute(str(f["content_base64"]), values).split()), validate=True)
                     else:
                         entry["content"] = substitute(str(f.get("content", "")), values)
                     if not entry["path"].startswith("/") or ".." in Path(entry["path"]).parts:
@@ -493,7 +500,10 @@ def build_deb(pkg: dict[str, Any], spec_name: str, keys: dict[str, bytes], workd
     for f in files:
         target = stage / f["path"].lstrip("/")
         target.parent.mkdir(parents=True, exist_ok=True)
-        data = keys[f["keyring"]] if "keyring" in f else f["content"].encode()
+        if "symlink" in f:
+            os.symlink(f["symlink"], target)
+            continue
+        data = keys[f["keyring"]] if "keyring" in f else f["data"] if "data" in f else f["content"].encode()
         target.write_bytes(data)
         os.chmod(target, f["mode"])
         total += (len(data) + 1023) // 1024
