@@ -267,4 +267,3 @@ def decide(data, plan, options, resolve=None, installed=None, compilers=None):
         repo_packages.extend(p for p in toolkit["repo_packages"] if p not in repo_packages)
     out.update(toolkits=toolkits, repo_packages=repo_packages, ok=not errors)
     return out
-

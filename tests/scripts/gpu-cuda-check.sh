@@ -1,4 +1,4 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # The cuda role's verification on a real GPU machine, without Ansible or network:
 #   tests/scripts/gpu-cuda-check.sh [NVCC]
 # NVCC defaults to nvcc on PATH, else /usr/local/cuda/bin/nvcc. The compute capability comes from nvidia-smi; the

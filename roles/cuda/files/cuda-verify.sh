@@ -1,4 +1,4 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # dlbox.stack.cuda verification (roles/cuda/files/cuda-verify.sh): one toolkit's nvcc.
 #   --nvcc PATH         the nvcc to check
 #   --release X.Y       the release nvcc --version must say (omitted: only printed)

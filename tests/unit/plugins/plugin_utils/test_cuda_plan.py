@@ -34,9 +34,9 @@ def plan():
     return result
 
 
-def run(plan, installed=None, compilers=GXX12, request=REQUEST, **extra):
-    return cuda_plan(options(**extra), plan, request=request, hardware=HW, installed=installed, compilers=compilers,
-                     data_path=FROZEN)
+def run(plan, installed=None, compilers=None, request=None, **extra):
+    return cuda_plan(options(**extra), plan, request=REQUEST if request is None else request, hardware=HW, installed=installed,
+                     compilers=GXX12 if compilers is None else compilers, data_path=FROZEN)
 
 
 def test_default_is_the_plans_toolkit_from_nvidias_repository(plan):
@@ -52,8 +52,8 @@ def test_default_is_the_plans_toolkit_from_nvidias_repository(plan):
 def test_two_toolkits_side_by_side_with_compat_and_a_chosen_default(plan):
     out = run(plan, versions=["12.6", "13.0"], default="12.6", compat=True)
     assert out["ok"], out["errors"]
-    assert [t["packages"] for t in out["toolkits"]] == [["cuda-toolkit-12-6", "cuda-compat-12-6"],
-                                                         ["cuda-toolkit-13-0", "cuda-compat-13-0"]]
+    expected = [["cuda-toolkit-12-6", "cuda-compat-12-6"], ["cuda-toolkit-13-0", "cuda-compat-13-0"]]
+    assert [t["packages"] for t in out["toolkits"]] == expected
     assert out["default"]["path"] == "/usr/local/cuda-12.6"
     assert "cuda-compat-12-6" in out["repo_packages"]
 
