@@ -196,11 +196,13 @@ def parse_gpus_csv(text):
 def parse_probe(text):
     """P2P probe output -> ``{("GPU0","GPU1"): {"access": bool, "copy": "ok"|"mismatch"|"timeout"|"error ..."|None}}``.
 
-    The probe prints ``pair 0 1 access=1 copy=ok gbps=21.3``; a probe killed by its timeout leaves
-    ``timeout 0 1`` (written by the caller). The access lines of CUDA's ``p2pBandwidthLatencyTest``
+    The probe prints ``testing 0 1`` and then ``pair 0 1 access=1 copy=ok gbps=21.3``; a pair that was
+    started and never finished (the caller's timeout killed a hung copy) counts as ``timeout``, as does a
+    ``timeout 0 1`` line. The access lines of CUDA's ``p2pBandwidthLatencyTest``
     (``Device=0 CAN Access Peer Device=1``) are read too.
     """
     pairs = {}
+    started = []
 
     def key(a, b):
         a, b = int(a), int(b)
@@ -208,6 +210,10 @@ def parse_probe(text):
 
     for line in (text or "").splitlines():
         line = line.strip()
+        match = re.match(r"^testing (\d+) (\d+)$", line)
+        if match:
+            started.append(key(match.group(1), match.group(2)))
+            continue
         match = re.match(r"^pair (\d+) (\d+) access=([01])(?: copy=(\S+))?", line)
         if match:
             entry = pairs.setdefault(key(match.group(1), match.group(2)), {"access": True, "copy": None})
@@ -223,7 +229,21 @@ def parse_probe(text):
         if match and match.group(1) != match.group(3):
             entry = pairs.setdefault(key(match.group(1), match.group(3)), {"access": True, "copy": None})
             entry["access"] = entry["access"] and match.group(2) == "CAN"
+    for pair in started:
+        if pair not in pairs:
+            pairs[pair] = {"access": True, "copy": "timeout"}
     return pairs
+
+
+def parse_nccl_header(text):
+    """``nccl.h`` -> ``"2.27.7"`` from ``#define NCCL_MAJOR 2`` / ``NCCL_MINOR`` / ``NCCL_PATCH``; None without them."""
+    parts = []
+    for name in ("MAJOR", "MINOR", "PATCH"):
+        match = re.search(r"^#define NCCL_%s (\d+)\s*$" % name, text or "", re.M)
+        if not match:
+            return None
+        parts.append(match.group(1))
+    return ".".join(parts)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -474,6 +494,33 @@ def decide(inputs, options=None, issues=()):
         {"pair": list(p), "kind": k} for p, k in sorted(topo["links"].items())]},
         "ib": {"hcas": hcas, "interfaces": [link["name"] for link in ib_links]}, "peermem": peermem,
         "notes": notes + p2p["notes"]}
+
+
+MANAGED_KEYS = ("NCCL_DEBUG", "NCCL_SOCKET_IFNAME", "NCCL_IB_HCA", "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL")
+KEPT_REASON = "kept from the nccl.conf that was here (a key this role does not decide)"
+
+
+def parse_conf(text):
+    """``KEY=value`` lines of an ``nccl.conf`` (comments and blank lines skipped) -> ``[(key, value)]``."""
+    out = []
+    for line in (text or "").splitlines():
+        line = line.strip()
+        if line and not line.startswith("#") and "=" in line:
+            key, value = line.split("=", 1)
+            out.append((key.strip(), value.strip()))
+    return out
+
+
+def keep_user_settings(existing_text, settings, extra=None):
+    """The decided settings plus every key of the existing file that this role does not decide
+    (neither one of :data:`MANAGED_KEYS` nor in ``extra``), so nothing a user added is lost."""
+    taken = set(MANAGED_KEYS) | set(extra or {}) | set(s["key"] for s in settings)
+    kept = []
+    for key, value in parse_conf(existing_text):
+        if key not in taken:
+            taken.add(key)
+            kept.append({"key": key, "value": value, "reason": KEPT_REASON})
+    return list(settings) + kept
 
 
 def render_conf(settings, header="Managed by dlbox.stack.nccl"):

@@ -36,6 +36,9 @@ options:
     description: Decide the C(nccl.conf) settings.
     type: bool
     default: false
+  header:
+    description: Path of an C(nccl.h) whose version macros (C(NCCL_MAJOR), C(NCCL_MINOR), C(NCCL_PATCH)) are read.
+    type: path
   captures:
     description:
       - Texts to use instead of running the commands. Keys C(topo), C(lspci), C(ip_link), C(ibdev), C(p2p_matrix),
@@ -53,6 +56,12 @@ options:
         C(disabled), C(nvlink)), C(extra) (KEY to value; null removes the key).
     type: dict
     default: {}
+  keep_from:
+    description:
+      - An existing C(nccl.conf) whose keys this module does not decide are kept in O(settings) and O(conf_text)
+        (a missing file is no error). Keys it decides (C(NCCL_DEBUG), C(NCCL_SOCKET_IFNAME), C(NCCL_IB_HCA),
+        C(NCCL_P2P_DISABLE), C(NCCL_P2P_LEVEL)) and those in C(options.extra) come from the decision.
+    type: path
   known_issues:
     description: Driver bugs that break P2P (data C(nccl_p2p_issues)), each C(gpus), C(driver_fixed), C(effect), C(source).
     type: list
@@ -102,6 +111,11 @@ settings:
   returned: when O(conf=true)
   type: list
   elements: dict
+header_version:
+  description: The version in O(header), V(null) when the file or its macros are missing.
+  returned: when O(header) is given
+  type: str
+  sample: "2.27.7"
 conf_text:
   description: The whole C(/etc/nccl.conf), with a comment that says why before each setting.
   returned: when O(conf=true)
@@ -136,6 +150,8 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dlbox.stack.plugins.module_utils._nccl import (
     decide,
+    keep_user_settings,
+    parse_nccl_header,
     parse_madison,
     parse_topo,
     pick_build,
@@ -187,6 +203,8 @@ def main():
             captures=dict(type="dict", default={}),
             read_host=dict(type="bool", default=True),
             options=dict(type="dict", default={}),
+            keep_from=dict(type="path"),
+            header=dict(type="path"),
             known_issues=dict(type="list", elements="dict", default=[]),
         ),
         supports_check_mode=True,
@@ -211,6 +229,13 @@ def main():
         result["candidates"] = parse_madison(out)
         result["build"] = pick_build(result["candidates"], str(pick.get("nccl_version") or ""), str(pick.get("cuda_version") or ""))
 
+    if params["header"]:
+        text = None
+        if os.path.isfile(params["header"]):
+            with open(params["header"]) as handle:
+                text = handle.read()
+        result["header_version"] = parse_nccl_header(text)
+
     if params["conf"]:
         captures = params["captures"] or {}
         inputs, sources = {}, {}
@@ -225,9 +250,13 @@ def main():
             else:
                 inputs[key], sources[key] = None, "missing"
         decision = decide(inputs, options=params["options"], issues=params["known_issues"])
+        settings = decision["settings"]
+        if params["keep_from"] and os.path.isfile(params["keep_from"]):
+            with open(params["keep_from"]) as handle:
+                settings = keep_user_settings(handle.read(), settings, (params["options"] or {}).get("extra"))
         result.update(
-            settings=decision["settings"],
-            conf_text=render_conf(decision["settings"]),
+            settings=settings,
+            conf_text=render_conf(settings),
             p2p=decision["p2p"],
             topology=decision["topology"],
             ib=decision["ib"],

@@ -121,9 +121,12 @@ def test_parse_probe_p2pbandwidthlatencytest_real():
 
 
 def test_parse_probe_own_format():
-    pairs = nccl.parse_probe("pair 0 1 access=1 copy=ok gbps=24.1\npair 1 0 access=1 copy=mismatch\ntimeout 0 2\n")
+    pairs = nccl.parse_probe("devices 4\ntesting 0 1\npair 0 1 access=1 copy=ok gbps=24.1\npair 1 0 access=1 copy=mismatch\n"
+                             "timeout 0 2\ntesting 0 3\npair 0 3 access=0\ntesting 1 2\n")
     assert pairs[("GPU0", "GPU1")] == {"access": True, "copy": "mismatch"}
     assert pairs[("GPU0", "GPU2")]["copy"] == "timeout"
+    assert pairs[("GPU0", "GPU3")] == {"access": False, "copy": None}
+    assert pairs[("GPU1", "GPU2")] == {"access": True, "copy": "timeout"}  # started, never finished
 
 
 def test_parse_gpus_csv_real():
@@ -296,3 +299,20 @@ def test_render_conf_is_key_value_with_comments():
     text = nccl.render_conf(nccl.decide(PCIE_PAIR_ACS)["settings"])
     for line in text.splitlines():
         assert line == "" or line.startswith("# ") or (line.startswith("NCCL_") and "=" in line)
+
+
+def test_user_keys_of_an_existing_conf_are_kept():
+    existing = "# mine\nNCCL_DEBUG=INFO\nNCCL_NSOCKS_PERTHREAD=4\nNCCL_P2P_DISABLE=1\n"
+    settings = nccl.keep_user_settings(existing, nccl.decide(PCIE_PAIR_ACS, options={"p2p": "enabled"})["settings"])
+    conf = {s["key"]: s["value"] for s in settings}
+    assert conf["NCCL_DEBUG"] == "WARN" and conf["NCCL_NSOCKS_PERTHREAD"] == "4" and "NCCL_P2P_DISABLE" not in conf
+    # a second run keeps the same text (idempotent)
+    text = nccl.render_conf(settings)
+    again = nccl.keep_user_settings(text, nccl.decide(PCIE_PAIR_ACS, options={"p2p": "enabled"})["settings"])
+    assert nccl.render_conf(again) == text
+
+
+def test_parse_nccl_header():
+    # the macros as NVIDIA's nccl.h (and the fixture's) define them
+    assert nccl.parse_nccl_header("#define NCCL_MAJOR 2\n#define NCCL_MINOR 27\n#define NCCL_PATCH 7\n#define NCCL_SUFFIX \"\"\n") == "2.27.7"
+    assert nccl.parse_nccl_header("") is None
