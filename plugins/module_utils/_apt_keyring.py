@@ -29,6 +29,7 @@ __all__ = [
     "packets",
     "fingerprints",
     "keyring_bytes",
+    "armor",
     "check_key",
 ]
 
@@ -176,12 +177,26 @@ def fingerprints(data):
     return found
 
 
-def keyring_bytes(data):
-    """The binary keyring apt reads for a ``Signed-By: <file>.gpg`` (the dearmored packets)."""
-    return dearmor(data)
+def armor(raw):
+    """Binary key packets -> an ASCII-armored public key block (what apt reads from a ``<file>.asc``)."""
+    text = base64.b64encode(raw).decode("ascii")
+    lines = [text[i:i + 64] for i in range(0, len(text), 64)]
+    crc = base64.b64encode(_crc24(raw).to_bytes(3, "big")).decode("ascii")
+    return ("\n".join([ARMOR_BEGIN, ""] + lines + ["=" + crc, _ARMOR_END]) + "\n").encode("ascii")
 
 
-def check_key(data, want):
+def keyring_bytes(data, armored=False):
+    """What apt reads for ``Signed-By: <file>``: the binary packets for a ``.gpg`` file, or with
+    ``armored=True`` (a ``.asc`` file) an armored block - the input as it is when it already was one."""
+    raw = dearmor(data)
+    if not armored:
+        return raw
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return data if data.lstrip().startswith(b"-----BEGIN PGP") else armor(raw)
+
+
+def check_key(data, want, armored=False):
     """Return ``(keyring, fingerprints)`` when ``data`` holds exactly the key ``want``; raise otherwise.
 
     A file with the pinned key AND another primary key is refused too: apt would trust every key in
@@ -195,4 +210,4 @@ def check_key(data, want):
     if others:
         raise AptKeyError("besides the pinned key %s the file holds other keys (%s), which apt would trust too"
                           % (want, ", ".join(others)))
-    return keyring_bytes(data), found
+    return keyring_bytes(data, armored), found

@@ -22,7 +22,9 @@ author:
   - dlbox.stack developers (@dlbox)
 options:
   dest:
-    description: The keyring to write (binary; name it C(*.gpg), as apt expects for binary keyrings).
+    description:
+      - The keyring to write. apt reads a C(*.asc) file as ASCII-armored (the key is written armored, as it
+        came when it came armored) and any other name as binary (C(*.gpg): the dearmored packets).
     type: path
     required: true
   url:
@@ -59,6 +61,7 @@ attributes:
     description: Downloads and checks the key, reports whether O(dest) would change, writes nothing.
   diff_mode:
     support: none
+    description: A keyring is binary; the change is reported through RV(fingerprints) and C(changed).
 notes:
   - The environment's proxy variables (C(https_proxy), C(no_proxy)) apply to the download.
 """
@@ -152,7 +155,7 @@ def main():
     else:
         data, source = to_bytes(module.params["content"]), "the key in %s" % _name(module, "content")
     try:
-        keyring, found = check_key(data, want)
+        keyring, found = check_key(data, want, armored=dest.endswith(".asc"))
     except AptKeyError as exc:
         module.fail_json(msg="Refused %s: %s (%s). %s was left as it was." % (
             source, exc, _name(module, "fingerprint"), dest), dest=dest)

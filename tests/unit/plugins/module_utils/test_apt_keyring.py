@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.dlbox.stack.plugins.module_utils._apt_keyring import (
-    AptKeyError, check_key, dearmor, fingerprints, keyring_bytes, normalise_fingerprint, packets,
+    AptKeyError, armor, check_key, dearmor, fingerprints, keyring_bytes, normalise_fingerprint, packets,
 )
 
 # Two throw-away ed25519 public keys (dlbox.stack test fixtures, not vendor keys), as gpg exported them.
@@ -126,3 +126,18 @@ def test_armor_headers_are_skipped():
     with_header = KEY_A.replace("-----\n\n", "-----\nComment: dlbox test\nVersion: x\n\n", 1)
     assert fingerprints(with_header) == [FPR_A]
     assert base64.b64encode(dearmor(with_header)) == base64.b64encode(dearmor(KEY_A))
+
+
+def test_armor_round_trip_and_armored_input_kept_as_it_is():
+    raw = dearmor(KEY_A)
+    armored = armor(raw)
+    assert armored.startswith(b"-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n") and dearmor(armored) == raw
+    assert fingerprints(armored) == [FPR_A]
+    assert keyring_bytes(KEY_A, armored=True) == KEY_A.encode()
+    assert keyring_bytes(raw, armored=True) == armored
+
+
+@pytest.mark.skipif(shutil.which("gpg") is None, reason="gpg is not installed")
+def test_gpg_reads_our_armor():
+    shown = subprocess.run(["gpg", "--show-keys", "--with-colons"], input=armor(dearmor(KEY_B)), capture_output=True, check=True)
+    assert FPR_B in shown.stdout.decode()

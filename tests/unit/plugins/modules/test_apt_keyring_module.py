@@ -79,3 +79,14 @@ def test_mode_fixed_without_rewriting(tmp_path, capsys):
     dest.chmod(0o600)
     rc, result = run(capsys, {"dest": str(dest), "content": KEY_A, "fingerprint": FPR_A})
     assert rc == 0 and result["changed"] and oct(os.stat(dest).st_mode & 0o777) == "0o644"
+
+
+def test_asc_destination_written_armored(tmp_path, capsys):
+    dest = tmp_path / "docker.asc"
+    rc, result = run(capsys, {"dest": str(dest), "content": KEY_A, "fingerprint": FPR_A})
+    assert rc == 0 and result["changed"] and dest.read_text() == KEY_A
+    src = tmp_path / "key.gpg"
+    src.write_bytes(dearmor(KEY_A))
+    rc, again = run(capsys, {"dest": str(dest), "url": "file://%s" % src, "fingerprint": FPR_A})
+    # armored from the binary key, byte for byte as gpg --export --armor wrote it: nothing to change
+    assert rc == 0 and not again["changed"] and dest.read_text() == KEY_A
