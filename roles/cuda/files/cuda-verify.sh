@@ -53,9 +53,17 @@ if ! "$nvcc" "${flags[@]}" -o "$work/cuda-verify" "$source" >"$work/log" 2>&1; t
 fi
 end=$(date +%s%N)
 echo "compiled=yes compile_ms=$(( (end - start) / 1000000 )) binary_bytes=$(stat -c %s "$work/cuda-verify")"
+# SASS for each architecture: cuobjdump --list-elf names each cubin (cuda-verify.1.sm_89.cubin); toolkits without
+# cuobjdump (NVIDIA's nvcc wheels) are checked by the architecture name their fatbinary's ELF carries.
+cuobjdump=$(dirname "$nvcc")/cuobjdump
+[ -x "$cuobjdump" ] || cuobjdump=$(command -v cuobjdump || true)
+if [ -n "$cuobjdump" ]; then
+  "$cuobjdump" --list-elf "$work/cuda-verify" > "$work/elf" 2>&1 || true
+else
+  grep -a -o 'sm_[0-9][0-9]*[a-z]*' "$work/cuda-verify" | sort -u > "$work/elf" || true
+fi
 for cc in "${archs[@]}"; do
-  # the fatbinary's ELF for each architecture carries its name (sm_89, sm_90)
-  if grep -q -a "sm_${cc}" "$work/cuda-verify"; then echo "sass_sm_${cc}=yes"; else echo "sass_sm_${cc}=no"; exit 3; fi
+  if grep -q "sm_${cc}\b" "$work/elf"; then echo "sass_sm_${cc}=yes"; else echo "sass_sm_${cc}=no (${cuobjdump:-grep}: $(tr '\n' ' ' < "$work/elf"))"; exit 3; fi
 done
 
 if [ "$run" = auto ]; then
