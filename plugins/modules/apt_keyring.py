@@ -24,7 +24,7 @@ options:
   dest:
     description:
       - The keyring to write. apt reads a C(*.asc) file as ASCII-armored (the key is written armored, as it
-        came when it came armored) and any other name as binary (C(*.gpg): the dearmored packets).
+        came when it came armored) and any other name as binary (C(*.gpg), the dearmored packets).
     type: path
     required: true
   url:
