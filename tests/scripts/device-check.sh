@@ -33,11 +33,11 @@ nvidia-smi -q -x > "$OUT/nvidia-smi-q-x.xml" 2>&1 || true
 nvidia-smi --query-gpu=index,name,pci.bus_id,pci.device_id,driver_version,compute_cap,memory.total,ecc.mode.current,persistence_mode \
   --format=csv > "$OUT/nvidia-smi-query-gpu.csv" 2>&1 || true
 nvidia-smi topo -m > "$OUT/nvidia-smi-topo-m.txt" 2>&1 || true
-(lspci -nn; echo; lspci -vvv) > "$OUT/lspci.txt" 2>&1 || echo "lspci: not available" > "$OUT/lspci.txt"
-cat "$OUT/nvidia-smi-query-gpu.csv" "$OUT/nvidia-smi-topo-m.txt"; head -c 300 "$OUT/lspci.txt"; echo
+if command -v lspci >/dev/null; then (lspci -nn; echo; lspci -vvv) > "$OUT/lspci.txt" 2>&1; else echo "lspci: not available"; fi
+cat "$OUT/nvidia-smi-query-gpu.csv" "$OUT/nvidia-smi-topo-m.txt"
 
 step "gpu_facts on this host"
-ansible localhost -c local -m dlbox.stack.gpu_facts 2>&1 | tee "$OUT/gpu_facts.txt" | head -120
+ansible localhost -c local -m dlbox.stack.gpu_facts 2>&1 | head -150
 
 step "plan for this host (plan.yml, detection on)"
 ansible-playbook -i localhost, -c local -e ansible_python_interpreter="$(command -v python3)" \
@@ -55,7 +55,7 @@ python3 roles/python_env/files/dlbox-check.py --json --require-gpu > "$OUT/dlbox
 for s in gpu-cuda-check.sh gpu-nccl-check.sh; do
   if [ -f "tests/scripts/$s" ]; then
     step "$s"
-    timeout 240 bash "tests/scripts/$s"; echo "rc=$?"
+    OUT=$(mktemp -d) timeout 240 bash "tests/scripts/$s"; echo "rc=$?"
   fi
 done
 step "done"
