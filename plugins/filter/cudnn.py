@@ -29,9 +29,8 @@ def cudnn_problems(facts, selection, stage="verify"):
     """What is wrong with an installed cuDNN (``stage=verify``), or which other cuDNN the linker already has for
     the soname (``stage=preflight``): a list of sentences, empty when right."""
     if stage == "preflight":
-        return ["the linker already has %s at %s" % (selection["soname"], path)
-                for path in _cudnn.foreign_libraries(facts.get("linker_paths") or [], selection["lib_dir"],
-                                                         selection["install_root"])]
+        foreign = _cudnn.foreign_libraries(facts.get("linker_paths") or [], selection["lib_dir"], selection["install_root"])
+        return ["the linker already has %s at %s" % (selection["soname"], path) for path in foreign]
     if stage != "verify":
         raise AnsibleFilterError("cudnn_problems: stage must be verify or preflight, not %r" % stage)
     return _cudnn.check_install(facts, selection)

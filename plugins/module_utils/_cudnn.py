@@ -26,7 +26,7 @@ def _parts(version):
 
 
 def major_of(version):
-    return str(version).split(".")[0]
+    return str(version).split(".", 1)[0]
 
 
 def short_version(version):
@@ -106,8 +106,8 @@ def select(releases, names, version, toolkits, cuda_major="", plan_cuda="", meth
     low, high = builds[major]
     if not _parts(low) <= _parts(toolkit["version"]) <= _parts(high):
         errors.append("cuDNN %s's CUDA %s build covers CUDA %s to %s, but the installed CUDA %s toolkit is %s (%s); "
-                      "choose another cudnn_version." % (release["version"], major, low, high, major, toolkit["version"],
-                                                          toolkit["path"]))
+                      "choose another cudnn_version."
+                      % (release["version"], major, low, high, major, toolkit["version"], toolkit["path"]))
         return out
     values = {"version": release["version"], "cudnn_major": major_of(release["version"]), "cuda_major": major,
               "build_cuda": high, "arch": (names.get("tarball_arch") or {}).get(arch, arch),

@@ -19,7 +19,7 @@ description:
   - Read-only; the same in check mode. Used by the C(dlbox.stack.cudnn) role to refuse a second cuDNN and to
     verify what it installed. Parsing lives in the C(_cudnn) module_utils and is unit-tested.
 author:
-  - dlbox.stack contributors
+  - dlbox.stack developers (@dlbox)
 options:
   header:
     description: The version header to read, for example C(/usr/include/x86_64-linux-gnu/cudnn_version_v9.h).
@@ -109,16 +109,14 @@ out = {}
 try:
     lib = ctypes.CDLL(name)
 except OSError as exc:
-    print(json.dumps({"error": str(exc)}))
-    sys.exit(0)
-for symbol in ("cudnnGetVersion", "cudnnGetCudartVersion"):
-    try:
-        call = getattr(lib, symbol)
-    except AttributeError:
-        continue
-    call.restype = ctypes.c_size_t
-    call.argtypes = []
-    out[symbol] = int(call())
+    lib = None
+    out["error"] = str(exc)
+for symbol in ("cudnnGetVersion", "cudnnGetCudartVersion") if lib is not None else ():
+    call = getattr(lib, symbol, None)
+    if call is not None:
+        call.restype = ctypes.c_size_t
+        call.argtypes = []
+        out[symbol] = int(call())
 with open("/proc/self/maps") as maps:
     for line in maps:
         fields = line.split(None, 5)

@@ -19,7 +19,7 @@ description:
   - Unpacks into C(<dest>.partial) and renames it into place, so an interrupted run leaves no half directory.
   - Nothing happens when O(dest) already holds a manifest; a different archive is never unpacked over it.
 author:
-  - dlbox.stack contributors
+  - dlbox.stack developers (@dlbox)
 options:
   src:
     description: The archive on the host (C(.tar.xz), C(.tar.gz), C(.tar) or C(.whl)).
