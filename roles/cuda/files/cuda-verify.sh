@@ -55,8 +55,9 @@ end=$(date +%s%N)
 echo "compiled=yes compile_ms=$(( (end - start) / 1000000 )) binary_bytes=$(stat -c %s "$work/cuda-verify")"
 # SASS for each architecture: cuobjdump --list-elf names each cubin (cuda-verify.1.sm_89.cubin); toolkits without
 # cuobjdump (NVIDIA's nvcc wheels) are checked by the architecture name their fatbinary's ELF carries.
+# Only the toolkit's own cuobjdump (beside its nvcc): another toolkit's may not read this nvcc's output.
 cuobjdump=$(dirname "$nvcc")/cuobjdump
-[ -x "$cuobjdump" ] || cuobjdump=$(command -v cuobjdump || true)
+[ -x "$cuobjdump" ] || cuobjdump=""
 if [ -n "$cuobjdump" ]; then
   "$cuobjdump" --list-elf "$work/cuda-verify" > "$work/elf" 2>&1 || true
 else
