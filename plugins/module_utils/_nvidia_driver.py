@@ -318,8 +318,29 @@ def member_branch(name, version, family):
     return int(match.group("branch")) if match else None
 
 
+def parse_dpkg_query(text):
+    """``dpkg-query -W -f '${Package}\\t${Version}\\t${Architecture}\\t${db:Status-Abbrev}\\n'`` -> [{name, version, arch}].
+
+    Half-installed and half-configured packages (a failed postinst: ``iF``, ``iU``) count as installed,
+    which ansible's package_facts may not show; removed ones with configuration files left (``rc``) do not.
+    """
+    out = []
+    for line in (text or "").splitlines():
+        parts = line.split("\t")
+        if len(parts) < 4 or not parts[1]:
+            continue
+        status = parts[3].strip()
+        if len(status) >= 2 and status[1] in "nc":
+            continue
+        out.append({"name": parts[0].split(":")[0], "version": parts[1], "arch": parts[2]})
+    return out
+
+
 def _facts_items(packages):
-    """ansible's package_facts ``{name: [{version, arch, ...}]}`` (or a plain list) -> [(name, version, arch)]."""
+    """ansible's package_facts ``{name: [{version, arch, ...}]}``, a list of {name, version, arch} or
+    ``parse_dpkg_query`` text -> [(name, version, arch)]."""
+    if isinstance(packages, str):
+        packages = parse_dpkg_query(packages)
     if isinstance(packages, dict):
         out = []
         for name, entries in packages.items():
@@ -475,7 +496,7 @@ def fabric_manager_version(madison_text, package, driver_version):
 def rollback_plan(packages, kept, family):
     """After a failed branch change: what to purge and what to reinstall from the kept copies.
 
-    ``packages``: package_facts now; ``kept``: the ``keep_plan`` entries of the previous branch. Every
+    ``packages``: what dpkg has now (``parse_dpkg_query`` text: half-configured packages count); ``kept``: the ``keep_plan`` entries of the previous branch. Every
     installed driver package (any branch, half-configured ones included) that is not exactly a kept
     (name, version) is purged; the kept .debs are installed (apt resolves them together).
     Returns ``{purge: [names], install: [file names], branch}``.

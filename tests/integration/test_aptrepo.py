@@ -191,7 +191,7 @@ def test_driver_branch_pinning(container):
     box.write("/etc/apt/sources.list.d/cuda.sources",
               deb822(f"file:{MOUNT}/cuda", "/usr/share/keyrings/cuda-archive-keyring.gpg"))
     assert_signed_update(box)
-    # newest branch wins without a lock; the pre-590 versioned metas pull their exact versions
+    # newest branch wins without a lock
     assert "Inst nvidia-open (620." in box.sh(f"{APT} install -s nvidia-open").stdout
     sim = box.sh(f"{APT} install -s cuda-drivers-fabricmanager-580").stdout
     assert "Inst nvidia-fabricmanager-580 (580.95.05-1" in sim, sim
@@ -205,7 +205,9 @@ def test_driver_branch_pinning(container):
     sim = box.sh(f"{APT} install -s nvidia-open nvidia-fabricmanager").stdout
     assert "Inst nvidia-open (595.71.05-1" in sim and "Inst nvidia-fabricmanager (595.71.05-1" in sim, sim
     assert "Inst nvidia-kernel-open-dkms (595.71.05-1" in sim
-    assert box.sh(f"{APT} install -s cuda-drivers-580", check=False).returncode != 0
+    # like NVIDIA's, the pre-590 versioned meta does not lock its branch: its Depends are >= 580.65.06
+    sim = box.sh(f"{APT} install -s cuda-drivers-580").stdout
+    assert "Inst cuda-drivers-580 (580.95.05-1" in sim and "Inst nvidia-kernel-dkms (595.71.05-1" in sim, sim
     # 620 has no proprietary modules, so no cuda-drivers 620 either
     assert "620" not in box.sh("apt-cache madison cuda-drivers").stdout
     # markers only: nothing under /lib/modules

@@ -195,3 +195,26 @@ def test_rollback_keeps_what_is_still_the_old_branch():
 def test_parse_madison_ignores_noise():
     assert nd.parse_madison("W: something\n" + MADISON)[0] == {
         "name": "nvidia-fabricmanager", "version": "620.0.0~fixture-1", "source": "http://127.0.0.1:8089/cuda-debian12 ./ Packages"}
+
+
+DPKG_QUERY_AFTER_FAILED_POSTINST = (
+    "nvidia-driver\t595.71.05-1\tamd64\tii \n"
+    "nvidia-driver-cuda\t595.71.05-1\tamd64\tii \n"
+    "nvidia-driver-pinning-595\t595.71.05-1\tall\tii \n"
+    "nvidia-kernel-open-dkms\t595.71.05-1\tamd64\tiF \n"
+    "nvidia-open\t595.71.05-1\tamd64\tiU \n"
+    "nvidia-open-580\t580.95.05-1\tamd64\trc \n"
+    "libc6:amd64\t2.36-9+deb12u9\tamd64\tii \n"
+)
+
+
+def test_parse_dpkg_query_counts_half_configured_not_removed():
+    names = [p["name"] for p in nd.parse_dpkg_query(DPKG_QUERY_AFTER_FAILED_POSTINST)]
+    assert "nvidia-kernel-open-dkms" in names and "nvidia-open" in names and "nvidia-open-580" not in names
+    assert "libc6" in names
+
+
+def test_rollback_from_dpkg_query_after_a_failed_postinst():
+    kept = nd.keep_plan(nd.installed_driver(DEBIAN_580, FAMILY)["packages"], [])
+    out = nd.rollback_plan(DPKG_QUERY_AFTER_FAILED_POSTINST, kept, FAMILY)
+    assert out["purge"] == ["nvidia-driver", "nvidia-driver-cuda", "nvidia-driver-pinning-595", "nvidia-kernel-open-dkms", "nvidia-open"]

@@ -250,6 +250,8 @@ def test_expected_spec_files_exist():
     ("nvidia-fabricmanager", "580.95.05-1"),
     ("nvidia-fabricmanager-580", "580.95.05-1"),
     ("cuda-drivers-fabricmanager-580", "580.95.05-1"),
+    ("nvidia-open", "590.48.01-1"),           # _cuda-driver.yml: a build with no Fabric Manager at its version
+    ("nvidia-driver-pinning-590", "590.48.01-1"),
 ])
 def test_cuda_spec_packages(spec, package, version):
     versions = [p["version"] for p in _resolved(spec) if p["name"] == package]
@@ -451,3 +453,14 @@ def test_serve_loopback_only(tmp_path):
 def test_serve_refuses_other_addresses(tmp_path, host):
     with pytest.raises(ValueError, match="loopback"):
         serve.make_server(tmp_path, 0, host)
+
+
+@pytest.mark.parametrize("spec", ["cuda-debian12.yml", "cuda-ubuntu2204.yml", "cuda-ubuntu2404.yml"])
+def test_no_fabric_manager_at_the_590_fixture_build(spec):
+    versions = [p["version"] for p in _resolved(spec) if p["name"] == "nvidia-fabricmanager"]
+    assert versions and "590.48.01-1" not in versions
+
+
+def test_a_driver_version_can_be_made_to_fail():
+    (pkg,) = [p for p in _resolved("cuda-debian12.yml") if p["name"] == "nvidia-kernel-open-dkms" and p["version"] == "595.71.05-1"]
+    assert "/etc/dlbox-fixture/fail-postinst-595.71.05" in pkg["postinst"] and "exit 1" in pkg["postinst"]
