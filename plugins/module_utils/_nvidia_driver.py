@@ -496,7 +496,8 @@ def fabric_manager_version(madison_text, package, driver_version):
 def rollback_plan(packages, kept, family):
     """After a failed branch change: what to purge and what to reinstall from the kept copies.
 
-    ``packages``: what dpkg has now (``parse_dpkg_query`` text: half-configured packages count); ``kept``: the ``keep_plan`` entries of the previous branch. Every
+    ``packages``: what dpkg has now (``parse_dpkg_query`` text: half-configured packages count);
+    ``kept``: the ``keep_plan`` entries of the previous branch. Every
     installed driver package (any branch, half-configured ones included) that is not exactly a kept
     (name, version) is purged; the kept .debs are installed (apt resolves them together).
     Returns ``{purge: [names], install: [file names], branch}``.

@@ -64,7 +64,8 @@ def test_r580_installed_exactly_held_and_pinned(host, step):
 
 def test_without_the_pin_the_versioned_meta_slides(host):
     # the reason for the role's pin: the fixture's nvidia-open-580 behaves like NVIDIA's (Depends >=)
-    sim = host.run("apt-get -s -o Dir::Etc::PreferencesParts=/nonexistent install --allow-change-held-packages --reinstall nvidia-open-580 nvidia-driver").stdout
+    sim = host.run("apt-get -s -o Dir::Etc::PreferencesParts=/nonexistent install --allow-change-held-packages "
+                   "--reinstall nvidia-open-580 nvidia-driver").stdout
     assert "Inst nvidia-driver [580.95.05-1] (620." in sim, sim
 
 
