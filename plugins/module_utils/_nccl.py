@@ -71,7 +71,7 @@ def parse_topo(text):
 def parse_p2p_matrix(text):
     """``nvidia-smi topo -p2p r|w|rw`` -> ``{"gpus": [...], "status": {("GPU0","GPU1"): "GNS"}}``
     (OK, CNS chipset / GNS GPU / TNS topology not supported, NS, DR disabled by regkey, U)."""
-    gpus, links, _ = _pairs(text)
+    gpus, links = _pairs(text)[:2]
     return {"gpus": gpus, "status": {p: k for p, k in links.items() if k in ("OK", "CNS", "GNS", "TNS", "NS", "DR", "U")}}
 
 
@@ -273,7 +273,7 @@ def pick_build(versions, nccl_version, cuda_version):
         match = _VERSION_BUILD.match(version)
         if match and match.group("nccl") == nccl_version:
             builds.append(((int(match.group("major")), int(match.group("minor"))), version))
-    listed = sorted(v for _, v in builds)
+    listed = sorted(build[1] for build in builds)
     same = [(cuda, v) for cuda, v in builds if cuda[0] == (want[0] if want else None)]
     if len(want) != 2 or not same:
         return {"error": "the repository has no NCCL %s build for CUDA %s.x (builds of %s: %s)"

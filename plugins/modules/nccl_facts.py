@@ -58,7 +58,7 @@ options:
     default: {}
   keep_from:
     description:
-      - An existing C(nccl.conf) whose keys this module does not decide are kept in O(settings) and O(conf_text)
+      - An existing C(nccl.conf) whose keys this module does not decide are kept in RV(settings) and RV(conf_text)
         (a missing file is no error). Keys it decides (C(NCCL_DEBUG), C(NCCL_SOCKET_IFNAME), C(NCCL_IB_HCA),
         C(NCCL_P2P_DISABLE), C(NCCL_P2P_LEVEL)) and those in C(options.extra) come from the decision.
     type: path
@@ -173,7 +173,7 @@ def _run(module, argv):
     path = module.get_bin_path(argv[0])
     if not path:
         return None
-    rc, out, _ = module.run_command([path] + argv[1:])
+    rc, out = module.run_command([path] + argv[1:])[:2]
     return out if rc == 0 else None
 
 

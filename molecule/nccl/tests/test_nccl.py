@@ -53,13 +53,13 @@ def test_pcie_pair_with_acs_disables_p2p_and_says_why(host):
 
 
 def test_defaults_debug_and_socket_ifname(host):
-    _, keys = conf(host)
+    keys = conf(host)[1]
     assert keys["NCCL_DEBUG"] == "WARN" and keys["NCCL_SOCKET_IFNAME"] == "^docker,lo"
     assert "NCCL_IB_HCA" not in keys
 
 
 def test_user_key_kept_and_old_file_backed_up(host):
-    _, keys = conf(host)
+    keys = conf(host)[1]
     assert keys["NCCL_NSOCKS_PERTHREAD"] == "4"
     backups = host.run("ls /etc/nccl.conf.*~").stdout.split()
     assert backups and "NCCL_NSOCKS_PERTHREAD=4" in host.file(backups[0]).content_string
@@ -73,12 +73,12 @@ def test_nvlink_box_keeps_p2p_on_nvlink(host):
 
 
 def test_nvswitch_box_leaves_p2p_alone_despite_acs(host):
-    _, keys = conf(host, "/root/nccl-nvswitch.conf")
+    keys = conf(host, "/root/nccl-nvswitch.conf")[1]
     assert "NCCL_P2P_DISABLE" not in keys and "NCCL_P2P_LEVEL" not in keys
 
 
 def test_pcie_pair_without_acs_keeps_p2p(host):
-    _, keys = conf(host, "/root/nccl-pcie_acs_off.conf")
+    keys = conf(host, "/root/nccl-pcie_acs_off.conf")[1]
     assert "NCCL_P2P_DISABLE" not in keys
 
 
