@@ -30,11 +30,13 @@ $(VENV)/.installed: requirements-dev.txt tools/venv.sh
 
 venv: $(VENV)/.installed
 
-# The collection, installed where ansible.cfg and ANSIBLE_COLLECTIONS_PATH look, from this tree.
+# The collection, installed where ansible.cfg and ANSIBLE_COLLECTIONS_PATH look, from this tree: a link,
+# left alone when it is already right (runs side by side must not see it vanish), else made afresh.
 collection: venv
-	@rm -rf build/collections/ansible_collections/dlbox
-	@mkdir -p build/collections/ansible_collections/dlbox
-	@ln -s ../../../.. $(COLL)
+	@if [ "$$(readlink $(COLL) 2>/dev/null)" != "../../../.." ]; then \
+	  rm -rf build/collections/ansible_collections/dlbox && \
+	  mkdir -p build/collections/ansible_collections/dlbox && \
+	  ln -s ../../../.. $(COLL); fi
 
 workstation: collection
 	ansible-playbook playbooks/workstation.yml -e dlbox_target=$(LIMIT) $(EXTRA)
