@@ -4,6 +4,7 @@ nvidia-smi and libnvidia-ml1 535.x are Debian 12's REAL packages; the repository
 names are fixtures, as are cuda-keyring, the CUDA toolkits and NCCL.
 """
 
+import base64
 import json
 import re
 
@@ -44,7 +45,7 @@ def test_keyring_holds_exactly_the_fixture_key(host):
 
 def test_deb822_source(host):
     text = host.file("/etc/apt/sources.list.d/dlbox-cuda.sources").content_string
-    assert f"URIs: {REPO}" in text and "Suites: /" in text and f"Signed-By: {KEYRING}" in text
+    assert f"URIs: {REPO}\n" in text and "Suites: /\n" in text and f"Signed-By: {KEYRING}\n" in text
     assert "Components" not in text
 
 
@@ -57,17 +58,14 @@ def test_cuda_keyring_list_diverted_and_kept(host):
         f"deb [signed-by=/usr/share/keyrings/cuda-archive-keyring.gpg] {REPO} /\n")
 
 
-def test_apt_update_works_with_no_signed_by_clash(host):
-    cmd = host.run("apt-get -q update 2>&1")
-    assert cmd.rc == 0, cmd.stdout
-    assert "Conflicting values" not in cmd.stdout and "E:" not in cmd.stdout and "W:" not in cmd.stdout, cmd.stdout
-
-
-def test_reinstalled_cuda_keyring_brings_no_clash_back(host):
+def test_reinstalled_cuda_keyring_brings_no_clash_back_and_apt_update_works(host):
+    # side_effect.yml: dpkg -i cuda-keyring again, then apt-get update with Debian's sources and the repository
     after = record(host, "after")
     assert after["reinstall_rc"] == 0, after["reinstall_out"]
     assert not host.file(KEYRING_LIST).exists
-    assert not any("Conflicting" in line for line in after["reinstall_out"]), after["reinstall_out"]
+    assert any(REPO.rstrip("/") in line and "InRelease" in line for line in after["reinstall_out"]), after["reinstall_out"]
+    for line in after["reinstall_out"]:
+        assert not line.startswith(("E:", "W:", "Err:")) and "Conflicting" not in line, after["reinstall_out"]
 
 
 # --- apt preferences ------------------------------------------------------------------------------
@@ -165,3 +163,63 @@ def test_check_mode_on_the_fresh_host_reports_the_setup(host):
 def test_check_mode_reports_only_the_consumer_file(host):
     changed = set(record(host, "check-changed_request")["changed"])
     assert changed == {"Allow the consumer's packages from NVIDIA's repository (cuda)"}, changed
+
+
+# --- the apt_preferences rule the file names rely on (README.md, "Apt preferences") ------------------------
+# Read-only: apt-cache with Dir::Etc::PreferencesParts pointed at a scratch folder holding the role's files, NVIDIA's
+# nvidia-driver-pinning-<branch> from the fixture repository, and NVIDIA's cuda-repository-pin-600, in two orders.
+PIN_600 = "Package: *\nPin: release l=dlbox fixture\nPin-Priority: 600\n"
+DRIVER_PREF = ("Package: nvidia-open nvidia-driver nvidia-driver-cuda nvidia-kernel-open-dkms\n"
+               "Pin: release o=NVIDIA\nPin-Priority: 500\n")
+
+
+def scratch_policy(host, files, package):
+    """apt-cache policy PACKAGE with only FILES ({name: content}) as preferences."""
+    folder = host.check_output("mktemp -d /tmp/dlbox-prefs.XXXXXX")
+    try:
+        for name, content in files.items():
+            encoded = base64.b64encode(content.encode()).decode()
+            host.run_expect([0], f"echo {encoded} | base64 -d > {folder}/{name}")
+        return policy(host, package, "-o", "Dir::Etc::Preferences=/nonexistent", "-o", f"Dir::Etc::PreferencesParts={folder}")
+    finally:
+        host.run(f"rm -rf {folder}")
+
+
+@pytest.fixture(name="pinning")
+def fixture_pinning(host):
+    """(branch, content) of the newest-but-one nvidia-driver-pinning-<branch> the fixture repository has."""
+    debs = sorted(host.check_output("ls /srv/fixture-repos/cuda-debian12/ | grep '^nvidia-driver-pinning-'").split())
+    deb = debs[-2] if len(debs) > 1 else debs[-1]
+    branch = deb.split("_")[0].rsplit("-", 1)[1]
+    content = host.check_output(
+        f"dpkg-deb --fsys-tarfile /srv/fixture-repos/cuda-debian12/{deb} | tar -xO ./etc/apt/preferences.d/nvidia-driver-pinning-{branch}")
+    return branch, content + "\n"
+
+
+def test_consumer_file_sorted_after_nvidias_branch_lock_keeps_the_lock(host, pinning):
+    branch, content = pinning
+    base = host.file(BASE_PREF).content_string
+    kept = scratch_policy(host, {"00-dlbox-cuda-repo.pref": base, f"nvidia-driver-pinning-{branch}": content,
+                                 "zz-dlbox-cuda-repo-nvidia_driver.pref": DRIVER_PREF}, "nvidia-open")
+    assert kept["candidate"].startswith(branch + "."), kept
+    assert kept["versions"][kept["candidate"]] == 1000 and max(kept["versions"].values()) == 1000, kept
+    # the same files with the consumer's sorted first: its 500 wins over NVIDIA's 1000 and the newest branch comes in
+    lost = scratch_policy(host, {"00-dlbox-cuda-repo.pref": base, f"nvidia-driver-pinning-{branch}": content,
+                                 "a-dlbox-cuda-repo-nvidia_driver.pref": DRIVER_PREF}, "nvidia-open")
+    assert not lost["candidate"].startswith(branch + ".") and set(lost["versions"].values()) == {500}, lost
+
+
+def test_general_minus_one_sorted_first_beats_cuda_repository_pin_600(host):
+    base = host.file(BASE_PREF).content_string
+    first = scratch_policy(host, {"00-dlbox-cuda-repo.pref": base, "cuda-repository-pin-600": PIN_600}, "nvidia-smi")
+    assert first["versions"]["580.95.05-1"] == -1 and first["candidate"].startswith("535."), first
+    last = scratch_policy(host, {"zz-dlbox-cuda-repo.pref": base, "cuda-repository-pin-600": PIN_600}, "nvidia-smi")
+    assert last["versions"]["580.95.05-1"] == 600 and last["candidate"] == "580.95.05-1", last
+
+
+def test_a_glob_is_a_specific_entry_and_beats_an_earlier_general_one(host):
+    base = host.file(BASE_PREF).content_string
+    pol = scratch_policy(host, {"00-dlbox-cuda-repo.pref": base,
+                                "zz-glob.pref": "Package: cuda-nvcc-*\nPin: release o=NVIDIA\nPin-Priority: 500\n"},
+                         "cuda-nvcc-12-6")
+    assert pol["candidate"] != "(none)" and pol["versions"][pol["candidate"]] == 500, pol
