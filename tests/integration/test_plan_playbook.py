@@ -50,7 +50,9 @@ def test_hgx_h100_server(tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:]
     stack = plan["stack"]
     assert stack["driver"]["kernel_modules"] == "open"
-    assert stack["fabric_manager"]["package"] == "nvidia-fabricmanager"
+    # The default method is Ubuntu's own archive, where Fabric Manager carries the branch in its name.
+    assert stack["driver"]["method"] == "distro"
+    assert stack["fabric_manager"]["package"] == "nvidia-fabricmanager-%d" % stack["driver"]["branch"]
     assert stack["fabric_manager"]["version"].startswith(str(stack["driver"]["branch"]))
     assert stack["nccl"]["version"]
     assert plan["host"]["gpu_count"] == 8
