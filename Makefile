@@ -98,10 +98,11 @@ test: venv
 	echo "make test: all green in $$(( $$(date +%s) - start )) s"
 
 # Multi-GB real installs, left out of `make test` (scenarios marked `heavy`): tensorflow-cpu from PyPI;
-# nvidia_driver_ubuntu: the driver role against Ubuntu's live archive (22.04, 24.04; best-effort reachable).
+# nvidia_driver_ubuntu: the driver role against Ubuntu's live archive (22.04, 24.04; best-effort reachable);
+# cuda_distro: Debian's real nvidia-cuda-toolkit (about 1.6 GB of .debs) compiling and linking with its nvcc.
 test-heavy: collection images
 	@start=$$(date +%s); \
-	bash tests/scripts/molecule.sh python_env_tensorflow nvidia_driver_ubuntu; \
+	bash tests/scripts/molecule.sh python_env_tensorflow nvidia_driver_ubuntu cuda_distro; \
 	echo "make test-heavy: all green in $$(( $$(date +%s) - start )) s"
 
 bench: collection
