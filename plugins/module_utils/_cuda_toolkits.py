@@ -45,18 +45,24 @@ def toolkit_dir_version(name):
     return match.group("version") if match else None
 
 
-def parse_version_json(text):
-    """A toolkit's version.json text -> its full version ("13.0.2"), None when absent or unreadable.
-
-    ``{"cuda": {"name": "CUDA SDK", "version": "13.0.2"}, ...}`` -> ``"13.0.2"``.
-    """
+def _json_object(text):
+    """JSON text -> its top-level object (a dict), None when absent, unreadable or not an object."""
     if not text:
         return None
     try:
         data = json.loads(text)
     except ValueError:
         return None
-    if not isinstance(data, dict) or not isinstance(data.get("cuda"), dict):
+    return data if isinstance(data, dict) else None
+
+
+def parse_version_json(text):
+    """A toolkit's version.json text -> its full version ("13.0.2"), None when absent or unreadable.
+
+    ``{"cuda": {"name": "CUDA SDK", "version": "13.0.2"}, ...}`` -> ``"13.0.2"``.
+    """
+    data = _json_object(text)
+    if data is None or not isinstance(data.get("cuda"), dict):
         return None
     version = str(data["cuda"].get("version") or "").strip()
     return version if _FULL.match(version) else None
@@ -75,13 +81,8 @@ def parse_manifest(text):
 
     Only a manifest whose ``source`` is one of :data:`SOURCES` counts.
     """
-    if not text:
-        return None
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(data, dict) or data.get("source") not in SOURCES:
+    data = _json_object(text)
+    if data is None or data.get("source") not in SOURCES:
         return None
     return data
 
