@@ -1,0 +1,150 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The one way a role gets its part of the plan, on the controller (pure apart from reading ``data/``).
+
+A role's decision filter (``cuda_plan``, ``pyenv_plan``, ``cudnn_selection``, ``nccl_plan``, ...) calls
+:func:`role_plan` with what its tasks hand it: ``dlbox_plan`` when ``playbooks/plan.yml`` set one (else None),
+the host's facts (``ansible_facts['dlbox_host']``), ``dlbox_plan_request`` and ``dlbox_plan_hardware``, and the
+role's own variables that pin a part of the stack (``overrides``). It gets back the plan to work from:
+
+- ``dlbox_plan`` itself when it is given and no override asks for something it did not pick;
+- otherwise the resolver's plan, resolved ONCE with the request plus the overrides. Each override is checked
+  like any request value (``stack_input.REQUEST_KEYS``), and a problem names the role's variable.
+
+Usage (a filter in ``plugins/filter/<role>.py``)::
+
+    from ansible_collections.dlbox.stack.plugins.plugin_utils.role_plan import RolePlanError, role_plan
+
+    try:
+        got = role_plan("cudnn", plan, host=host, request=request, hardware=hardware,
+                        overrides={"cudnn": ("cudnn_version", "9.10")})
+    except RolePlanError as exc:          # data/compat.yml or the GPU catalog does not load
+        raise AnsibleFilterError(str(exc)) from exc
+    got["ok"], got["errors"]              # the plan's verdict (and override problems, naming the variable)
+    got["plan"]                           # the whole plan (resolve_stack's shape)
+    got["stack"]                          # the role's slice: {"cuda": {...}, "cudnn": {...}} (ROLE_PARTS)
+    got["host"], got["source"]            # plan["host"]; "dlbox_plan" or "resolved"
+    got["data"]                           # data/compat.yml as the validating loader returns it
+
+:func:`resolve` is the resolver exactly as the ``resolve_stack`` filter (and so ``plan.yml``) runs it; no role
+calls ``resolve_stack`` itself or opens ``data/``.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.dlbox.stack.plugins.plugin_utils import stack_input, stack_resolver
+from ansible_collections.dlbox.stack.plugins.plugin_utils.captures import CaptureError, hardware_from_captures
+from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import (
+    CompatDataError,
+    load_compat,
+    load_compat_index,
+    load_gpu_index,
+)
+
+# The parts of plan["stack"] each role reads (its slice). None: the whole stack.
+ROLE_PARTS = {
+    "common": (),
+    "cuda": ("cuda",),
+    "cuda_repo": ("cuda",),
+    "cudnn": ("cuda", "cudnn"),
+    "docker": ("container_toolkit",),
+    "nccl": ("cuda", "nccl"),
+    "nvidia_container_toolkit": ("container_toolkit",),
+    "nvidia_driver": ("driver", "fabric_manager"),
+    "python_env": None,
+}
+
+
+class RolePlanError(Exception):
+    """data/compat.yml or the GPU catalog could not be loaded (the filter turns it into AnsibleFilterError)."""
+
+
+def load_data(data_path=None):
+    """data/compat.yml through the validating loader; RolePlanError when it does not load."""
+    try:
+        return load_compat(data_path)
+    except CompatDataError as exc:
+        raise RolePlanError(str(exc)) from exc
+
+
+def resolve(host, request=None, hardware=None, data_path=None, catalog_path=None):
+    """The resolver as ``plan.yml`` runs it (the ``resolve_stack`` filter): strict input first, then the plan.
+
+    ``host``: ``ansible_facts['dlbox_host']`` (may be empty when ``hardware`` is given); ``request``: the
+    request (``dlbox_plan_request`` shape); ``hardware``: ``dlbox_plan_hardware`` (replaces detection).
+    Returns the plan dict (ok, errors, warnings, notes, host, stack, data_date); RolePlanError on bad data.
+    """
+    data = load_data(data_path)
+    try:
+        index = load_gpu_index(data_path, catalog_path)
+    except CompatDataError as exc:
+        raise RolePlanError(str(exc)) from exc
+    problems = stack_input.check_request(request)
+    if hardware is not None:
+        problems += stack_input.check_hardware(data, hardware)
+    if problems:
+        return stack_resolver.refused_plan(data, problems, {"planning": hardware is not None})
+    if hardware:
+        try:
+            hardware = hardware_from_captures(hardware)
+        except CaptureError as exc:
+            return stack_resolver.refused_plan(data, ["dlbox_plan_hardware.%s" % exc], {"planning": True})
+        host = index.host_from_hardware(hardware)
+    return stack_resolver.resolve(load_compat_index(data_path), host or {}, request or {}, gpu_index=index)
+
+
+def _planned(plan, key):
+    """The value the plan chose for request key ``key`` (None when it has none)."""
+    part = ((plan or {}).get("stack") or {}).get(key)
+    if isinstance(part, dict):
+        return part.get("version")
+    return part
+
+
+def check_overrides(overrides):
+    """Problems of the role's own variables used as request values, each naming the variable."""
+    errors = []
+    for key, (var, value) in (overrides or {}).items():
+        check = stack_input.REQUEST_KEYS.get(key)
+        if check is None:
+            raise ValueError("role_plan: %r is not a request key (stack_input.REQUEST_KEYS)" % key)
+        if stack_input.is_unset(value):
+            continue
+        problem = check(var, key, value)
+        if problem:
+            # the checks say "<var>.<key>: ..."; a role variable is named by itself
+            errors.append(problem.replace("%s.%s: " % (var, key), "%s: " % var, 1))
+    return errors
+
+
+def role_plan(role, plan=None, host=None, request=None, hardware=None, overrides=None, data_path=None,
+              catalog_path=None):
+    """The plan ``role`` works from: ``dlbox_plan`` when present, else resolved once (see the module docstring).
+
+    ``overrides``: ``{request_key: (variable_name, value)}`` from the role's variables; unset values (None, "",
+    "auto") leave the plan's choice. Returns ``{ok, errors, plan, stack, host, source, data}``.
+    """
+    if role not in ROLE_PARTS:
+        raise ValueError("role_plan: unknown role %r (known: %s)" % (role, ", ".join(sorted(ROLE_PARTS))))
+    data = load_data(data_path)
+    errors = check_overrides(overrides)
+    if errors:
+        refused = stack_resolver.refused_plan(data, errors, {"planning": hardware is not None})
+        return _result(role, refused, "refused", data)
+    asked = {key: str(value).strip() for key, (_var, value) in (overrides or {}).items() if not stack_input.is_unset(value)}
+    given = isinstance(plan, dict) and "stack" in plan
+    if given and all(_planned(plan, key) == value for key, value in asked.items()):
+        return _result(role, plan, "dlbox_plan", data)
+    sub_request = dict(request or {})
+    sub_request.update(asked)
+    return _result(role, resolve(host or {}, sub_request, hardware=hardware, data_path=data_path,
+                                 catalog_path=catalog_path), "resolved", data)
+
+
+def _result(role, plan, source, data):
+    stack = plan.get("stack") or {}
+    parts = ROLE_PARTS[role]
+    return {"ok": bool(plan.get("ok")), "errors": list(plan.get("errors") or []), "plan": plan,
+            "stack": dict(stack) if parts is None else {k: stack.get(k) for k in parts},
+            "host": plan.get("host") or {}, "source": source, "data": data}
