@@ -7,27 +7,29 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.dlbox.stack.plugins.filter.stack import resolve_stack
 from ansible_collections.dlbox.stack.plugins.plugin_utils import cuda_plan as _cuda_plan
-from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import CompatDataError, load_compat
+from ansible_collections.dlbox.stack.plugins.plugin_utils.role_plan import RolePlanError, role_plan
 
 
 def cuda_plan(options, plan, host=None, request=None, hardware=None, installed=None, compilers=None, data_path=None):
-    """Decide the cuda role's toolkits, default, removals and verification from the plan (see plugin_utils.cuda_plan)."""
+    """Decide the cuda role's toolkits, default, removals and verification from the plan (see plugin_utils.cuda_plan).
+
+    ``plan``: ``dlbox_plan``, or None to resolve it once here (plugin_utils.role_plan) from ``host``, ``request``
+    and ``hardware``."""
     if not isinstance(options, dict):
         raise AnsibleFilterError("cuda_plan: expected the role's options as a mapping")
-    if not isinstance(plan, dict) or "stack" not in plan:
-        raise AnsibleFilterError("cuda_plan: expected the plan (dlbox_plan, the result of dlbox.stack.resolve_stack)")
+    if plan is not None and (not isinstance(plan, dict) or "stack" not in plan):
+        raise AnsibleFilterError("cuda_plan: expected the plan (dlbox_plan, the result of dlbox.stack.resolve_stack) or none")
     try:
-        data = load_compat(data_path)
-    except CompatDataError as exc:
+        got = role_plan("cuda", plan, host=host, request=request, hardware=hardware, data_path=data_path)
+
+        def resolve(version):
+            return role_plan("cuda", got["plan"], host=host, request=request, hardware=hardware, data_path=data_path,
+                             overrides={"cuda": ("cuda_versions", version)})["plan"]
+
+        return _cuda_plan.decide(got["data"], got["plan"], options, resolve=resolve, installed=installed, compilers=compilers)
+    except RolePlanError as exc:
         raise AnsibleFilterError(str(exc)) from exc
-
-    def resolve(version):
-        sub_request = dict(request or {}, cuda=version)
-        return resolve_stack(host or {}, sub_request, hardware=hardware, data_path=data_path)
-
-    return _cuda_plan.decide(data, plan, options, resolve=resolve, installed=installed, compilers=compilers)
 
 
 class FilterModule(object):

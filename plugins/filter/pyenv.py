@@ -7,17 +7,16 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.dlbox.stack.plugins.filter.stack import resolve_stack
 from ansible_collections.dlbox.stack.plugins.module_utils import _pyenv
-from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import CompatDataError, load_compat
+from ansible_collections.dlbox.stack.plugins.plugin_utils.role_plan import RolePlanError, load_data, role_plan
 
 VAR = "python_env_environments"
 
 
 def _data(data_path):
     try:
-        return load_compat(data_path)
-    except CompatDataError as exc:
+        return load_data(data_path)
+    except RolePlanError as exc:
         raise AnsibleFilterError(str(exc)) from exc
 
 
@@ -34,17 +33,22 @@ def pyenv_plan(environments, plan, host=None, request=None, hardware=None, requi
                check_only=False, data_path=None):
     """Decide every environment of ``python_env_environments`` from the plan.
 
-    ``plan`` is ``dlbox_plan`` (``resolve_stack``'s result); an empty list of environments means one
+    ``plan`` is ``dlbox_plan`` (``resolve_stack``'s result), or None to resolve it once here
+    (plugin_utils.role_plan) from ``host``, ``request`` and ``hardware``; an empty list of environments means one
     per framework of the plan. An environment that sets pytorch, tensorflow, variant or python (or
     needs a TensorFlow the plan lacks) is re-resolved with ``host`` facts, the host's ``request`` and
     ``hardware``, so the resolver checks it. ``requirements``: environment name -> text of its
     requirements file; ``options`` pip's index options (``_pyenv.pip_index_args``), which each
-    environment gets as ``pip_args``. ``check_only``: only check the list's shape (no resolving).
+    environment gets as ``pip_args``. ``check_only``: only check the list's shape (no resolving per environment).
     Returns ``{ok, errors, environments, driver_floors}``.
     """
-    if not isinstance(plan, dict) or "stack" not in plan:
-        raise AnsibleFilterError("pyenv_plan: expected the plan (dlbox_plan, the result of dlbox.stack.resolve_stack)")
-    data = _data(data_path)
+    if plan is not None and (not isinstance(plan, dict) or "stack" not in plan):
+        raise AnsibleFilterError("pyenv_plan: expected the plan (dlbox_plan, the result of dlbox.stack.resolve_stack) or none")
+    try:
+        got = role_plan("python_env", plan, host=host, request=request, hardware=hardware, data_path=data_path)
+    except RolePlanError as exc:
+        raise AnsibleFilterError(str(exc)) from exc
+    plan, data = got["plan"], got["data"]
     envs = environments if environments not in (None, "") else []
     errors = _pyenv.check_environments(envs, VAR)
     if not errors and not envs:
@@ -65,7 +69,11 @@ def pyenv_plan(environments, plan, host=None, request=None, hardware=None, requi
             sub_request = _pyenv.stack_request(dict(env, tensorflow=env.get("tensorflow") or "latest"), request)
         if sub_request is not None:
             # the public resolver, exactly as plan.yml calls it, with this environment's request
-            sub = resolve_stack(host or {}, sub_request, hardware=hardware, data_path=data_path)
+            try:
+                sub = role_plan("python_env", None, host=host, request=sub_request, hardware=hardware,
+                                data_path=data_path)["plan"]
+            except RolePlanError as exc:
+                raise AnsibleFilterError(str(exc)) from exc
             if not sub["ok"]:
                 asked = ", ".join("%s.%s=%r" % (var, k, env[k]) for k in _pyenv.STACK_KEYS if env.get(k) not in (None, "", "auto"))
                 errors.extend("%s ('%s'%s): %s" % (var, env["name"], ", " + asked if asked else "", e) for e in sub["errors"])

@@ -150,7 +150,7 @@ SCHEMA = _Record(
                 {"toolkit_driver_min_unconfirmed": VERSION}, sourced=True)),
         }, {
             # read by the cuda role (plugin_utils.cuda_plan)
-            "repo_packages": _Record({"toolkit": _List(TEXT), "compat": TEXT}, sourced=True),
+            "repo_packages": _Record({"toolkit": _List(TEXT), "compat": TEXT}, {"nccl": _List(TEXT)}, sourced=True),
             "host_gcc": _List(_Record({"cuda_min": VERSION, "gcc_max": INT}, sourced=True)),
             "pip_wheels": _List(_Record({"cuda": VERSION, "version": VERSION, "root": TEXT, "packages": _List(TEXT)},
                                         sourced=True)),

@@ -26,6 +26,11 @@ Usage (a filter in ``plugins/filter/<role>.py``)::
     got["stack"]                          # the role's slice: {"cuda": {...}, "cudnn": {...}} (ROLE_PARTS)
     got["host"], got["source"]            # plan["host"]; "dlbox_plan" or "resolved"
     got["data"]                           # data/compat.yml as the validating loader returns it
+    role_data("nccl", got["data"])        # the parts of it the role hands on (ROLE_DATA)
+
+In YAML the same entry point is the ``dlbox.stack.role_plan`` filter::
+
+    __nccl_plan: "{{ dlbox_plan | default(none) | dlbox.stack.role_plan('nccl', host=..., request=..., hardware=...) }}"
 
 :func:`resolve` is the resolver exactly as the ``resolve_stack`` filter (and so ``plan.yml``) runs it; no role
 calls ``resolve_stack`` itself or opens ``data/``.
@@ -54,6 +59,33 @@ ROLE_PARTS = {
     "nvidia_driver": ("driver", "fabric_manager"),
     "python_env": None,
 }
+
+# The request keys a role re-resolves with (None: the whole request). cudnn checks the installed CUDA against the
+# GPUs and the driver only: the rest of the request (PyTorch, TensorFlow, ...) would judge another CUDA.
+ROLE_REQUEST_KEYS = {"cudnn": ("driver_branch", "driver_method", "kernel_modules")}
+
+
+def _supported_os(data):
+    return sorted(key for key, entry in ((data.get("os") or {}).get("distros") or {}).items() if entry.get("supported"))
+
+
+# The parts of data/compat.yml a role's tasks hand on (to a module or a template): the role reads them here,
+# through the validating loader, never as a file.
+ROLE_DATA = {
+    "common": lambda data: {"supported_os": _supported_os(data)},
+    "nccl": lambda data: {"known": data.get("nccl") or [], "minor_compat": data["cuda"].get("minor_compat") or [],
+                          "architectures": data.get("architectures") or {},
+                          "p2p_issues": data.get("nccl_p2p_issues") or [],
+                          "packages": list((data["cuda"].get("repo_packages") or {}).get("nccl") or [])},
+    "nvidia_container_toolkit": lambda data: {"packages": list((data.get("container_toolkit") or {}).get("packages") or []),
+                                              "min_version": (data.get("container_toolkit") or {}).get("min_version")},
+}
+
+
+def role_data(role, data):
+    """The parts of the loaded data ``role`` hands on (ROLE_DATA), {} for a role that needs none."""
+    pick = ROLE_DATA.get(role)
+    return pick(data) if pick else {}
 
 
 class RolePlanError(Exception):
@@ -119,11 +151,13 @@ def check_overrides(overrides):
 
 
 def role_plan(role, plan=None, host=None, request=None, hardware=None, overrides=None, data_path=None,
-              catalog_path=None):
+              catalog_path=None, recheck=False):
     """The plan ``role`` works from: ``dlbox_plan`` when present, else resolved once (see the module docstring).
 
     ``overrides``: ``{request_key: (variable_name, value)}`` from the role's variables; unset values (None, "",
-    "auto") leave the plan's choice. Returns ``{ok, errors, plan, stack, host, source, data}``.
+    "auto") leave the plan's choice. ``recheck``: resolve even when the plan picked the same values, to check
+    what is installed on the host (its facts, ``hardware``) rather than to choose (cudnn's check of the
+    installed CUDA). Returns ``{ok, errors, plan, stack, host, source, data}``.
     """
     if role not in ROLE_PARTS:
         raise ValueError("role_plan: unknown role %r (known: %s)" % (role, ", ".join(sorted(ROLE_PARTS))))
@@ -132,11 +166,15 @@ def role_plan(role, plan=None, host=None, request=None, hardware=None, overrides
     if errors:
         refused = stack_resolver.refused_plan(data, errors, {"planning": hardware is not None})
         return _result(role, refused, "refused", data)
+    if ROLE_PARTS[role] == ():
+        # a role that reads no part of the stack (common): nothing to resolve, only the data it hands on
+        return _result(role, plan if isinstance(plan, dict) else {"ok": True, "errors": []}, "no plan needed", data)
     asked = {key: str(value).strip() for key, (_var, value) in (overrides or {}).items() if not stack_input.is_unset(value)}
     given = isinstance(plan, dict) and "stack" in plan
-    if given and all(_planned(plan, key) == value for key, value in asked.items()):
+    if given and not recheck and all(_planned(plan, key) == value for key, value in asked.items()):
         return _result(role, plan, "dlbox_plan", data)
-    sub_request = dict(request or {})
+    keys = ROLE_REQUEST_KEYS.get(role)
+    sub_request = {k: v for k, v in (request or {}).items() if keys is None or k in keys}
     sub_request.update(asked)
     return _result(role, resolve(host or {}, sub_request, hardware=hardware, data_path=data_path,
                                  catalog_path=catalog_path), "resolved", data)

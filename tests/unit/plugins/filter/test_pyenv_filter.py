@@ -13,6 +13,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.dlbox.stack.plugins.filter import pyenv
+from ansible_collections.dlbox.stack.plugins.plugin_utils import role_plan
 
 TORCH = {"version": "2.13.0", "variant": "cpu", "index_url": "https://idx.example/whl/cpu", "cuda": None,
          "torchvision": "0.28.0"}
@@ -24,7 +25,7 @@ PLAN = {"ok": True, "errors": [], "host": {"gpu_count": 0, "arch": "x86_64"}, "d
 def resolver(monkeypatch):
     calls = []
 
-    def fake(host, request=None, hardware=None, data_path=None):
+    def fake(host, request=None, hardware=None, data_path=None, catalog_path=None):
         calls.append({"host": host, "request": request, "hardware": hardware})
         if request.get("pytorch") == "2.99":
             return {"ok": False, "errors": ["PyTorch '2.99' is not a release"], "host": {}, "stack": {}}
@@ -33,7 +34,7 @@ def resolver(monkeypatch):
             stack["tensorflow"] = {"version": "2.21.0", "cuda": "12.5", "extra": "and-cuda"}
         return {"ok": True, "errors": [], "host": PLAN["host"], "stack": stack}
 
-    monkeypatch.setattr(pyenv, "resolve_stack", fake)
+    monkeypatch.setattr(role_plan, "resolve", fake)  # the one resolver entry the filter goes through
     return calls
 
 

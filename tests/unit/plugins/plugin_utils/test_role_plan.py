@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from ansible.errors import AnsibleFilterError
 
+from ansible_collections.dlbox.stack.plugins.filter.role_plan import role_plan as role_plan_filter
 from ansible_collections.dlbox.stack.plugins.filter.stack import resolve_stack
-from ansible_collections.dlbox.stack.plugins.plugin_utils.role_plan import ROLE_PARTS, resolve, role_plan
+from ansible_collections.dlbox.stack.plugins.plugin_utils.role_plan import ROLE_PARTS, resolve, role_data, role_plan
 
 HW = {"gpus": ["RTX 4090"], "os": "ubuntu-22.04"}
 
@@ -62,3 +64,38 @@ def test_unknown_role_and_key_are_programming_errors():
 
 def test_every_role_has_a_slice():
     assert set(ROLE_PARTS) >= {"cuda", "cudnn", "nccl", "nvidia_container_toolkit", "python_env", "nvidia_driver", "common"}
+
+
+def test_cudnn_rechecks_with_the_driver_keys_of_the_request_only():
+    plan = resolve({}, None, hardware=HW)
+    picked = {"cudnn": ("cudnn_version", plan["stack"]["cudnn"]["version"]), "cuda": ("cudnn_cuda_major", plan["stack"]["cuda"]["version"])}
+    assert role_plan("cudnn", plan, hardware=HW, overrides=picked)["source"] == "dlbox_plan"
+    got = role_plan("cudnn", plan, hardware={"gpus": ["GTX 1080 Ti"], "os": "debian-12"}, overrides=picked, recheck=True,
+                    request={"pytorch": "nonsense", "kernel_modules": "open"})
+    assert got["source"] == "resolved"  # the pytorch key is not the cudnn role's: no request error about it
+    assert not any("pytorch" in e for e in got["errors"])
+
+
+def test_a_role_without_a_stack_part_resolves_nothing():
+    got = role_plan("common", None, request={"pytorch": "nonsense"})
+    assert got["ok"] and got["source"] == "no plan needed"
+    assert "debian-12" in role_data("common", got["data"])["supported_os"]
+
+
+def test_the_data_a_role_hands_on_comes_from_the_loader():
+    data = role_plan("nccl", None)["data"]
+    nccl = role_data("nccl", data)
+    assert nccl["known"] == data["nccl"] and nccl["packages"] == ["libnccl2", "libnccl-dev"]
+    assert role_data("nvidia_container_toolkit", data)["packages"] == data["container_toolkit"]["packages"]
+    assert role_data("cuda", data) == {}
+
+
+def test_the_filter_returns_the_slice_and_the_data_not_the_whole_data():
+    got = role_plan_filter(None, "nvidia_container_toolkit", hardware=HW)
+    assert set(got) == {"ok", "errors", "plan", "stack", "host", "source", "data"}
+    assert got["stack"]["container_toolkit"]["packages"] == got["data"]["packages"]
+    with pytest.raises(AnsibleFilterError, match="variable name, value"):
+        role_plan_filter(None, "cuda", overrides={"cuda": "12.8"})
+    with pytest.raises(AnsibleFilterError, match="unknown role"):
+        role_plan_filter(None, "nope")
+    assert role_plan_filter(None, "nccl")["stack"] == {"cuda": None, "nccl": None}  # no GPU, no NCCL
