@@ -15,7 +15,7 @@ SANITY_ROOT := build/sanity/ansible_collections/dlbox/stack
 LIMIT ?= workstations
 EXTRA ?=
 
-.PHONY: help venv collection workstation plan lint docs changelog sanity units integration images docker-engine host-deps molecule test test-heavy build bench clean
+.PHONY: help venv venv-run collection collection-link workstation plan lint docs changelog sanity units integration images docker-engine host-deps molecule test test-heavy build bench clean
 
 help:
 	@echo "make workstation  set up this machine as a deep-learning workstation (inventories/local)"
@@ -24,24 +24,35 @@ help:
 	@echo "make build        build the collection tarball"
 	@echo "make docs         the collection's HTML docs in build/docs/build/html"
 
-$(VENV)/.installed: requirements-dev.txt tools/venv.sh
-	bash tools/venv.sh $(VENV) requirements-dev.txt
+# Two sets of pinned controller tools in the one .venv: what the playbooks need (requirements.txt:
+# ansible-core and one collection, for make plan / make workstation) and what the tests add
+# (requirements-dev.txt, which includes it; every test target goes through `venv`).
+$(VENV)/.installed-run: requirements.txt tools/venv.sh
+	bash tools/venv.sh $(VENV) requirements.txt
 	@touch $@
+
+$(VENV)/.installed: requirements-dev.txt requirements.txt tools/venv.sh
+	bash tools/venv.sh $(VENV) requirements-dev.txt
+	@touch $@ $(VENV)/.installed-run
 
 venv: $(VENV)/.installed
 
+venv-run: $(VENV)/.installed-run
+
 # The collection, installed where ansible.cfg and ANSIBLE_COLLECTIONS_PATH look, from this tree: a link,
 # left alone when it is already right (runs side by side must not see it vanish), else made afresh.
-collection: venv
+collection: venv collection-link
+
+collection-link:
 	@if [ "$$(readlink $(COLL) 2>/dev/null)" != "../../../.." ]; then \
 	  rm -rf build/collections/ansible_collections/dlbox && \
 	  mkdir -p build/collections/ansible_collections/dlbox && \
 	  ln -s ../../../.. $(COLL); fi
 
-workstation: collection
+workstation: venv-run collection-link
 	ansible-playbook playbooks/workstation.yml -e dlbox_target=$(LIMIT) $(EXTRA)
 
-plan: collection
+plan: venv-run collection-link
 	ansible-playbook playbooks/plan.yml -e dlbox_target=$(LIMIT) $(EXTRA)
 
 # yamllint, ansible-lint, the changelog fragments, then the packaging judges in their own cached venv
