@@ -190,8 +190,160 @@ def _parse_nvsmi_gpu(gpu):
         "ecc_uncorrectable_aggregate": _ecc_uncorrectable_aggregate(gpu),
         "compute_capability": _compute_capability(gpu),
         "vbios_version": _clean(_text(gpu, "vbios_version")),
+        "pcie_link": _pcie_link_xml(gpu),
         "source": "nvidia-smi",
     }
+
+
+# --------------------------------------------------------------------------------------------
+# PCIe link generation and width (nvidia-smi -q -x, nvidia-smi -q, lspci -vv)
+# --------------------------------------------------------------------------------------------
+
+# PCIe transfer rate per lane (GT/s, as lspci prints it) -> generation.
+_PCIE_GT_TO_GEN = {"2.5": 1, "5": 2, "8": 3, "16": 4, "32": 5, "64": 6}
+
+
+def _width(value):
+    """'16x' / 'x16' / '16' -> 16; N/A -> None."""
+    value = _clean(value)
+    if value is None:
+        return None
+    match = re.search(r"(\d+)", value)
+    return int(match.group(1)) if match else None
+
+
+def _link(gen_max, gen_current, width_max, width_current, source):
+    link = {"gen_max": gen_max, "gen_current": gen_current, "width_max": width_max,
+            "width_current": width_current, "source": source}
+    return link if any(v is not None for k, v in link.items() if k != "source") else None
+
+
+def _pcie_link_xml(gpu):
+    """``<pci><pci_gpu_link_info>`` of one ``<gpu>`` -> ``{gen_max, gen_current, width_max, width_current}``.
+
+    ``max_link_gen`` is the most the GPU and the slot can both do; the current values drop while the GPU idles.
+    """
+    info = gpu.find("pci/pci_gpu_link_info")
+    if info is None:
+        return None
+    return _link(_to_int(_text(info, "pcie_gen/max_link_gen")), _to_int(_text(info, "pcie_gen/current_link_gen")),
+                 _width(_text(info, "link_widths/max_link_width")),
+                 _width(_text(info, "link_widths/current_link_width")), "nvidia-smi")
+
+
+_SMI_Q_GPU_RE = re.compile(r"^GPU\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
+_SMI_Q_KV_RE = re.compile(r"^(\s*)([^:]+?)\s*:\s*(.*)$")
+
+
+def parse_nvidia_smi_q_pcie(text):
+    """PCIe link of each GPU in ``nvidia-smi -q`` (plain text), also from a trimmed paste.
+
+    ``GPU 00000000:06:00.0`` starts a GPU; under ``GPU Link Info`` the ``PCIe Generation`` block's
+    ``Max``/``Current`` and the ``Link Width`` block's ``Max``/``Current`` (``16x``) are read. Returns
+    ``[{"pci_bus_id", "gen_max", "gen_current", "width_max", "width_current", "source": "nvidia-smi"}]``;
+    a paste cut before the ``PCIe Generation`` header gives the width only (an unlabelled ``Max``/``Current``
+    is not guessed to be the generation).
+    """
+    links = []
+    current = None
+    block = None
+    for raw in (text or "").splitlines():
+        line = _ANSI_RE.sub("", raw.rstrip())
+        gpu_match = _SMI_Q_GPU_RE.match(line.strip())
+        if gpu_match:
+            current = {"pci_bus_id": normalize_pci_bus_id(gpu_match.group(1)), "gen_max": None, "gen_current": None,
+                       "width_max": None, "width_current": None, "source": "nvidia-smi"}
+            links.append(current)
+            block = None
+            continue
+        stripped = line.strip()
+        if stripped == "PCIe Generation":
+            block = "gen"
+            continue
+        if stripped == "Link Width":
+            block = "width"
+            continue
+        match = _SMI_Q_KV_RE.match(line)
+        if not match:
+            if stripped:
+                block = None  # another section header
+            continue
+        key = match.group(2).strip()
+        if block is None or key not in ("Max", "Current"):
+            if key not in ("Device Current", "Device Max", "Host Max"):
+                block = None
+            continue
+        if current is None:
+            current = {"pci_bus_id": None, "gen_max": None, "gen_current": None, "width_max": None,
+                       "width_current": None, "source": "nvidia-smi"}
+            links.append(current)
+        field = ("gen_" if block == "gen" else "width_") + ("max" if key == "Max" else "current")
+        current[field] = _to_int(match.group(3)) if block == "gen" else _width(match.group(3))
+    return [link for link in links if any(link[k] is not None for k in ("gen_max", "gen_current", "width_max",
+                                                                         "width_current"))]
+
+
+_LSPCI_HEAD_RE = re.compile(r"^(?P<address>(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+(?P<rest>.*)$")
+_LNK_RE = re.compile(r"^(?P<which>LnkCap|LnkSta):\s*(?P<body>.*)$")
+_LNK_SPEED_RE = re.compile(r"Speed\s+(?P<gt>[0-9.]+)GT/s(?:\s*\((?P<speed_note>[^)]*)\))?")
+_LNK_WIDTH_RE = re.compile(r"Width\s+x(?P<width>\d+)(?:\s*\((?P<width_note>[^)]*)\))?")
+
+
+def parse_lspci_links(text):
+    """PCIe link capability and status from ``lspci -vv`` (whole, or grepped to the ``LnkCap``/``LnkSta`` lines).
+
+    Returns one item per device block that has a ``LnkSta``: ``{"pci_bus_id", "description", "nvidia",
+    "gen_max", "width_max", "gen_current", "width_current", "speed_downgraded", "width_downgraded",
+    "driver_in_use", "source": "lspci"}``. ``gen_*`` come from the GT/s rate (2.5 -> 1 ... 64 -> 6); the
+    ``(downgraded)`` notes are lspci's own comparison of status and capability. Grepped lines without a device
+    header give ``pci_bus_id`` None. ``driver_in_use`` is kept for every block, link or not (``Kernel driver in use``).
+    """
+    devices = []
+    current = None
+
+    def new(address=None, description=None):
+        item = {"pci_bus_id": normalize_pci_bus_id(address) if address else None, "description": description,
+                "nvidia": bool(description and "nvidia" in description.lower()),
+                "gen_max": None, "width_max": None, "gen_current": None, "width_current": None,
+                "speed_downgraded": None, "width_downgraded": None, "driver_in_use": None, "source": "lspci"}
+        devices.append(item)
+        return item
+
+    for raw in (text or "").splitlines():
+        head = _LSPCI_HEAD_RE.match(raw) if raw[:1] not in (" ", "\t") else None
+        if head:
+            current = new(head.group("address"), head.group("rest").strip())
+            continue
+        stripped = raw.strip()
+        if stripped.startswith("Kernel driver in use:"):
+            if current is None:
+                current = new()
+            current["driver_in_use"] = stripped.split(":", 1)[1].strip()
+            continue
+        match = _LNK_RE.match(stripped)
+        if not match:
+            continue
+        if current is None or (match.group("which") == "LnkCap" and current["width_current"] is not None):
+            current = new()  # grepped LnkCap/LnkSta lines: each pair is one device
+        body = match.group("body")
+        speed = _LNK_SPEED_RE.search(body)
+        width = _LNK_WIDTH_RE.search(body)
+        gen = _PCIE_GT_TO_GEN.get(speed.group("gt")) if speed else None
+        lanes = int(width.group("width")) if width else None
+        if match.group("which") == "LnkCap":
+            current["gen_max"], current["width_max"] = gen, lanes
+        else:
+            current["gen_current"], current["width_current"] = gen, lanes
+            if speed and speed.group("speed_note"):
+                current["speed_downgraded"] = speed.group("speed_note").strip() == "downgraded"
+            if width and width.group("width_note"):
+                current["width_downgraded"] = width.group("width_note").strip() == "downgraded"
+            if current["speed_downgraded"] is None and current["gen_max"] and gen:
+                current["speed_downgraded"] = gen < current["gen_max"]
+            if current["width_downgraded"] is None and current["width_max"] and lanes:
+                current["width_downgraded"] = lanes < current["width_max"]
+    return [d for d in devices if d["width_current"] is not None or d["gen_current"] is not None
+            or d["driver_in_use"] is not None]
 
 
 def parse_compute_cap_csv(text):

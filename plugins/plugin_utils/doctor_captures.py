@@ -1,0 +1,584 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What a machine's captured outputs say, recognised by their content (controller only, no I/O).
+
+``recognize(text)`` names the tools whose output a text holds (one pasted file may hold several: a
+command, its error, then ``dmesg``); ``extract_facts(texts)`` reads every text with every extractor and
+returns one mapping of facts for ``doctor_rules``. A fact that no capture holds is absent from the mapping,
+so a rule can tell "not captured" from "captured and fine". Trimmed pastes are expected: a few lines of
+``dmesg``, an ``nvidia-smi`` error alone, ``LnkSta`` lines grepped out of ``lspci -vv``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ansible_collections.dlbox.stack.plugins.module_utils import hostfacts
+from ansible_collections.dlbox.stack.plugins.plugin_utils import captures as plan_captures
+
+__all__ = ["KINDS", "recognize", "extract_facts"]
+
+# Every kind of output the doctor recognises (README: "Finding ids" section names them too).
+KINDS = (
+    "nvidia-smi", "nvidia-smi-error", "nvidia-smi-q", "nvidia-smi-xml", "nvidia-smi-csv", "nvidia-smi-topo",
+    "kernel-log", "lsmod", "proc-driver-version", "uname", "os-release",
+    "dkms", "mokutil", "modprobe", "dpkg", "apt-mark-showhold",
+    "lspci", "pci-sysfs", "env", "ldconfig", "nvcc",
+    "python-traceback", "framework-probe",
+    "docker-info", "docker-daemon-json", "docker-error", "kubernetes", "systemd",
+    "dlbox-collect-missing",
+)
+
+_SMI_TABLE_RE = re.compile(r"NVIDIA-SMI\s+(?P<smi>[\d.]+)\s+Driver Version:\s*(?P<driver>[\d.]+)"
+                           r"(?:\s+CUDA Version:\s*(?P<cuda>[\d.]+|N/A))?")
+_SMI_ROW1_RE = re.compile(r"^\|\s*(?P<index>\d+)\s+(?P<name>.+?)\s+(?P<pers>On|Off)\s*\|\s*(?P<bus>[0-9A-Fa-f]{4,8}:"
+                          r"[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])")
+_SMI_ROW2_RE = re.compile(r"^\|.*?\|\s*(?P<used>\d+)MiB\s*/\s*(?P<total>\d+)MiB\s*\|\s*(?P<util>\d+|N/A)%?")
+_SMI_ERRORS = (
+    ("driver-library-mismatch", re.compile(r"Failed to initialize NVML: Driver/library version mismatch", re.I)),
+    ("cannot-communicate", re.compile(r"NVIDIA-SMI has failed because it couldn.t communicate with the NVIDIA driver")),
+    ("nvml-unknown-error", re.compile(r"Failed to initialize NVML: Unknown Error")),
+    ("no-devices", re.compile(r"^No devices were found", re.M)),
+)
+_NVML_LIB_RE = re.compile(r"NVML library version:\s*([\d.]+)")
+_SMI_Q_HEAD_RE = re.compile(r"=+NVSMI LOG=+|^\s+(Clocks (Throttle|Event) Reasons|Remapped Rows|Retired Pages|"
+                            r"GPU Link Info|Persistence Mode\s+:|FB Memory Usage|Link Width)\b", re.M)
+_KERNEL_LINE_RE = re.compile(r"^(\[\s*\d+\.\d+\]|\[\w{3} \w{3} +\d+ [\d:]+ \d{4}\]|\w{3} \d+ [\d:]+ \S+ kernel:|"
+                             r"\w{3} +\d+ [\d:]+ \S+ kernel:|kernel:|\s*NVRM:)", re.I)
+_LSMOD_RE = re.compile(r"^(?P<name>[a-z0-9_]+)\s+(?P<size>\d+)\s+(?P<used>\d+)(\s+\S+)?\s*$")
+_UNAME_A_RE = re.compile(r"^Linux\s+\S+\s+(?P<release>\d+\.\d+[\w.+~-]*)\s+#", re.M)
+_UNAME_R_RE = re.compile(r"^(?:uname -r\s+)?(?P<release>\d+\.\d+\.\d+[\w.+~-]*)\s*$")
+_DKMS_RE = re.compile(r"^(?P<module>[\w-]+)(?:, |/)(?P<version>[\w.~+-]+), (?P<kernel>[^,\s]+), (?P<arch>[\w]+):\s*"
+                      r"(?P<status>[\w-]+)", re.M)
+_DKMS_FAIL_RE = re.compile(r"Bad return status for module build on kernel:\s*(?P<kernel>\S+)")
+_MODULE_ERR_RE = re.compile(r"(?:modprobe|insmod): ERROR: could not insert (?:module )?'?(?P<module>[\w.-]+?)'?"
+                            r"(?:\.ko)?: (?P<reason>.+)$|Failed to insert (?:module )?'(?P<module2>[\w-]+)': (?P<reason2>.+)$",
+                            re.M)
+_DPKG_RE = re.compile(r"^(?P<state>[uirhp][ncUiFHWt]R?)\s+(?P<name>[a-z0-9][a-z0-9+.-]+)(?::\w+)?\s+(?P<version>\S+)",
+                      re.M)
+_PKG_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9+.-]+(:[a-z0-9]+)?$")
+_SYSFS_PCI_RE = re.compile(r"^(?:/sys/bus/pci/devices/)?(?P<addr>[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\s+"
+                           r"(?P<vendor>0x[0-9a-f]{4})\s+(?P<device>0x[0-9a-f]{4})\s+(?P<cls>0x[0-9a-f]{6})\s*$", re.M)
+_ENV_RE = re.compile(r"^(?P<key>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.*)$")
+_LDCONFIG_RE = re.compile(r"^\s+(?P<lib>lib[\w+-]+\.so[\w.]*)\s+\([^)]*\)\s+=>\s+(?P<path>\S+)", re.M)
+_NVCC_RE = re.compile(r"Cuda compilation tools, release (?P<release>\d+\.\d+), V(?P<version>[\d.]+)")
+_FRAMEWORK_MESSAGES = (
+    ("driver-too-old", re.compile(r"The NVIDIA driver on your system is too old \(found version (?P<found>\d+)\)")),
+    ("driver-insufficient", re.compile(r"CUDA driver version is insufficient for CUDA runtime version")),
+    ("no-kernel-image", re.compile(r"no kernel image is available for execution on the device")),
+    ("sm-incompatible", re.compile(r"(?P<gpu>[^\n]*?) with CUDA capability (?P<sm>sm_\d+) is not compatible with the "
+                                   r"current PyTorch installation")),
+    ("system-not-ready", re.compile(r"^.*(?:Error 802|error \(802\)|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY|"
+                                    r"system not yet initialized).*$", re.M)),
+)
+_PROBE_RE = re.compile(r"^(?:torch|tensorflow)[ =](?P<version>\S+)(?:.*?cuda[ =](?P<cuda>[\d.]+|None))?", re.M | re.I)
+_DOCKER_ERRORS = (
+    ("no-gpu-device-driver", re.compile(r"could not select device driver \"[^\"]*\" with capabilities: \[\[gpu\]\]")),
+    ("unknown-runtime", re.compile(r"(?:Unknown runtime specified nvidia|unknown or invalid runtime name: nvidia)")),
+    ("nvidia-container-cli", re.compile(r"nvidia-container-cli: (?:initialization error|requirement error)[^\n]*")),
+)
+_DOCKER_INFO_RE = re.compile(r"^\s*Runtimes:\s*(?P<runtimes>.+)$", re.M)
+_DOCKER_DEFAULT_RE = re.compile(r"^\s*Default Runtime:\s*(?P<runtime>\S+)", re.M)
+_K8S_RE = re.compile(r"Insufficient nvidia\.com/gpu")
+_UNIT_STATE_RE = re.compile(r"^\s*Active:\s*(?P<state>\w+)(?:\s*\((?P<sub>[^)]+)\))?", re.M)
+_UNIT_NAME_RE = re.compile(r"(?P<unit>nvidia-[\w-]+)\.service")
+_JOB_FAILED_RE = re.compile(r"Job for (?P<unit>[\w-]+)\.service failed")
+_MISSING_RE = re.compile(r"^(?:dlbox-collect: (?:command not found|not available): (?P<cmd>\S+)|"
+                         r"(?:bash: |sh: \d+: )?(?P<cmd2>nvidia-smi|lspci|dkms|mokutil|nvcc|docker): (?:command )?not found)",
+                         re.M)
+
+
+def _lines(text):
+    return (text or "").splitlines()
+
+
+def _is_smi_table(text):
+    return bool(_SMI_TABLE_RE.search(text or ""))
+
+
+def _is_lsmod(text):
+    lines = [line for line in _lines(text) if line.strip()]
+    if any(line.startswith("Module") and "Used by" in line for line in lines):
+        return True
+    matched = [line for line in lines if _LSMOD_RE.match(line)]
+    return len(matched) >= 2 and len(matched) >= 0.8 * len(lines)
+
+
+def _is_env(text):
+    lines = [line for line in _lines(text) if line.strip()]
+    env = [line for line in lines if _ENV_RE.match(line)]
+    return any(line.startswith("PATH=") for line in env) and len(env) >= 0.8 * len(lines)
+
+
+def _is_showhold(text):
+    lines = [line.strip() for line in _lines(text) if line.strip() and not line.startswith("#")]
+    if any("apt-mark showhold" in line for line in _lines(text)):
+        return True
+    return bool(lines) and all(_PKG_NAME_RE.match(line) for line in lines) and any(
+        "nvidia" in line or "cuda" in line for line in lines)
+
+
+def _json_objects(text):
+    """JSON objects in a text: the whole text, or a ``{...}`` block pasted between shell lines."""
+    text = text or ""
+    try:
+        value = json.loads(text)
+        return [value] if isinstance(value, dict) else []
+    except ValueError:
+        pass
+    found = []
+    start = text.find("{")
+    while start >= 0:
+        depth = 0
+        for index in range(start, len(text)):
+            if text[index] == "{":
+                depth += 1
+            elif text[index] == "}":
+                depth -= 1
+                if depth == 0:
+                    try:
+                        value = json.loads(text[start:index + 1])
+                        if isinstance(value, dict):
+                            found.append(value)
+                    except ValueError:
+                        pass
+                    break
+        start = text.find("{", index + 1 if depth == 0 else start + 1)
+    return found
+
+
+def _is_daemon_json(text):
+    keys = {"runtimes", "default-runtime", "storage-driver", "exec-opts", "log-driver", "data-root", "features",
+            "registry-mirrors", "insecure-registries", "cgroup-parent"}
+    return any(keys & set(obj) for obj in _json_objects(text))
+
+
+def recognize(text):
+    """The kinds of output this text holds (a list in ``KINDS`` order; empty when none)."""
+    text = text or ""
+    kinds = set()
+    plan_kind = plan_captures.detect_kind(text)
+    if plan_kind == "nvidia-smi-xml":
+        kinds.add("nvidia-smi-xml")
+    elif plan_kind == "nvidia-smi-csv":
+        kinds.add("nvidia-smi-csv")
+    if _is_smi_table(text):
+        kinds.add("nvidia-smi")
+    if any(pattern.search(text) for _, pattern in _SMI_ERRORS):
+        kinds.add("nvidia-smi-error")
+    if "nvidia-smi-xml" not in kinds and _SMI_Q_HEAD_RE.search(text):
+        kinds.add("nvidia-smi-q")
+    if re.search(r"^\s*GPU0\s", text, re.M) and ("CPU Affinity" in text or re.search(r"\bX\b", text)):
+        kinds.add("nvidia-smi-topo")
+    if any(_KERNEL_LINE_RE.match(line) for line in _lines(text)) or "NVRM:" in text:
+        kinds.add("kernel-log")
+    if _is_lsmod(text):
+        kinds.add("lsmod")
+    if re.search(r"^(?:\S*[#$] cat /proc/driver/nvidia/version\n)?NVRM version:", text, re.M):
+        kinds.add("proc-driver-version")
+    if _UNAME_A_RE.search(text) or any(_UNAME_R_RE.match(line.strip()) for line in _lines(text)[:3]):
+        kinds.add("uname")
+    if re.search(r"^ID=", text, re.M) and re.search(r"^(VERSION_ID|PRETTY_NAME)=", text, re.M):
+        kinds.add("os-release")
+    if _DKMS_RE.search(text) or _DKMS_FAIL_RE.search(text):
+        kinds.add("dkms")
+    if re.search(r"^SecureBoot (enabled|disabled)", text, re.M):
+        kinds.add("mokutil")
+    if _MODULE_ERR_RE.search(text):
+        kinds.add("modprobe")
+    if "Desired=Unknown/Install" in text or len(_DPKG_RE.findall(text)) >= 1 and re.search(r"^ii\s", text, re.M):
+        kinds.add("dpkg")
+    if _is_showhold(text):
+        kinds.add("apt-mark-showhold")
+    if (plan_kind == "lspci" or "LnkSta:" in text or "Kernel driver in use:" in text
+            or re.search(r"^(?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7] .*NVIDIA", text, re.M)):
+        kinds.add("lspci")
+    if _SYSFS_PCI_RE.search(text):
+        kinds.add("pci-sysfs")
+    if _is_env(text) or re.search(r"^(/[\w.+-]+)+(:(/[\w.+-]+)+)+:?\s*$", text, re.M):
+        kinds.add("env")
+    if "libs found in cache" in text or _LDCONFIG_RE.search(text):
+        kinds.add("ldconfig")
+    if _NVCC_RE.search(text):
+        kinds.add("nvcc")
+    if "Traceback (most recent call last)" in text or re.search(r"^\w*(Error|Warning): ", text, re.M):
+        kinds.add("python-traceback")
+    if _PROBE_RE.search(text) or any(p.search(text) for _, p in _FRAMEWORK_MESSAGES):
+        kinds.add("framework-probe")
+    if _DOCKER_INFO_RE.search(text) or re.search(r"^\s*Server Version:", text, re.M):
+        kinds.add("docker-info")
+    if _is_daemon_json(text):
+        kinds.add("docker-daemon-json")
+    if any(p.search(text) for _, p in _DOCKER_ERRORS) or "Error response from daemon" in text:
+        kinds.add("docker-error")
+    if _K8S_RE.search(text) or "FailedScheduling" in text:
+        kinds.add("kubernetes")
+    if _UNIT_STATE_RE.search(text) or _JOB_FAILED_RE.search(text) or re.search(r"nv-fabricmanager\[|nvidia-persistenced\[",
+                                                                                text):
+        kinds.add("systemd")
+    if _MISSING_RE.search(text):
+        kinds.add("dlbox-collect-missing")
+    return [kind for kind in KINDS if kind in kinds]
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# facts
+# ------------------------------------------------------------------------------------------------------------------
+
+def _gpu(**values):
+    base = {"name": None, "pci_bus_id": None, "memory_mib": None, "persistence": None, "util_pct": None,
+            "pcie_link": None, "throttle_active": None, "retired_pages": None, "remapped_rows": None, "source": None}
+    base.update(values)
+    return base
+
+
+def _smi_table(text):
+    head = _SMI_TABLE_RE.search(text)
+    gpus, pending = [], None
+    for line in _lines(text):
+        row1 = _SMI_ROW1_RE.match(line)
+        if row1:
+            pending = _gpu(name=row1.group("name").strip(), pci_bus_id=hostfacts.normalize_pci_bus_id(row1.group("bus")),
+                           persistence=row1.group("pers") == "On", source="nvidia-smi")
+            gpus.append(pending)
+            continue
+        row2 = _SMI_ROW2_RE.match(line)
+        if row2 and pending is not None and pending["memory_mib"] is None:
+            pending["memory_mib"] = int(row2.group("total"))
+            pending["util_pct"] = int(row2.group("util")) if row2.group("util").isdigit() else None
+            pending = None
+    cuda = head.group("cuda")
+    return {"driver_version": head.group("driver"), "cuda_version": None if cuda in (None, "N/A") else cuda}, gpus
+
+
+_Q_SECTION_KEYS = {
+    "Clocks Throttle Reasons": "throttle", "Clocks Event Reasons": "throttle", "Remapped Rows": "remap",
+    "Retired Pages": "retired", "Utilization": "util", "FB Memory Usage": "fb",
+}
+_THROTTLE_REASONS = ("HW Slowdown", "HW Thermal Slowdown", "HW Power Brake Slowdown", "SW Thermal Slowdown")
+
+
+def _smi_q(text):
+    """GPUs from ``nvidia-smi -q`` text (trimmed pastes too): persistence, memory, utilisation, throttle
+    reasons, retired pages, remapped rows, PCIe link."""
+    gpus, current, section = [], None, None
+    driver = cuda = None
+
+    def ensure():
+        nonlocal current
+        if current is None:
+            current = _gpu(source="nvidia-smi-q")
+            gpus.append(current)
+        return current
+
+    for raw in _lines(text):
+        line = raw.rstrip()
+        stripped = line.strip()
+        head = re.match(r"^GPU\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])$", stripped)
+        if head:
+            current = _gpu(pci_bus_id=hostfacts.normalize_pci_bus_id(head.group(1)), source="nvidia-smi-q")
+            gpus.append(current)
+            section = None
+            continue
+        if stripped in _Q_SECTION_KEYS:
+            section = _Q_SECTION_KEYS[stripped]
+            continue
+        match = re.match(r"^(\s*)([^:]+?)\s*:\s*(.*)$", line)
+        if not match:
+            if stripped:
+                section = None  # another section header (Temperature, Bank Remap Availability Histogram...)
+            continue
+        indent, key, value = len(match.group(1)), match.group(2).strip(), match.group(3).strip()
+        if indent == 0:
+            if key == "Driver Version":
+                driver = value
+            elif key == "CUDA Version":
+                cuda = value
+            continue
+        if key == "Product Name":
+            ensure()["name"] = value
+        elif key == "Persistence Mode":
+            ensure()["persistence"] = hostfacts._enabled(value)  # pylint: disable=protected-access
+        elif section == "throttle" and key in _THROTTLE_REASONS + ("Idle", "SW Power Cap", "Applications Clocks Setting",
+                                                                    "Sync Boost", "Display Clock Setting", "Unknown"):
+            gpu = ensure()
+            gpu["throttle_active"] = gpu["throttle_active"] or []
+            if value == "Active":
+                gpu["throttle_active"].append(key)
+        elif section == "fb" and key == "Total":
+            ensure()["memory_mib"] = hostfacts._mib(value)  # pylint: disable=protected-access
+        elif section == "util" and key == "Gpu":
+            ensure()["util_pct"] = hostfacts._to_int(value)  # pylint: disable=protected-access
+        elif section == "remap" and key in ("Correctable Error", "Uncorrectable Error", "Pending",
+                                            "Remapping Failure Occurred"):
+            gpu = ensure()
+            gpu["remapped_rows"] = gpu["remapped_rows"] or {}
+            field = {"Correctable Error": "correctable", "Uncorrectable Error": "uncorrectable", "Pending": "pending",
+                     "Remapping Failure Occurred": "failure"}[key]
+            gpu["remapped_rows"][field] = (hostfacts._to_int(value) if field in ("correctable", "uncorrectable")  # pylint: disable=protected-access
+                                           else hostfacts._enabled(value))  # pylint: disable=protected-access
+        elif section == "retired" and key in ("Single Bit ECC", "Double Bit ECC", "Pending Page Blacklist",
+                                              "Pending Page Retirement"):
+            gpu = ensure()
+            gpu["retired_pages"] = gpu["retired_pages"] or {}
+            field = {"Single Bit ECC": "single_bit", "Double Bit ECC": "double_bit"}.get(key, "pending")
+            gpu["retired_pages"][field] = (hostfacts._enabled(value) if field == "pending"  # pylint: disable=protected-access
+                                           else hostfacts._to_int(value))  # pylint: disable=protected-access
+    links = hostfacts.parse_nvidia_smi_q_pcie(text)
+    for link in links:
+        target = next((g for g in gpus if link["pci_bus_id"] and g["pci_bus_id"] == link["pci_bus_id"]), None)
+        if target is None:
+            target = gpus[0] if len(gpus) == 1 and not link["pci_bus_id"] else None
+        if target is None:
+            target = _gpu(pci_bus_id=link["pci_bus_id"], source="nvidia-smi-q")
+            gpus.append(target)
+        target["pcie_link"] = {k: link[k] for k in ("gen_max", "gen_current", "width_max", "width_current")}
+    return {"driver_version": driver, "cuda_version": cuda}, gpus
+
+
+def _smi_xml(text):
+    parsed = hostfacts.parse_nvidia_smi_xml(text)
+    import xml.etree.ElementTree as ET  # pylint: disable=import-outside-toplevel
+    start = text.find("<?xml")
+    root = ET.fromstring(text[start if start >= 0 else text.find("<nvidia_smi_log"):].strip())
+    gpus = []
+    for element, gpu in zip(root.findall("gpu"), parsed["gpus"]):
+        reasons = element.find("clocks_event_reasons")
+        if reasons is None:
+            reasons = element.find("clocks_throttle_reasons")
+        active = None
+        if reasons is not None:
+            active = [child.tag for child in reasons if (child.text or "").strip() == "Active"]
+            names = {"hw_slowdown": "HW Slowdown", "hw_thermal_slowdown": "HW Thermal Slowdown",
+                     "hw_power_brake_slowdown": "HW Power Brake Slowdown", "sw_thermal_slowdown": "SW Thermal Slowdown",
+                     "gpu_idle": "Idle", "sw_power_cap": "SW Power Cap"}
+            active = [names.get(re.sub(r"^clocks_(event|throttle)_reason_", "", tag), tag) for tag in active]
+        remap = element.find("remapped_rows")
+        remapped = None
+        if remap is not None and len(remap):
+            remapped = {"uncorrectable": hostfacts._to_int(hostfacts._text(remap, "remapped_row_unc")),  # pylint: disable=protected-access
+                        "pending": hostfacts._enabled(hostfacts._text(remap, "remapped_row_pending")),  # pylint: disable=protected-access
+                        "failure": hostfacts._enabled(hostfacts._text(remap, "remapped_row_failure"))}  # pylint: disable=protected-access
+        retired = element.find("retired_pages")
+        retired_pages = None
+        if retired is not None:
+            retired_pages = {
+                "single_bit": hostfacts._to_int(hostfacts._text(retired, "multiple_single_bit_retirement/retired_count")),  # pylint: disable=protected-access
+                "double_bit": hostfacts._to_int(hostfacts._text(retired, "double_bit_retirement/retired_count")),  # pylint: disable=protected-access
+                "pending": hostfacts._enabled(hostfacts._text(retired, "pending_retirement")  # pylint: disable=protected-access
+                                              or hostfacts._text(retired, "pending_blacklist")),  # pylint: disable=protected-access
+            }
+        link = gpu.get("pcie_link")
+        gpus.append(_gpu(name=gpu.get("name"), pci_bus_id=gpu.get("pci_bus_id"), memory_mib=gpu.get("memory_mb"),
+                         persistence=gpu.get("persistence_mode"),
+                         util_pct=hostfacts._to_int(hostfacts._text(element, "utilization/gpu_util")),  # pylint: disable=protected-access
+                         pcie_link={k: link[k] for k in ("gen_max", "gen_current", "width_max", "width_current")}
+                         if link else None,
+                         throttle_active=active, retired_pages=retired_pages, remapped_rows=remapped,
+                         source="nvidia-smi-xml"))
+    return {"driver_version": parsed.get("driver_version"), "cuda_version": parsed.get("cuda_version")}, gpus
+
+
+def _smi_csv(text):
+    parsed = plan_captures.parse_query_gpu_csv(text)
+    rows = [row for row in text.splitlines() if row.strip()]
+    header = [cell.strip().lower().split(" [")[0] for cell in rows[0].split(",")]
+    gpus = []
+    for row, gpu in zip(rows[1:], parsed["gpus"]):
+        values = dict(zip(header, [cell.strip() for cell in row.split(",")]))
+        persistence = values.get("persistence_mode")
+        gpus.append(_gpu(name=gpu.get("name"), pci_bus_id=gpu.get("pci_bus_id"), memory_mib=gpu.get("memory_mb"),
+                         persistence=hostfacts._enabled(persistence) if persistence else None,  # pylint: disable=protected-access
+                         source="nvidia-smi-csv"))
+    return {"driver_version": parsed.get("driver_version"), "cuda_version": None}, gpus
+
+
+def _merge_gpu(gpus, new):
+    for gpu in gpus:
+        if new["pci_bus_id"] and gpu["pci_bus_id"] == new["pci_bus_id"]:
+            for key, value in new.items():
+                if gpu.get(key) in (None, [], {}) and value not in (None, [], {}):
+                    gpu[key] = value
+            return
+    gpus.append(new)
+
+
+def _kernel_lines(text):
+    """Kernel messages of a dmesg/journalctl paste, with NVRM continuation lines joined to their first line."""
+    lines = []
+    for line in _lines(text):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        continuation = re.match(r"^(?:NVRM: )(?!Xid|GPU at|loading|The NVIDIA|No NVIDIA|API mismatch|RmInit|GPU \d)",
+                                stripped)
+        if continuation and lines and line[:1] in (" ", "\t", "N"):
+            lines[-1] = lines[-1] + " " + stripped[len("NVRM: "):]
+        else:
+            lines.append(stripped)
+    return lines
+
+
+def extract_facts(texts):
+    """Facts from captured texts (a list of strings or of ``(name, text)`` pairs), as one mapping.
+
+    Keys appear only when some capture holds them: ``smi`` ({driver_version, cuda_version}), ``gpus``,
+    ``smi_errors``, ``nvml_library_version``, ``kernel_lines``, ``lsmod`` (module names), ``proc_version``,
+    ``uname_r``, ``os_release``, ``dkms`` / ``dkms_failures``, ``secure_boot``, ``module_errors``, ``dpkg``,
+    ``holds``, ``pci_devices`` (NVIDIA functions from lspci/sysfs) with ``pci_seen`` (some PCI listing was
+    captured), ``pci_links``, ``env``, ``path_lines``, ``ldconfig``, ``nvcc_releases``, ``framework``,
+    ``docker_errors``, ``docker_info``, ``daemon_json``, ``kubernetes``, ``services``, ``missing_commands``.
+    """
+    facts = {}
+    for item in texts or []:
+        text = item[1] if isinstance(item, (tuple, list)) else item
+        text = hostfacts._ANSI_RE.sub("", text or "")  # pylint: disable=protected-access
+        kinds = set(recognize(text))
+        if not kinds:
+            continue
+        for kind, reader in (("nvidia-smi-xml", _smi_xml), ("nvidia-smi-q", _smi_q), ("nvidia-smi", _smi_table),
+                             ("nvidia-smi-csv", _smi_csv)):
+            if kind not in kinds:
+                continue
+            try:
+                smi, gpus = reader(text)
+            except (ValueError, plan_captures.CaptureError, IndexError):
+                continue
+            merged = facts.setdefault("smi", {"driver_version": None, "cuda_version": None})
+            for key, value in smi.items():
+                merged[key] = merged.get(key) or value
+            for gpu in gpus:
+                _merge_gpu(facts.setdefault("gpus", []), gpu)
+        if "nvidia-smi-error" in kinds:
+            for name, pattern in _SMI_ERRORS:
+                for match in pattern.finditer(text):
+                    facts.setdefault("smi_errors", []).append({"kind": name, "line": match.group(0).strip()})
+        lib = _NVML_LIB_RE.search(text)
+        if lib:
+            facts["nvml_library_version"] = lib.group(1)
+        if "kernel-log" in kinds:
+            facts.setdefault("kernel_lines", []).extend(_kernel_lines(text))
+        if "lsmod" in kinds:
+            names = facts.setdefault("lsmod", set())
+            for line in _lines(text):
+                match = _LSMOD_RE.match(line)
+                if match:
+                    names.add(match.group("name"))
+        if "proc-driver-version" in kinds:
+            line = next(line for line in _lines(text) if "NVRM version:" in line)
+            facts["proc_version"] = hostfacts.parse_nvidia_proc_version(line[line.index("NVRM version:"):])
+        if "uname" in kinds:
+            match = _UNAME_A_RE.search(text)
+            if match:
+                facts["uname_r"] = match.group("release")
+            else:
+                for line in _lines(text)[:3]:
+                    match = _UNAME_R_RE.match(line.strip())
+                    if match:
+                        facts["uname_r"] = match.group("release")
+                        break
+        if "os-release" in kinds:
+            facts["os_release"] = hostfacts.parse_os_release(text)
+        if "dkms" in kinds:
+            entries = facts.setdefault("dkms", [])
+            for match in _DKMS_RE.finditer(text):
+                entries.append({k: match.group(k) for k in ("module", "version", "kernel", "arch", "status")})
+            for match in _DKMS_FAIL_RE.finditer(text):
+                facts.setdefault("dkms_failures", []).append({"kernel": match.group("kernel"), "line": match.group(0)})
+        if "mokutil" in kinds:
+            facts["secure_boot"] = bool(re.search(r"^SecureBoot enabled", text, re.M))
+        if "modprobe" in kinds:
+            for match in _MODULE_ERR_RE.finditer(text):
+                facts.setdefault("module_errors", []).append({
+                    "module": match.group("module") or match.group("module2"),
+                    "reason": (match.group("reason") or match.group("reason2")).strip(),
+                    "line": match.group(0).strip()})
+        if "dpkg" in kinds:
+            packages = facts.setdefault("dpkg", {})
+            for match in _DPKG_RE.finditer(text):
+                packages[match.group("name")] = {"state": match.group("state"), "version": match.group("version")}
+        if "apt-mark-showhold" in kinds:
+            holds = facts.setdefault("holds", set())
+            for line in _lines(text):
+                line = line.strip()
+                if _PKG_NAME_RE.match(line):
+                    holds.add(line.split(":")[0])
+        if "lspci" in kinds:
+            if re.search(r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] ", text, re.M):
+                facts["pci_seen"] = True  # a device list, not grepped LnkSta lines
+            devices = facts.setdefault("pci_devices", [])
+            for device in hostfacts.parse_lspci_nn(text):
+                devices.append({"pci_bus_id": device["pci_bus_id"], "name": device["name"], "kind": device["kind"],
+                                "driver_in_use": None})
+            for link in hostfacts.parse_lspci_links(text):
+                facts.setdefault("pci_links", []).append(link)
+                if link["nvidia"]:
+                    known = next((d for d in devices if d["pci_bus_id"] == link["pci_bus_id"]), None)
+                    if known is None:
+                        known = {"pci_bus_id": link["pci_bus_id"], "name": link["description"], "kind": "gpu",
+                                 "driver_in_use": None}
+                        devices.append(known)
+                    known["driver_in_use"] = link["driver_in_use"]
+        if "pci-sysfs" in kinds:
+            facts["pci_seen"] = True
+            devices = facts.setdefault("pci_devices", [])
+            for match in _SYSFS_PCI_RE.finditer(text):
+                gpu = hostfacts.classify_sysfs_pci(match.group("addr"), match.group("vendor"), match.group("device"),
+                                                   match.group("cls"))
+                if gpu and not any(d["pci_bus_id"] == gpu["pci_bus_id"] for d in devices):
+                    devices.append({"pci_bus_id": gpu["pci_bus_id"], "name": None, "kind": gpu.get("kind", "gpu"),
+                                    "driver_in_use": None})
+        if "env" in kinds:
+            env = facts.setdefault("env", {})
+            for line in _lines(text):
+                match = _ENV_RE.match(line)
+                if match:
+                    env[match.group("key")] = match.group("value")
+                elif re.match(r"^(/[\w.+-]+)+(:(/[\w.+-]+)+)+:?\s*$", line.strip()):
+                    facts.setdefault("path_lines", []).append(line.strip())
+        if "ldconfig" in kinds:
+            facts.setdefault("ldconfig", []).extend(
+                {"lib": m.group("lib"), "path": m.group("path")} for m in _LDCONFIG_RE.finditer(text))
+        if "nvcc" in kinds:
+            releases = facts.setdefault("nvcc_releases", [])
+            for match in _NVCC_RE.finditer(text):
+                if match.group("release") not in releases:
+                    releases.append(match.group("release"))
+        if "framework-probe" in kinds or "python-traceback" in kinds:
+            for name, pattern in _FRAMEWORK_MESSAGES:
+                for match in pattern.finditer(text):
+                    entry = {"kind": name, "line": match.group(0).strip()}
+                    entry.update({k: v for k, v in match.groupdict().items() if v})
+                    facts.setdefault("framework", []).append(entry)
+            for match in _PROBE_RE.finditer(text):
+                facts.setdefault("framework_probe", []).append(
+                    {"version": match.group("version"), "cuda": match.group("cuda"), "line": match.group(0).strip()})
+        if "docker-error" in kinds:
+            for name, pattern in _DOCKER_ERRORS:
+                for match in pattern.finditer(text):
+                    facts.setdefault("docker_errors", []).append({"kind": name, "line": match.group(0).strip()})
+        if "docker-info" in kinds:
+            runtimes = _DOCKER_INFO_RE.search(text)
+            default = _DOCKER_DEFAULT_RE.search(text)
+            facts["docker_info"] = {"runtimes": runtimes.group("runtimes").split() if runtimes else None,
+                                    "default_runtime": default.group("runtime") if default else None}
+        if "docker-daemon-json" in kinds:
+            for obj in _json_objects(text):
+                facts["daemon_json"] = obj
+        if "kubernetes" in kinds:
+            facts.setdefault("kubernetes", []).extend(m.group(0) for m in _K8S_RE.finditer(text))
+        if "systemd" in kinds:
+            services = facts.setdefault("services", {})
+            unit = _UNIT_NAME_RE.search(text)
+            state = _UNIT_STATE_RE.search(text)
+            if unit and state:
+                services[unit.group("unit")] = {"state": state.group("state"), "sub": state.group("sub"),
+                                                "line": state.group(0).strip()}
+            for match in _JOB_FAILED_RE.finditer(text):
+                services[match.group("unit")] = {"state": "failed", "sub": None, "line": match.group(0)}
+        if "dlbox-collect-missing" in kinds:
+            for match in _MISSING_RE.finditer(text):
+                facts.setdefault("missing_commands", set()).add(match.group("cmd") or match.group("cmd2"))
+    return facts

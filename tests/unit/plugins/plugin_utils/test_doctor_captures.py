@@ -1,0 +1,126 @@
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The doctor's content recognition and captures I/O, on recorded real outputs (tests/fixtures/SOURCES.md)."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.dlbox.stack.plugins.plugin_utils import doctor
+from ansible_collections.dlbox.stack.plugins.plugin_utils.doctor_captures import KINDS, extract_facts, recognize
+from ansible_collections.dlbox.stack.plugins.plugin_utils.doctor_data import load_doctor_data
+
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
+DOCTOR = FIXTURES / "doctor"
+DATA = load_doctor_data(Path(__file__).resolve().parents[2] / "data" / "doctor-frozen.yml")
+
+
+@pytest.mark.parametrize("path, kinds", [
+    (DOCTOR / "nvml-mismatch-570.txt", ["nvidia-smi-error"]),
+    (DOCTOR / "nvml-mismatch-proc-version-580.txt", ["nvidia-smi-error", "proc-driver-version"]),
+    (DOCTOR / "smi-table-t4-570.txt", ["nvidia-smi"]),
+    (DOCTOR / "smi-q-a10-550-idle.txt", ["nvidia-smi-q"]),
+    (DOCTOR / "smi-q-remapped-rows-pending.txt", ["nvidia-smi-q"]),
+    (FIXTURES / "nvidia-smi" / "h200-driver-580-device.xml", ["nvidia-smi-xml"]),
+    (FIXTURES / "nvidia-smi" / "h200-query-gpu-device.csv", ["nvidia-smi-csv"]),
+    (FIXTURES / "nvidia-smi" / "topo-2x-rtx3090-pcie.txt", ["nvidia-smi-topo"]),
+    (DOCTOR / "dmesg-xid-13-109.txt", ["kernel-log"]),
+    (DOCTOR / "journal-k-xid-38-109.txt", ["kernel-log"]),
+    (DOCTOR / "proc-driver-version-open-565.txt", ["proc-driver-version"]),
+    (DOCTOR / "uname-a-fedora41.txt", ["uname"]),
+    (DOCTOR / "dkms-status-three-kernels.txt", ["dkms"]),
+    (FIXTURES / "driver" / "debian12-dkms-status.txt", ["dkms"]),
+    (DOCTOR / "journal-modprobe-key-rejected.txt", ["modprobe"]),
+    (DOCTOR / "docker-unknown-runtime-dpkg-l.txt", ["dpkg", "docker-error"]),
+    (DOCTOR / "lspci-vv-kernel-driver-nouveau.txt", ["lspci"]),
+    (DOCTOR / "lspci-lnksta-gen1-idle-x16.txt", ["lspci"]),
+    (FIXTURES / "lspci" / "h100-sxm5-4x-grep-nvidia.lspci-nn.txt", ["lspci"]),
+    (DOCTOR / "nvcc-two-versions-path.txt", ["env", "nvcc"]),
+    (DOCTOR / "traceback-no-kernel-image.txt", ["python-traceback", "framework-probe"]),
+    (DOCTOR / "docker-info-runtimes-daemon-json.txt", ["docker-info", "docker-daemon-json"]),
+    (DOCTOR / "compose-gpu-driver-nvidia.txt", ["docker-error"]),
+    (DOCTOR / "k8s-insufficient-gpu.txt", ["kubernetes"]),
+    (DOCTOR / "service-fabricmanager-failed.txt", ["systemd"]),
+    (FIXTURES.parents[1] / "LICENSE", []),
+])
+def test_recognized_by_content(path, kinds):
+    assert recognize(path.read_text(encoding="utf-8")) == kinds
+
+
+def test_every_kind_is_a_known_name():
+    for path in sorted(DOCTOR.iterdir()):
+        assert set(recognize(path.read_text())) <= set(KINDS)
+        assert recognize(path.read_text()), "%s is recognised as nothing" % path.name
+
+
+def test_facts_of_a_table_and_of_q_merge_by_bus_id():
+    facts = extract_facts([(DOCTOR / "smi-table-a10-550.txt").read_text(), (DOCTOR / "smi-q-a10-550-idle.txt").read_text()])
+    assert facts["smi"] == {"driver_version": "550.127.05", "cuda_version": "12.4"}
+    assert len(facts["gpus"]) == 1
+    gpu = facts["gpus"][0]
+    assert (gpu["name"], gpu["pci_bus_id"], gpu["memory_mib"], gpu["persistence"], gpu["util_pct"]) == (
+        "NVIDIA A10", "0000:06:00.0", 23028, True, 0)
+    assert gpu["throttle_active"] == ["Idle"]
+    assert gpu["remapped_rows"] == {"correctable": 0, "uncorrectable": 0, "pending": False, "failure": False}
+
+
+def test_facts_absent_when_not_captured():
+    facts = extract_facts([(DOCTOR / "uname-a-fedora41.txt").read_text()])
+    assert facts == {"uname_r": "6.12.15-200.fc41.x86_64"}
+
+
+def _tarball(tmp_path, members):
+    path = tmp_path / "dlbox-collect-h.tar.gz"
+    with tarfile.open(path, "w:gz") as archive:
+        for name, text in members:
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return path
+
+
+def test_folder_tarball_and_file_read_alike(tmp_path):
+    texts = [("out1.txt", (DOCTOR / "nvml-mismatch-570.txt").read_text()),
+             ("out2.txt", (DOCTOR / "smi-table-t4-570.txt").read_text())]
+    folder = tmp_path / "caps"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "out1.txt").write_text(texts[0][1])
+    (folder / "sub" / "out2.txt").write_text(texts[1][1])
+    assert doctor.read_captures(str(folder)) == [("out1.txt", texts[0][1]), ("sub/out2.txt", texts[1][1])]
+    assert doctor.read_captures(str(_tarball(tmp_path, texts))) == texts
+    assert doctor.read_captures(str(folder / "out1.txt")) == [texts[0]]
+
+
+@pytest.mark.parametrize("value, message", [
+    ("", "must be the path of a folder"),
+    (None, "must be the path of a folder"),
+    ("/nonexistent/caps", "does not exist on the controller"),
+])
+def test_bad_captures_path_is_refused_naming_the_variable(value, message):
+    with pytest.raises(doctor.DoctorInputError, match=message) as error:
+        doctor.read_captures(value)
+    assert "dlbox_doctor_captures" in str(error.value)
+
+
+def test_collect_stream_splits_into_named_parts():
+    stream = "===== dlbox-collect: nvidia-smi =====\n%s===== dlbox-collect: uname =====\n%s" % (
+        (DOCTOR / "smi-cannot-communicate.txt").read_text(), (DOCTOR / "uname-a-fedora41.txt").read_text())
+    parts = doctor.split_collect_stream(stream)
+    assert [name for name, _ in parts] == ["nvidia-smi", "uname"]
+    report = doctor.diagnose(parts, host="h", data=DATA)
+    assert [f["id"] for f in report["findings"]] == ["driver-not-loaded"]
+
+
+def test_report_text_names_findings_fixes_and_what_was_not_checked():
+    report = doctor.diagnose([("out1.txt", (DOCTOR / "nvml-mismatch-570.txt").read_text()), ("out2.txt", "hello\n")],
+                             host="gpu01", data=DATA)
+    lines = doctor.report_text(report)
+    assert lines[0] == "Doctor for gpu01: 1 error(s), 0 warning(s), 0 info; 1 capture(s) read, 1 not recognised: out2.txt"
+    assert lines[1] == "ERROR [driver-library-mismatch] The loaded NVIDIA kernel module and the driver libraries differ"
+    assert any(line.startswith("    fix: ") for line in lines)
+    assert lines[-1].startswith("Not checked (the captures lack what they need): ")

@@ -1,0 +1,181 @@
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Every doctor rule against recorded real outputs (tests/fixtures/doctor, sources in tests/fixtures/SOURCES.md).
+
+The rules run on the frozen copy of data/doctor.yml (tests/unit/data/doctor-frozen.yml), so a data refresh does
+not rewrite these tests.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.dlbox.stack.plugins.plugin_utils import doctor, doctor_rules
+from ansible_collections.dlbox.stack.plugins.plugin_utils.doctor_captures import extract_facts
+from ansible_collections.dlbox.stack.plugins.plugin_utils.doctor_data import load_doctor_data
+
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
+DOCTOR = FIXTURES / "doctor"
+SMI = FIXTURES / "nvidia-smi"
+DATA = load_doctor_data(Path(__file__).resolve().parents[2] / "data" / "doctor-frozen.yml")
+
+
+def _report(*paths):
+    captures = [(p.name, p.read_text(encoding="utf-8")) for p in paths]
+    return doctor.diagnose(captures, host="h", data=DATA)
+
+
+def _ids(report, severity=None):
+    return sorted({f["id"] for f in report["findings"] if severity is None or f["severity"] == severity})
+
+
+def _finding(report, rule_id):
+    found = [f for f in report["findings"] if f["id"] == rule_id]
+    assert found, (rule_id, report["findings"])
+    return found[0]
+
+
+# ------------------------------------------------------------------------------------------------ one row per rule
+POSITIVE = [
+    # (rule id, severity, fixture files, a text the evidence must contain)
+    ("driver-library-mismatch", "error", ["nvml-mismatch-570.txt"], "Driver/library version mismatch"),
+    ("driver-library-mismatch", "error", ["nvml-mismatch-proc-version-580.txt"],
+     "NVML library 580.178, loaded kernel module 580.173.02"),
+    ("driver-not-loaded", "error", ["smi-cannot-communicate.txt"], "couldn't communicate"),
+    ("driver-not-loaded", "error", ["dmesg-probe-not-called-nouveau.txt"], "probe routine was not called"),
+    ("nouveau-loaded", "error", ["dmesg-probe-not-called-nouveau.txt"], "obtained ownership"),
+    ("nouveau-loaded", "error", ["lspci-vv-kernel-driver-nouveau.txt"], "Kernel driver in use: nouveau"),
+    ("secure-boot-module-rejected", "error", ["journal-modprobe-key-rejected.txt"],
+     "could not insert 'nvidia': Key was rejected by service"),
+    ("dkms-not-built-for-kernel", "error", ["dkms-build-failed-for-kernel.txt"],
+     "Bad return status for module build on kernel: 5.13.18-21.09.16.amdgpu.ubuntu"),
+    # two real captures of different machines, read together: DKMS built for 4.17.x, the kernel runs 6.12.15
+    ("dkms-not-built-for-kernel", "error", ["dkms-status-three-kernels.txt", "uname-a-fedora41.txt"],
+     "running kernel 6.12.15-200.fc41.x86_64; dkms status has nvidia for: 4.17.11-200.fc28.x86_64 (installed)"),
+    ("open-modules-unsupported-gpu", "error", ["journal-open-unsupported-gt1030.txt"], "not supported by open"),
+    ("gsp-firmware-missing", "error", ["dmesg-gsp-firmware-load-failed.txt"],
+     "Direct firmware load for nvidia/515.43.04/gsp.bin failed with error -2"),
+    ("cuda-path-conflict", "warning", ["nvcc-two-versions-path.txt"], "CUDA 12.0 and 12.8"),
+    ("framework-cuda-too-new-for-driver", "error", ["torch-driver-too-old-11040.txt"],
+     "found version 11040 = the driver supports CUDA 11.4"),
+    ("no-kernel-image-for-device", "error", ["traceback-no-kernel-image.txt"], "no kernel image is available"),
+    ("no-kernel-image-for-device", "error", ["torch-sm86-not-compatible.txt"], "CUDA capability sm_86 is not compatible"),
+    ("xid-error", "error", ["journal-k-xid-38-109.txt"], "Xid 38 (Driver firmware error)"),
+    ("xid-error", "error", ["dmesg-fallen-off-bus-no-xid.txt"], "Xid 79 (GPU has fallen off the bus)"),
+    ("xid-error", "warning", ["dmesg-xid-13-109.txt"], "Xid 13 (Graphics Engine Exception"),
+    ("ecc-retired-or-remapped", "error", ["smi-q-remapped-rows-pending.txt"], "Pending: Yes (uncorrectable rows: 4)"),
+    ("gpu-throttled", "warning", ["smi-q-a10-hw-slowdown-mock.txt"], "HW Slowdown, HW Power Brake Slowdown"),
+    ("persistence-off", "warning", ["smi-table-rtx3090-455.txt"], "GeForce RTX 3090 (0000:01:00.0): persistence mode off"),
+    ("fabricmanager-down", "error", ["torch-error-802-fabricmanager.txt"], "Error 802: system not yet initialized"),
+    ("fabricmanager-down", "error", ["service-fabricmanager-failed.txt"], "Job for nvidia-fabricmanager.service failed"),
+    ("pcie-link-degraded", "warning", ["smi-q-width-x8-under-load.txt"], "link width x8 of x16"),
+    ("pcie-link-degraded", "warning", ["lspci-vv-lnksta-x1-downgraded.txt"], "link width x1 of x?"),
+    ("docker-gpu-runtime-missing", "error", ["docker-run-gpus-no-runtime.txt"],
+     'could not select device driver "" with capabilities: [[gpu]]'),
+    ("docker-gpu-runtime-missing", "error", ["compose-gpu-driver-nvidia.txt"], 'device driver "nvidia"'),
+    ("docker-gpu-runtime-missing", "error", ["docker-unknown-runtime-dpkg-l.txt"], "Unknown runtime specified nvidia"),
+    ("docker-gpu-runtime-missing", "error", ["docker-info-runtimes-daemon-json.txt"],
+     "Runtimes: io.containerd.runc.v2 runc (no nvidia), although daemon.json declares it"),
+    ("nvml-unknown-error-in-container", "error", ["nvml-unknown-error-container.txt"],
+     "Failed to initialize NVML: Unknown Error"),
+    ("nvidia-docker2-legacy", "warning", ["docker-unknown-runtime-dpkg-l.txt"], "ii nvidia-docker2 2.0.0+docker17.09.0-1"),
+    ("held-packages-missing", "warning", ["docker-unknown-runtime-dpkg-l.txt"], "ii nvidia-384 (not held)"),
+    ("gpu-memory-too-small", "warning", ["smi-table-gt1030-2gb.txt"], "GeForce GT 1030: 1998 MiB"),
+    ("k8s-gpu-unschedulable", "error", ["k8s-insufficient-gpu.txt"], "Insufficient nvidia.com/gpu"),
+]
+
+
+@pytest.mark.parametrize("rule_id, severity, files, evidence", POSITIVE,
+                         ids=["%s-%s" % (row[0], row[2][0].split(".")[0]) for row in POSITIVE])
+def test_rule_fires_on_a_recorded_output(rule_id, severity, files, evidence):
+    report = _report(*[DOCTOR / name for name in files])
+    finding = [f for f in report["findings"] if f["id"] == rule_id and f["severity"] == severity]
+    assert finding, report["findings"]
+    assert any(evidence in item for f in finding for item in f["evidence"]), finding
+    assert all(f["fix"] and f["title"] for f in finding)
+
+
+def test_every_rule_has_a_recorded_positive_case():
+    assert {row[0] for row in POSITIVE} | {"no-gpu"} == set(doctor_rules.RULE_IDS)
+
+
+# ------------------------------------------------------------------------------------------------ negatives
+@pytest.mark.parametrize("files, rule_id", [
+    # Secure Boot rejected other modules, not nvidia: not this rule
+    (["systemctl-dkms-key-rejected-other-modules.txt"], "secure-boot-module-rejected"),
+    # an idle GPU at Gen1 with full width is power saving (nvidia-smi -q, lspci LnkSta "downgraded" speed)
+    (["smi-q-a10-550-idle.txt"], "pcie-link-degraded"),
+    (["lspci-lnksta-gen1-idle-x16.txt"], "pcie-link-degraded"),
+    # "Idle : Active" is not throttling
+    (["smi-q-throttle-idle-kubeflow.txt"], "gpu-throttled"),
+    (["smi-q-a10-550-idle.txt"], "ecc-retired-or-remapped"),
+    # one nvcc only
+    (["nvcc-11.7.txt"], "cuda-path-conflict"),
+])
+def test_rule_stays_quiet_on_a_healthy_output(files, rule_id):
+    report = _report(*[DOCTOR / name for name in files])
+    assert rule_id not in _ids(report)
+    assert rule_id not in [item["id"] for item in report["not_checked"]]
+
+
+def test_dkms_without_the_running_kernel_is_not_checked():
+    report = _report(DOCTOR / "dkms-status-three-kernels.txt")
+    assert "dkms-not-built-for-kernel" in [item["id"] for item in report["not_checked"]]
+
+
+def test_lspci_grep_of_link_lines_is_no_proof_of_no_gpu():
+    report = _report(DOCTOR / "lspci-lnksta-gen1-idle-x16.txt")
+    assert "no-gpu" not in _ids(report)
+
+
+# ------------------------------------------------------------------------------------------------ healthy machines
+HEALTHY = [
+    ("RTX 4090, driver 535 (idle at Gen1 x16)", [SMI / "rtx-4090-driver-535.xml"]),
+    ("A100 SXM4 MIG, driver 510", [SMI / "a100-sxm4-mig.xml"]),
+    ("Tesla P100, driver 510", [SMI / "tesla-p100-driver-510.xml"]),
+    ("H200, driver 580 (lent host)", [SMI / "h200-driver-580-device.xml", SMI / "h200-query-gpu-device.csv",
+                                      SMI / "topo-1x-h200-device.txt"]),
+    ("A10, driver 550 (table and -q, idle at Gen1)", [DOCTOR / "smi-table-a10-550.txt", DOCTOR / "smi-q-a10-550-idle.txt"]),
+    ("Tesla T4, driver 570", [DOCTOR / "smi-table-t4-570.txt"]),
+]
+
+
+@pytest.mark.parametrize("label, files", HEALTHY, ids=[row[0] for row in HEALTHY])
+def test_a_healthy_machine_has_no_error(label, files):
+    report = _report(*files)
+    assert report["ok"] is True
+    assert _ids(report, "error") == []
+    assert "pcie-link-degraded" not in _ids(report)
+    assert report["unrecognized"] == []
+
+
+def test_xid_codes_missing_from_the_data_are_named_not_guessed():
+    data = dict(DATA, xid=dict(DATA["xid"], codes=[c for c in DATA["xid"]["codes"] if c["code"] != 38]))
+    facts = extract_facts([(DOCTOR / "journal-k-xid-38-109.txt").read_text()])
+    findings = doctor_rules.xid_error(facts, data)
+    xid38 = [f for f in findings if "Xid 38 " in f["title"]]
+    assert xid38[0]["severity"] == "warning"
+    assert "not in data/doctor.yml" in xid38[0]["title"]
+
+
+def test_memory_threshold_comes_from_the_data():
+    facts = extract_facts([(DOCTOR / "smi-table-t4-570.txt").read_text()])
+    assert doctor_rules.gpu_memory_too_small(facts, DATA) == []
+    bigger = dict(DATA, min_gpu_memory_mib={"value": 16384, "source": "test"})
+    assert doctor_rules.gpu_memory_too_small(facts, bigger)[0]["evidence"] == ["Tesla T4: 15360 MiB"]
+
+
+def test_gen_below_max_counts_only_under_load():
+    facts = extract_facts([(DOCTOR / "smi-q-a10-550-idle.txt").read_text()])
+    assert facts["gpus"][0]["pcie_link"] == {"gen_max": 4, "gen_current": 1, "width_max": 16, "width_current": 16}
+    facts["gpus"][0]["util_pct"] = 97  # the same link while a job runs
+    finding = doctor_rules.pcie_link_degraded(facts, DATA)
+    assert finding[0]["evidence"] == ["PCIe Gen1 of Gen4 at 97% GPU utilisation"]
+
+
+def test_nothing_captured_means_nothing_checked():
+    report = doctor.diagnose([], host="h", data=DATA)
+    assert report["findings"] == []
+    assert [item["id"] for item in report["not_checked"]] == list(doctor_rules.RULE_IDS)
