@@ -461,7 +461,9 @@ def docker_gpu_runtime_missing(facts, data):
     evidence = [e["line"] for e in facts.get("docker_errors", [])
                 if e["kind"] in ("no-gpu-device-driver", "unknown-runtime")]
     info, daemon = facts.get("docker_info"), facts.get("daemon_json")
-    if info and info.get("runtimes") is not None and "nvidia" not in info["runtimes"]:
+    wants_gpus = bool(facts.get("gpus") or [d for d in facts.get("pci_devices", []) if d["kind"] == "gpu"]
+                      or (daemon and "nvidia" in (daemon.get("runtimes") or {})))
+    if info and info.get("runtimes") is not None and "nvidia" not in info["runtimes"] and wants_gpus:
         line = "docker info: Runtimes: %s (no nvidia)" % " ".join(info["runtimes"])
         if daemon and "nvidia" in (daemon.get("runtimes") or {}):
             line += ", although daemon.json declares it: the daemon was not restarted, or runs with another config"
