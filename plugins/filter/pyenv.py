@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.dlbox.stack.plugins.module_utils import _pyenv
+from ansible_collections.dlbox.stack.plugins.plugin_utils import python_env_plan as _pyenv
 from ansible_collections.dlbox.stack.plugins.plugin_utils.role_plan import RolePlanError, load_data, role_plan
 
 VAR = "python_env_environments"

@@ -21,6 +21,8 @@ from __future__ import annotations
 import json
 import re
 
+from ansible_collections.dlbox.stack.plugins.module_utils.versions import version_tuple as version_key  # sorts "12.10" after "12.9"
+
 SOURCES = ("nvidia_repo", "distro", "local_repo", "pip_wheels", "unknown")
 
 _TREE = re.compile(r"^cuda-(?P<version>\d+\.\d+)$")
@@ -29,14 +31,6 @@ _NVCC = re.compile(r"release (?P<release>\d+\.\d+), V(?P<full>\d+(?:\.\d+)+)")
 # "cuda-nvcc-13-0: /usr/local/cuda-13.0/bin/nvcc" ; "nvidia-cuda-toolkit: /usr/bin/nvcc"
 _OWNER = re.compile(r"^(?P<packages>[^:]+(?:, [^:]+)*): (?P<path>/.*)$")
 _FULL = re.compile(r"^\d+\.\d+(?:\.\d+)*$")
-
-
-def version_key(version):
-    """"13.0" -> (13, 0); "12.10" sorts after "12.9"; anything else sorts first."""
-    try:
-        return tuple(int(part) for part in str(version).split("."))
-    except ValueError:
-        return ()
 
 
 def toolkit_dir_version(name):

@@ -14,15 +14,13 @@ from __future__ import annotations
 import posixpath
 import re
 
+from ansible_collections.dlbox.stack.plugins.module_utils.versions import version_tuple
+
 _HEADER_DEFINE = re.compile(r"^\s*#\s*define\s+CUDNN_(MAJOR|MINOR|PATCHLEVEL)\s+(\d+)\s*$", re.M)
 _LIB_FILE = re.compile(r"^libcudnn\.so\.(\d+\.\d+\.\d+)$")
 _SONAME_FILE = re.compile(r"^(lib[A-Za-z0-9_]+)\.so\.(\d+)$")
 _LDCONFIG_LINE = re.compile(r"^\s*(\S+)\s+\([^)]*\)\s+=>\s+(\S+)\s*$")
 _VERSION = re.compile(r"^\d+(\.\d+){0,3}$")
-
-
-def _parts(version):
-    return tuple(int(p) for p in str(version).split("."))
 
 
 def major_of(version):
@@ -37,9 +35,9 @@ def short_version(version):
 def release_for(releases, requested):
     """The ``cudnn`` entry ``requested`` names: the exact version, or the newest whose version starts with it
     ("9.10" -> 9.10.2.21). None when none does."""
-    want = _parts(requested)
-    fitting = [r for r in releases if _parts(r["version"])[:len(want)] == want]
-    return max(fitting, key=lambda r: _parts(r["version"])) if fitting else None
+    want = version_tuple(requested)
+    fitting = [r for r in releases if version_tuple(r["version"])[:len(want)] == want]
+    return max(fitting, key=lambda r: version_tuple(r["version"])) if fitting else None
 
 
 def _fill(template, values):
@@ -104,7 +102,7 @@ def select(releases, names, version, toolkits, cuda_major="", plan_cuda="", meth
         major = plan_major if plan_major in candidates else max(candidates, key=int)
     toolkit = installed[major]
     low, high = builds[major]
-    if not _parts(low) <= _parts(toolkit["version"]) <= _parts(high):
+    if not version_tuple(low) <= version_tuple(toolkit["version"]) <= version_tuple(high):
         errors.append("cuDNN %s's CUDA %s build covers CUDA %s to %s, but the installed CUDA %s toolkit is %s (%s); "
                       "choose another cudnn_version."
                       % (release["version"], major, low, high, major, toolkit["version"], toolkit["path"]))

@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.dlbox.stack.plugins.module_utils.hostfacts import parse_nvidia_smi_topo
+from ansible_collections.dlbox.stack.plugins.module_utils.versions import version_tuple
 
 _NV = re.compile(r"^NV(\d+)$")
 _PCIE_KINDS = ("PIX", "PXB", "PHB", "NODE", "SYS", "SOC")
@@ -37,12 +38,6 @@ _BUS_LINE = re.compile(r"Bus: primary=(?P<pri>[0-9a-fA-F]+), secondary=(?P<sec>[
 _VERSION_BUILD = re.compile(r"^(?P<nccl>\d+\.\d+\.\d+)-(?P<rev>[0-9A-Za-z.~]+)\+cuda(?P<major>\d+)\.(?P<minor>\d+)$")
 DEBUG_LEVELS = ("VERSION", "WARN", "INFO", "TRACE")
 P2P_CHOICES = ("auto", "enabled", "disabled", "nvlink")
-
-
-def version_tuple(text):
-    """``"525.105.17"`` -> ``(525, 105, 17)``; ``""`` or anything not dotted numbers -> ``()``."""
-    parts = re.findall(r"\d+", str(text or ""))
-    return tuple(int(p) for p in parts) if re.match(r"^\d+(\.\d+)*$", str(text or "").strip()) else ()
 
 
 # --------------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.dlbox.stack.plugins.module_utils._cuda_toolkits import version_key
+from ansible_collections.dlbox.stack.plugins.module_utils.versions import version_tuple as version_key
 
 METHODS = ("nvidia_repo", "distro", "local_repo", "pip_wheels")
 PREFIX = "/usr/local"

@@ -34,6 +34,8 @@ _PYTHON = re.compile(r"^3\.\d{1,2}$")
 _VARIANT = re.compile(r"^(cu\d{3}|cpu|pypi)$")
 _OS = re.compile(r"^[a-z]+-\d+(\.\d+)*$")
 _GPU = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._:/+()\[\]-]{0,119}$")  # [] for a pasted lspci line
+# The request patterns the roles check their own variables with (python_env's environments): one set.
+PYTHON, VARIANT, RELEASE, CUDA, CUDNN = _PYTHON, _VARIANT, _RELEASE, _CUDA, _CUDNN
 
 
 def is_unset(value):

@@ -1,13 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The python_env role's decisions (plugins/module_utils/_pyenv.py), on hand-made stacks, not today's data."""
+"""The python_env role's decisions (plugins/plugin_utils/python_env_plan.py), on hand-made stacks, not today's data."""
 
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.dlbox.stack.plugins.module_utils import _pyenv
+from ansible_collections.dlbox.stack.plugins.plugin_utils import python_env_plan as _pyenv
 
 VAR = "python_env_environments"
 CPU_TORCH = {"version": "2.13.0", "variant": "cpu", "index_url": "https://idx.example/whl/cpu", "cuda": None,

@@ -1,9 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Decisions of the ``python_env`` role (pure, standard library only, Python 3.8+).
+"""Decisions of the ``python_env`` role, on the controller (pure; behind the ``pyenv_*`` filters).
 
-The role wires these; nothing here touches a host:
+The role wires these; nothing here touches a host (the request values an environment may set - python,
+variant, pytorch, tensorflow - are checked with the resolver's own patterns, ``stack_input``):
 
 * ``check_environments``: refuse a bad ``python_env_environments`` list, naming the item and key;
 * ``environment_request``: one environment's requirements from its stack (the plan's entries for
@@ -24,6 +25,8 @@ import hashlib
 import json
 import re
 
+from ansible_collections.dlbox.stack.plugins.plugin_utils import stack_input
+
 FRAMEWORKS = ("pytorch", "tensorflow")
 # Framework -> the module dlbox-check imports.
 MODULES = {"pytorch": "torch", "tensorflow": "tensorflow"}
@@ -34,9 +37,7 @@ ENV_KEYS = (
 # Keys of an environment that re-decide its stack (anything else is wiring).
 STACK_KEYS = ("pytorch", "tensorflow", "variant", "python")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-_VARIANT_RE = re.compile(r"^(auto|cpu|pypi|cu\d{3})$")
 _CUDA_VARIANT_RE = re.compile(r"^cu\d{3}$")
-_PYTHON_RE = re.compile(r"^3\.\d+$")
 _CU_SUFFIX_RE = re.compile(r"-cu(\d{2})$")
 _NORMALISE_RE = re.compile(r"[-_.]+")
 _SHA256_LINE_RE = re.compile(r"^([0-9a-f]{64}) [ *](.+)$")
@@ -89,16 +90,16 @@ def check_environments(environments, var="python_env_environments"):
         if not isinstance(frameworks, list) or any(f not in FRAMEWORKS for f in frameworks):
             errors.append("%s.frameworks must be a list of %s; got %r." % (where, " and ".join(FRAMEWORKS), frameworks))
         variant = env.get("variant", "auto")
-        if not isinstance(variant, str) or not _VARIANT_RE.match(variant):
+        if not isinstance(variant, str) or not (variant == "auto" or stack_input.VARIANT.match(variant)):
             errors.append("%s.variant must be auto (the plan's), cpu, pypi or cuXXX such as cu130; got %r." % (where, variant))
         python = env.get("python")
         # a number is refused: YAML reads 3.10 as 3.1
-        if python not in (None, "") and not (isinstance(python, str) and _PYTHON_RE.match(python)):
+        if python not in (None, "") and not (isinstance(python, str) and stack_input.PYTHON.match(python)):
             errors.append("%s.python must be a version such as '3.11' (quoted), or empty for the plan's; got %r."
                           % (where, python))
         for key in ("pytorch", "tensorflow"):
             value = env.get(key)
-            if value not in (None, "") and not (isinstance(value, str) and re.match(r"^\d+(\.\d+){0,2}$", value)):
+            if value not in (None, "") and not (isinstance(value, str) and stack_input.RELEASE.match(value)):
                 errors.append("%s.%s must be a version such as '2.13' or '2.13.0' (quoted), or empty for the plan's; got %r."
                               % (where, key, value))
             if value not in (None, "") and isinstance(frameworks, list) and key not in frameworks:
