@@ -5,7 +5,8 @@
 # What only a real GPU host can show, in one short run (no network needed):
 #   gpu_facts and the plan on the real host, the captures a fixture could later be made of
 #   (nvidia-smi -q -x, --query-gpu CSV, topo -m, lspci), python_env's dlbox-check on the host's
-#   Python/PyTorch, the cuda role's compile-and-run check and the nccl role's decisions when their
+#   Python/PyTorch, the doctor (playbooks/doctor.yml) and a dlbox-collect tarball, the cuda role's
+#   compile-and-run check and the nccl role's decisions when their
 #   scripts exist. Nothing is installed on the host; the driver is never touched.
 # Usage (repository root): OUT=/some/dir bash tests/scripts/device-check.sh
 #   Wheels for ansible-core and its missing needs may be put in .whl/ (see the device README).
@@ -47,6 +48,11 @@ step "plan from this host's captured nvidia-smi -q -x"
 ansible-playbook -i localhost, -c local -e ansible_python_interpreter="$(command -v python3)" \
   -e "{\"dlbox_plan_hardware\": {\"captures\": [\"$OUT/nvidia-smi-q-x.xml\"], \"os\": \"ubuntu-24.04\"}}" \
   -e dlbox_plan_output="$OUT/plan-from-capture.json" playbooks/plan.yml 2>&1 | tail -25
+
+step "doctor on this host (playbooks/doctor.yml, live; report under \$OUT/reports/doctor)"
+ansible-playbook -i localhost, -c local -e ansible_python_interpreter="$(command -v python3)" \
+  -e dlbox_report_dir="$OUT/reports" playbooks/doctor.yml 2>&1 | tail -60
+sh playbooks/files/dlbox-collect -o "$OUT/dlbox-collect-device.tar.gz"
 
 step "python_env's dlbox-check with the host's PyTorch"
 python3 roles/python_env/files/dlbox-check.py --require-gpu; echo "rc=$?"
