@@ -49,7 +49,7 @@ _KERNEL_LINE_RE = re.compile(r"^(\[\s*\d+\.\d+\]|\[\w{3} \w{3} +\d+ [\d:]+ \d{4}
                              r"\w{3} +\d+ [\d:]+ \S+ kernel:|kernel:|\s*NVRM:)", re.I)
 _LSMOD_RE = re.compile(r"^(?P<name>[a-z0-9_]+)\s+(?P<size>\d+)\s+(?P<used>\d+)(\s+\S+)?\s*$")
 _UNAME_A_RE = re.compile(r"^Linux\s+\S+\s+(?P<release>\d+\.\d+[\w.+~-]*)\s+#", re.M)
-_UNAME_R_RE = re.compile(r"^(?:uname -r\s+)?(?P<release>\d+\.\d+\.\d+[\w.+~-]*)\s*$")
+_UNAME_R_RE = re.compile(r"^(?:uname -r\s+)?(?P<release>\d+\.\d+\.\d+-[\w.+~-]+)\s*$")
 _DKMS_RE = re.compile(r"^(?P<module>[\w-]+)(?:, |/)(?P<version>[\w.~+-]+), (?P<kernel>[^,\s]+), (?P<arch>[\w]+):\s*"
                       r"(?P<status>[\w-]+)", re.M)
 _DKMS_FAIL_RE = re.compile(r"Bad return status for module build on kernel:\s*(?P<kernel>\S+)")

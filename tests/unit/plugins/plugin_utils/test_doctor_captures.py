@@ -124,3 +124,10 @@ def test_report_text_names_findings_fixes_and_what_was_not_checked():
     assert lines[1] == "ERROR [driver-library-mismatch] The loaded NVIDIA kernel module and the driver libraries differ"
     assert any(line.startswith("    fix: ") for line in lines)
     assert lines[-1].startswith("Not checked (the captures lack what they need): ")
+
+
+def test_a_bare_version_number_is_not_taken_for_a_kernel_release():
+    # `modinfo -F version nvidia` prints a bare driver version; only a release with a suffix is uname -r
+    version = (DOCTOR / "nvml-mismatch-570.txt").read_text().rsplit(": ", 1)[1]
+    assert recognize(version) == []
+    assert recognize("uname -r 5.15.0-157-generic\n") == ["uname"]  # as pasted in tinygrad/open-gpu-kernel-modules#47
