@@ -87,9 +87,9 @@ def test_a_tarball_and_a_chosen_host_name(tmp_path):
         archive.add(caps, arcname="pasted")
     proc, reports = _doctor(tmp_path, "-e", "dlbox_doctor_captures=%s" % tarball, "-e", "dlbox_doctor_host=lab-3")
     assert proc.returncode == 0, proc.stdout[-3000:]
-    ids = [f["id"] for f in _report(reports, "lab-3")["findings"]]
-    assert ids[:2] == ["driver-not-loaded", "secure-boot-module-rejected"] or set(ids) >= {
-        "driver-not-loaded", "secure-boot-module-rejected"}
+    report = _report(reports, "lab-3")
+    assert {f["id"] for f in report["findings"]} == {"driver-not-loaded", "secure-boot-module-rejected"}
+    assert [c["file"] for c in report["captures"]] == ["pasted/out1.txt", "pasted/out2.txt"]
 
 
 def test_fail_on_error_fails_after_writing_the_report(tmp_path):
@@ -113,7 +113,7 @@ def test_bad_input_is_refused_before_any_report(tmp_path, extra, message):
     assert not (tmp_path / "reports").exists()
 
 
-@pytest.mark.parametrize("image", ["dlbox-test:debian12"])
+@pytest.mark.parametrize("image", ["dlbox-test:debian12", "dlbox-test:ubuntu2204", "dlbox-test:ubuntu2404"])
 def test_dlbox_collect_in_a_test_container_and_its_tarball_diagnosed(tmp_path, image):
     reason = docker_ready(image)
     if reason:
@@ -136,6 +136,7 @@ def test_dlbox_collect_in_a_test_container_and_its_tarball_diagnosed(tmp_path, i
     proc, reports = _doctor(tmp_path, "-e", "dlbox_doctor_captures=%s" % tarball)
     assert proc.returncode == 0, proc.stdout[-3000:]
     report = _report(reports, "dlbox-collect-ctr01")
+    assert report["source"] == str(tarball)
     kinds = {kind for capture in report["captures"] for kind in capture["kinds"]}
     assert {"os-release", "uname", "pci-sysfs", "dpkg", "dlbox-collect-missing"} <= kinds
     assert report["counts"]["error"] == 0, report["findings"]
