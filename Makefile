@@ -13,6 +13,9 @@ export ANSIBLE_INJECT_FACT_VARS := false
 COLL := build/collections/ansible_collections/dlbox/stack
 SANITY_ROOT := build/sanity/ansible_collections/dlbox/stack
 LIMIT ?= workstations
+# make bench: hosts and forks of the fleet figure (plan.yml on fake hosts planned on paper)
+BENCH_HOSTS ?= 116
+BENCH_FORKS ?= 20
 EXTRA ?=
 
 .PHONY: help venv venv-run collection collection-link workstation plan lint docs changelog sanity units integration images docker-engine host-deps molecule test test-heavy build bench clean
@@ -120,6 +123,7 @@ bench: collection
 	$(BIN)/python tests/benchmarks/bench_resolver.py
 	@start=$$(date +%s%N); ansible-playbook playbooks/plan.yml -e dlbox_target=$(LIMIT) >/dev/null; \
 	  echo "plan.yml on this machine: $$(( ($$(date +%s%N) - start) / 1000000 )) ms wall"
+	$(BIN)/python tests/benchmarks/bench_plan.py $(BENCH_HOSTS) $(BENCH_FORKS)
 
 # Vendor data from the real package indexes (Ubuntu's and Debian's archives, PyPI): report what differs
 # from data/compat.yml (also in build/data-refresh-report.txt) and rewrite its machine-maintained section

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import yaml
 
+from ansible_collections.dlbox.stack.plugins.plugin_utils import data_cache
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_index import CompatIndex
 
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "data" / "compat.yml"
@@ -21,6 +22,7 @@ DEFAULT_CATALOG_PATH = DEFAULT_PATH.parent / "gpu_catalog.yml"
 SUPPORTED_SCHEMA = 1
 
 _CACHE: dict = {}
+_DIGESTS: dict = {}  # memory-cache key of a loaded file -> its disk-cache key (plugin_utils.data_cache)
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -331,12 +333,22 @@ def _load_yaml_cached(path, what, key_prefix, finish):
     if cached and cached[0] == stat.st_mtime_ns and cached[1] == stat.st_size:
         return cached[2]
     try:
-        with open(path, encoding="utf-8") as handle:
-            raw = yaml.load(handle, Loader=_LOADER)  # noqa: S506 - a SafeLoader
-    except yaml.YAMLError as exc:
-        raise CompatDataError(f"{path} is not valid YAML: {exc}") from exc
-    result = finish(_dates_to_text(raw))
+        with open(path, "rb") as handle:
+            text = handle.read()
+    except OSError as exc:
+        raise CompatDataError(f"cannot read {what} {path}: {exc.strerror}") from exc
+    # Ansible's worker processes share the parsed, checked result through the disk cache (keyed by the bytes)
+    disk_key = data_cache.key(key_prefix, text)
+    result = data_cache.get("yaml", disk_key)
+    if result is None:
+        try:
+            raw = yaml.load(text.decode("utf-8"), Loader=_LOADER)  # noqa: S506 - a SafeLoader
+        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            raise CompatDataError(f"{path} is not valid YAML: {exc}") from exc
+        result = finish(_dates_to_text(raw))
+        data_cache.put("yaml", disk_key, result)
     _CACHE[key] = (stat.st_mtime_ns, stat.st_size, result)
+    _DIGESTS[key] = disk_key
     return result
 
 
@@ -389,6 +401,13 @@ def load_gpu_index(data_path=None, catalog_path=None):
     cached = _CACHE.get(key)
     if cached and cached[0] is data and cached[1] is catalog:
         return cached[2]
-    index = GpuIndex(data, catalog)
+    # built once for all of Ansible's worker processes (plugin_utils.data_cache), keyed by both files' bytes
+    compat_digest = _DIGESTS.get(key[1])
+    catalog_digest = None if catalog is None else _DIGESTS.get("catalog:" + key[2])
+    disk_key = data_cache.key("gpu-index", compat_digest, catalog_digest)
+    index = data_cache.get("gpu-index", disk_key)
+    if index is None:
+        index = GpuIndex(data, catalog)
+        data_cache.put("gpu-index", disk_key, index)
     _CACHE[key] = (data, catalog, index)
     return index
