@@ -8,6 +8,9 @@
 #   dind       -> layer .config/molecule/dind.yml (Docker inside the test container)
 #   platforms  -> the only distros it runs on, one a line
 #   heavy      -> left out unless named (make test-heavy)
+# DLBOX_TEST_CACHE (default 0 while it is proven): 1 starts the suite's package cache (tests/scripts/test-cache.sh:
+# apt-cacher-ng and proxpi in one container, kept under build/test-cache) and points every test container and the
+# controller's pip at it; 0 fetches everything directly.
 # MOLECULE_JOBS (default 3): scenarios run at once. Scenarios mostly wait on apt and pip, so a 2-core
 # machine runs three of them in about the time of the longest; one scenario's platforms run one after
 # another (Molecule keeps one state folder a scenario). Longest scenarios start first.
@@ -29,6 +32,16 @@ if [ ${#distros[@]} -eq 0 ]; then
   exit 2
 fi
 mkdir -p build/molecule-logs build/molecule-results
+
+if [ "${DLBOX_TEST_CACHE:-0}" = 1 ]; then
+  tests/scripts/test-cache.sh start "$$" || exit 2
+  trap 'tests/scripts/test-cache.sh stop "$$"' EXIT
+  # the test containers mount these files (.config/molecule/config.yml); the controller's pip (prepare.yml's
+  # wheel downloads, test-wheelhouse.sh) uses the same PyPI cache
+  export DLBOX_TEST_CACHE_CLIENT=build/test-cache/client PIP_INDEX_URL=http://127.0.0.1:3141/index/
+else
+  unset DLBOX_TEST_CACHE_CLIENT
+fi
 
 # Longest first: the last duration of each scenario here (build/molecule-results/<s>.seconds), else the
 # committed one (tests/scripts/molecule-durations.txt).
