@@ -28,7 +28,7 @@ KINDS = (
     "lspci", "pci-sysfs", "env", "ldconfig", "nvcc",
     "python-traceback", "framework-probe",
     "docker-info", "docker-daemon-json", "docker-error", "kubernetes", "systemd",
-    "dlbox-collect-missing",
+    "dlbox-collect-missing", "not-available",
 )
 
 _SMI_TABLE_RE = re.compile(r"NVIDIA-SMI\s+(?P<smi>[\d.]+)\s+Driver Version:\s*(?P<driver>[\d.]+)"
@@ -88,6 +88,11 @@ _JOB_FAILED_RE = re.compile(r"Job for (?P<unit>[\w-]+)\.service failed")
 _MISSING_RE = re.compile(r"^(?:dlbox-collect: (?:command not found|not available): (?P<cmd>\S+)|"
                          r"(?:bash: |sh: \d+: )?(?P<cmd2>nvidia-smi|lspci|dkms|mokutil|nvcc|docker): (?:command )?not found)",
                          re.M)
+
+_UNAVAILABLE_RE = re.compile(r"read kernel buffer failed|No such file or directory|could not be found|"
+                             r"System has not been booted with systemd|No journal files were found|-- No entries --|"
+                             r"Operation not permitted|Permission denied|could not open|Failed to connect to bus|"
+                             r"Cannot connect to the Docker daemon|not available: ")
 
 
 def _lines(text):
@@ -220,6 +225,8 @@ def recognize(text):
         kinds.add("systemd")
     if _MISSING_RE.search(text):
         kinds.add("dlbox-collect-missing")
+    if not kinds and _UNAVAILABLE_RE.search(text):
+        kinds.add("not-available")  # the tool answered that it could not give its output here
     return [kind for kind in KINDS if kind in kinds]
 
 

@@ -137,6 +137,7 @@ def test_dlbox_collect_in_a_test_container_and_its_tarball_diagnosed(tmp_path, i
     assert proc.returncode == 0, proc.stdout[-3000:]
     report = _report(reports, "dlbox-collect-ctr01")
     assert report["source"] == str(tarball)
+    assert report["unrecognized"] == []
     kinds = {kind for capture in report["captures"] for kind in capture["kinds"]}
     assert {"os-release", "uname", "pci-sysfs", "dpkg", "dlbox-collect-missing"} <= kinds
     assert report["counts"]["error"] == 0, report["findings"]
