@@ -136,21 +136,24 @@ def _json_objects(text):
     found = []
     start = text.find("{")
     while start >= 0:
-        depth = 0
-        for index in range(start, len(text)):
-            if text[index] == "{":
+        depth, end = 0, None
+        for position in range(start, len(text)):
+            if text[position] == "{":
                 depth += 1
-            elif text[index] == "}":
+            elif text[position] == "}":
                 depth -= 1
                 if depth == 0:
-                    try:
-                        value = json.loads(text[start:index + 1])
-                        if isinstance(value, dict):
-                            found.append(value)
-                    except ValueError:
-                        pass
+                    end = position + 1
                     break
-        start = text.find("{", index + 1 if depth == 0 else start + 1)
+        if end is None:
+            break
+        try:
+            value = json.loads(text[start:end])
+            if isinstance(value, dict):
+                found.append(value)
+        except ValueError:
+            pass
+        start = text.find("{", end)
     return found
 
 
