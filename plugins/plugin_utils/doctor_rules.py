@@ -107,7 +107,7 @@ def secure_boot_module_rejected(facts, data):
               and re.search(r"Key was rejected by service|Required key not available", e["reason"])]
     kernel = _kernel(facts, r"Loading of unsigned module is rejected|nvidia.*(Key was rejected|Required key not available)"
                             r"|Lockdown: .*unsigned module loading is restricted") or []
-    evidence = [e["line"] for e in errors] + kernel
+    evidence = _short([e["line"] for e in errors] + kernel)
     if evidence and facts.get("secure_boot") is True:
         evidence.append("mokutil --sb-state: SecureBoot enabled")
     if not evidence:
@@ -115,7 +115,7 @@ def secure_boot_module_rejected(facts, data):
             return None
         return []
     return [_finding(
-        "secure-boot-module-rejected", "error", "Secure Boot rejected the NVIDIA kernel module", _short(evidence),
+        "secure-boot-module-rejected", "error", "Secure Boot rejected the NVIDIA kernel module", evidence,
         "Enroll the key DKMS signs with (Debian/Ubuntu: mokutil --import /var/lib/dkms/mok.pub, set a one-time "
         "password, reboot and confirm in MokManager), or use Ubuntu's signed linux-modules-nvidia-<branch> packages, "
         "or turn Secure Boot off in the firmware. Then modprobe nvidia.")]

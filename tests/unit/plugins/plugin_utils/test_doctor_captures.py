@@ -32,6 +32,8 @@ DATA = load_doctor_data(Path(__file__).resolve().parents[2] / "data" / "doctor-f
     (DOCTOR / "journal-k-xid-38-109.txt", ["kernel-log"]),
     (DOCTOR / "proc-driver-version-open-565.txt", ["proc-driver-version"]),
     (DOCTOR / "uname-a-fedora41.txt", ["uname"]),
+    (DOCTOR / "lsmod-grep-nvidia.txt", ["lsmod"]),
+    (DOCTOR / "mokutil-sb-enabled.txt", ["mokutil"]),
     (DOCTOR / "dkms-status-three-kernels.txt", ["dkms"]),
     (FIXTURES / "driver" / "debian12-dkms-status.txt", ["dkms"]),
     (DOCTOR / "journal-modprobe-key-rejected.txt", ["modprobe"]),

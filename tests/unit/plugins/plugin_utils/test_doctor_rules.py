@@ -49,6 +49,9 @@ POSITIVE = [
     ("nouveau-loaded", "error", ["lspci-vv-kernel-driver-nouveau.txt"], "Kernel driver in use: nouveau"),
     ("secure-boot-module-rejected", "error", ["journal-modprobe-key-rejected.txt"],
      "could not insert 'nvidia': Key was rejected by service"),
+    # two real captures of different machines read together: the refusal, and a mokutil that says Secure Boot is on
+    ("secure-boot-module-rejected", "error", ["journal-modprobe-key-rejected.txt", "mokutil-sb-enabled.txt"],
+     "mokutil --sb-state: SecureBoot enabled"),
     ("dkms-not-built-for-kernel", "error", ["dkms-build-failed-for-kernel.txt"],
      "Bad return status for module build on kernel: 5.13.18-21.09.16.amdgpu.ubuntu"),
     # two real captures of different machines, read together: DKMS built for 4.17.x, the kernel runs 6.12.15
@@ -113,6 +116,9 @@ def test_every_rule_has_a_recorded_positive_case():
     (["smi-q-a10-550-idle.txt"], "ecc-retired-or-remapped"),
     # one nvcc only
     (["nvcc-11.7.txt"], "cuda-path-conflict"),
+    # the nvidia modules are loaded, nouveau is not
+    (["lsmod-grep-nvidia.txt"], "nouveau-loaded"),
+    (["lsmod-grep-nvidia.txt"], "driver-not-loaded"),
 ])
 def test_rule_stays_quiet_on_a_healthy_output(files, rule_id):
     report = _report(*[DOCTOR / name for name in files])
