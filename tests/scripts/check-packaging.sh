@@ -9,15 +9,13 @@
 # 3. galaxy-importer on the tarball (RUN_ANSIBLE_TEST = False; it runs ansible-doc on every plugin and
 #    ansible-lint on the roles): any WARNING or ERROR line fails;
 # 4. antsibull-docs lint-collection-docs --plugin-docs on the tarball installed: any message fails.
-# The collections galaxy.yml declares as dependencies are taken from .venv (requirements-dev.txt's
-# `ansible` package) and put on the judges' Python path, so the importer's ansible-lint resolves their
-# modules; a collection used but not declared stays unresolved, and that fails too.
+# As on Galaxy, no collection but this one is on the judges' path: galaxy.yml's dependencies are not
+# installed there (see below), so the roles use ansible-core's modules and this collection's only.
 # Exits 1 when anything failed. Runs in the packaging venv (tests/scripts/packaging-venv.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 src=$(cd "${1:-$root}" && pwd)
 venv=${DLBOX_PACKAGING_VENV:-$root/build/packaging-venv}
-deps_python=${DLBOX_DEPS_PYTHON:-$root/.venv/bin/python}
 start=$(date +%s)
 say() { printf 'packaging: %s\n' "$*"; }
 
@@ -53,33 +51,13 @@ if [ -n "$swept" ]; then
   failed+=("tarball contents")
 fi
 
-# The declared dependencies, from .venv, on the judges' Python path (ansible-core finds collections
-# under every sys.path entry's ansible_collections/).
-"$venv/bin/python" - "$src/galaxy.yml" "$deps_python" "$work/deps" <<'PY'
-import subprocess, sys
-from pathlib import Path
-import yaml
-galaxy, python, dest = sys.argv[1], sys.argv[2], Path(sys.argv[3])
-deps = (yaml.safe_load(open(galaxy, encoding="utf-8")) or {}).get("dependencies") or {}
-paths = subprocess.run([python, "-c", "import sys; print('\\n'.join(sys.path))"],
-                       capture_output=True, text=True, check=True).stdout.splitlines()
-missing = []
-for dep in sorted(deps):
-    ns, name = dep.split(".", 1)
-    found = [Path(p) / "ansible_collections" / ns / name for p in paths
-             if (Path(p) / "ansible_collections" / ns / name / "MANIFEST.json").is_file()]
-    if not found:
-        missing.append(dep)
-        continue
-    link = dest / "ansible_collections" / ns / name
-    link.parent.mkdir(parents=True, exist_ok=True)
-    link.symlink_to(found[0], target_is_directory=True)
-if missing:
-    sys.exit("packaging: dependencies %s (galaxy.yml) are not installed for %s; `make venv` installs the "
-             "`ansible` package that brings them" % (", ".join(missing), python))
-PY
-mkdir -p "$work/deps"
-export PYTHONPATH="$work/deps"
+# Galaxy installs none of galaxy.yml's dependencies before judging: galaxy-importer 0.4.44 only checks
+# their format (schema.py, CollectionInfo._check_dependencies_format) and runs ansible-lint with
+# ANSIBLE_COLLECTIONS_PATH set to the unpacked collection alone and --offline (loaders/collection.py,
+# CollectionLoader._lint_collection), in a Python that holds ansible-core and no other collection. So
+# here: nothing on the judges' path but the tarball; a module from another collection is unresolved
+# (syntax-check[unknown-module]) and fails, as it warns on Galaxy.
+unset PYTHONPATH
 
 # 3. Galaxy's importer.
 cat >"$work/galaxy-importer.cfg" <<EOF

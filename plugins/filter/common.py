@@ -1,0 +1,30 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filter ``dlbox.stack.common_ini_option`` of the ``common`` role."""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.dlbox.stack.plugins.plugin_utils import ini_text
+
+
+def common_ini_option(text, section, option, value=None, state="present"):
+    """The INI ``text`` with ``option`` set to ``value`` in ``[section]`` (``state=absent``: removed)."""
+    if text is not None and not isinstance(text, str):
+        raise AnsibleFilterError("common_ini_option: expected the file's text, not %s" % type(text).__name__)
+    if state == "present":
+        if value is None:
+            raise AnsibleFilterError("common_ini_option: state=present needs a value")
+        return ini_text.set_option(text or "", section, option, value)
+    if state == "absent":
+        return ini_text.remove_option(text or "", section, option, value)
+    raise AnsibleFilterError("common_ini_option: state must be present or absent, not %r" % (state,))
+
+
+class FilterModule(object):
+    """dlbox.stack common filters."""
+
+    def filters(self):
+        return {"common_ini_option": common_ini_option}
