@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters ``dlbox.stack.resolve_stack``, ``dlbox.stack.lookup_gpu`` and ``dlbox.stack.plan_text``."""
+"""Filters ``dlbox.stack.resolve_stack``, ``dlbox.stack.lookup_gpu``, ``dlbox.stack.plan_text`` and ``dlbox.stack.workstation_roles``."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.dlbox.stack.plugins.plugin_utils import stack_input
 from ansible_collections.dlbox.stack.plugins.plugin_utils.captures import CaptureError, hardware_from_captures
 from ansible_collections.dlbox.stack.plugins.plugin_utils import stack_resolver
+from ansible_collections.dlbox.stack.plugins.plugin_utils import workstation_plan
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import (
     CompatDataError,
     load_compat,
@@ -69,15 +70,19 @@ def _part(value, fmt):
     return fmt(value) if value else "-"
 
 
-def plan_text(plan, host_name=None):
-    """Render a plan from ``resolve_stack`` as readable lines (for ``ansible.builtin.debug``)."""
+def workstation_roles(plan, switches=None):
+    """The roles ``playbooks/workstation.yml`` runs on this host and why (``workstation_plan.workstation_roles``)."""
     if not isinstance(plan, dict) or "stack" not in plan:
-        raise AnsibleFilterError("plan_text: expected the result of dlbox.stack.resolve_stack")
-    host = plan.get("host") or {}
-    stack = plan.get("stack") or {}
-    verdict = "OK" if plan.get("ok") else "REFUSED"
-    title = "Plan for %s" % host_name if host_name else "Plan"
-    lines = ["%s: %s (compatibility data of %s)" % (title, verdict, plan.get("data_date", "?"))]
+        raise AnsibleFilterError("workstation_roles: expected the result of dlbox.stack.resolve_stack")
+    if switches is not None and not isinstance(switches, dict):
+        raise AnsibleFilterError("workstation_roles: switches must be a mapping such as {'cuda': false}")
+    try:
+        return workstation_plan.workstation_roles(plan, switches)
+    except workstation_plan.WorkstationPlanError as exc:
+        raise AnsibleFilterError(str(exc)) from exc
+
+
+def _hardware_line(host):
     gpus = host.get("gpus") or []
     if gpus:
         hw = ", ".join("%sx %s (%s, CC %s)" % (g.get("count", 1), g.get("name"), g.get("architecture", "?"), g.get("cc", "?"))
@@ -90,24 +95,58 @@ def plan_text(plan, host_name=None):
     if host.get("nvswitch"):
         extras.append("NVSwitch")
     extras.append("driver %s installed" % host["driver_installed"] if host.get("driver_installed") else "no driver installed")
-    lines.append("Hardware:   %s; %s" % (hw, ", ".join(extras)))
+    return "Hardware:   %s; %s" % (hw, ", ".join(extras))
 
-    drv = stack.get("driver")
-    lines.append("Driver:     " + _part(drv, lambda d: "R%s%s, %s kernel modules, >= %s%s" % (
-        d.get("branch"), " %s" % d["designation"] if d.get("designation") else "", d.get("kernel_modules"),
-        d.get("min_version"), " [%s]" % ", ".join(d["packages"]) if d.get("packages") else "")))
-    lines.append("CUDA:       " + _part(stack.get("cuda"), lambda c: "%s%s" % (
-        c.get("version"), " (%s)" % c["package"] if c.get("package") else "")))
-    lines.append("cuDNN:      " + _part(stack.get("cudnn"), lambda c: str(c.get("version"))))
-    lines.append("NCCL:       " + _part(stack.get("nccl"), lambda c: str(c.get("version"))))
-    lines.append("PyTorch:    " + _part(stack.get("pytorch"), lambda t: "%s %s from %s%s" % (
-        t.get("version"), t.get("variant"), t.get("index_url"),
-        ", torchvision %s" % t["torchvision"] if t.get("torchvision") else "")))
-    lines.append("TensorFlow: " + _part(stack.get("tensorflow"), lambda t: str(t.get("version"))))
-    lines.append("Python:     " + _part(stack.get("python"), lambda t: str(t.get("version"))))
-    lines.append("Fabric Mgr: " + _part(stack.get("fabric_manager"), lambda f: "%s %s" % (f.get("package"), f.get("version"))))
-    lines.append("JetPack:    " + _part(stack.get("jetpack"), lambda j: "%s (L4T %s, CUDA %s, cuDNN %s)" % (
-        j.get("version"), j.get("l4t"), j.get("cuda"), j.get("cudnn"))))
+
+def plan_text(plan, host_name=None, roles=None):
+    """Render a plan from ``resolve_stack`` as readable lines (for ``ansible.builtin.debug``).
+
+    ``roles``: the result of ``workstation_roles`` for the host, to add one line per role of workstation.yml
+    (runs or skipped, and why). A refused plan shows its reasons once, and its hardware line only where GPUs
+    were found (a refusal of the input itself leaves the host unknown).
+    """
+    if not isinstance(plan, dict) or "stack" not in plan:
+        raise AnsibleFilterError("plan_text: expected the result of dlbox.stack.resolve_stack")
+    host = plan.get("host") or {}
+    stack = plan.get("stack") or {}
+    ok = bool(plan.get("ok"))
+    verdict = "OK" if ok else "REFUSED"
+    title = "Plan for %s" % host_name if host_name else "Plan"
+    lines = ["%s: %s (compatibility data of %s)" % (title, verdict, plan.get("data_date", "?"))]
+    if ok or host.get("gpus") or host.get("jetson"):
+        lines.append(_hardware_line(host))
+    if ok:
+        drv = stack.get("driver")
+        lines.append("Driver:     " + _part(drv, lambda d: "R%s%s, %s kernel modules, >= %s%s" % (
+            d.get("branch"), " %s" % d["designation"] if d.get("designation") else "", d.get("kernel_modules"),
+            d.get("min_version"), " [%s]" % ", ".join(d["packages"]) if d.get("packages") else "")))
+        lines.append("CUDA:       " + _part(stack.get("cuda"), lambda c: "%s%s" % (
+            c.get("version"), " (%s)" % c["package"] if c.get("package") else "")))
+        lines.append("cuDNN:      " + _part(stack.get("cudnn"), lambda c: str(c.get("version"))))
+        lines.append("NCCL:       " + _part(stack.get("nccl"), lambda c: str(c.get("version"))))
+        ctk = stack.get("container_toolkit")
+        lines.append("Docker:     " + _part(ctk, lambda t: "for GPU containers%s" % (
+            ", >= %s for CDI devices" % t["docker_cdi_min"] if t.get("docker_cdi_min") else "")))
+        lines.append("Toolkit:    " + _part(ctk, lambda t: "NVIDIA Container Toolkit %s%s" % (
+            t.get("version"), " (>= %s)" % t["min_version"] if t.get("min_version") else "")))
+        unbuilt = ""
+        if isinstance(roles, dict) and (roles.get("run") or {}).get("python_env") is False:
+            unbuilt = " (not installed by workstation.yml here: see python_env below)"
+        lines.append("PyTorch:    " + _part(stack.get("pytorch"), lambda t: "%s %s from %s%s%s" % (
+            t.get("version"), t.get("variant"), t.get("index_url"),
+            ", torchvision %s" % t["torchvision"] if t.get("torchvision") else "", unbuilt)))
+        lines.append("TensorFlow: " + _part(stack.get("tensorflow"), lambda t: "%s%s" % (t.get("version"), unbuilt)))
+        lines.append("Python:     " + _part(stack.get("python"), lambda t: str(t.get("version"))))
+        lines.append("Fabric Mgr: " + _part(stack.get("fabric_manager"), lambda f: "%s %s" % (f.get("package"), f.get("version"))))
+        lines.append("JetPack:    " + _part(stack.get("jetpack"), lambda j: "%s (L4T %s, CUDA %s, cuDNN %s)" % (
+            j.get("version"), j.get("l4t"), j.get("cuda"), j.get("cudnn"))))
+        split = workstation_plan.cuda_split_line(plan)
+        if split:
+            lines.append("CUDA split: " + split)
+        if isinstance(roles, dict) and roles.get("roles"):
+            lines.append("workstation.yml on this host:")
+            width = max(len(r["role"]) for r in roles["roles"])
+            lines.extend("  %-*s  %-7s  %s" % (width, r["role"], "runs" if r["run"] else "skipped", r["why"]) for r in roles["roles"])
     for key, label in (("errors", "Refused because"), ("warnings", "Warnings"), ("notes", "Notes")):
         if plan.get(key):
             lines.append("%s:" % label)
@@ -119,4 +158,9 @@ class FilterModule(object):
     """dlbox.stack resolver filters."""
 
     def filters(self):
-        return {"resolve_stack": resolve_stack, "lookup_gpu": lookup_gpu, "plan_text": plan_text}
+        return {
+            "resolve_stack": resolve_stack,
+            "lookup_gpu": lookup_gpu,
+            "plan_text": plan_text,
+            "workstation_roles": workstation_roles,
+        }

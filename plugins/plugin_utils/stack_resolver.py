@@ -54,6 +54,7 @@ from ansible_collections.dlbox.stack.plugins.plugin_utils.stack_context import (
     branch_is_eol,
     branch_order,
     driver_at_least,
+    driver_branch_fits,
     driver_description,
     driver_method,
     driver_release,
@@ -115,7 +116,7 @@ def pick_driver(plan, report):
                 report.warn("Driver branch R%s has no Linux release confirmed in data/compat.yml; the version NVIDIA's repository "
                             "installs is unknown here (confirmed: %s)." % (branch, installable_branches(plan, method)))
         if branch_is_eol(plan, entry):
-            report.warn("Driver branch R%s is end-of-life on %s (%s); prefer R%s." % (branch, plan.index.date, entry.get("eol"), preferred_branch(plan)))
+            report.warn("Driver branch R%s is %s; prefer R%s." % (branch, eol_words(entry), preferred_branch(plan)))
         changed = installed_branch is not None and installed_branch != branch
         if changed:
             report.note("The installed driver %s (R%s) will be replaced by driver branch R%s." % (plan.installed, installed_branch, branch))
@@ -134,8 +135,8 @@ def pick_driver(plan, report):
                 method = driver_method(plan)
                 advice = "driver_method: %s installs no newer branch for these GPUs; request driver_method: %s and a newer driver_branch" % (
                     method, "distro" if method == "nvidia_repo" else "nvidia_repo")
-            report.warn("The installed driver %s belongs to branch R%s, end-of-life on %s; %s."
-                        % (plan.installed, installed_branch, plan.index.date, advice))
+            report.warn("The installed driver %s belongs to branch R%s, %s; %s."
+                        % (plan.installed, installed_branch, eol_words(entry), advice))
         report.note("Keeping the installed driver %s (R%s); request driver_branch to change it." % (plan.installed, installed_branch))
         return {"branch": installed_branch, "version": plan.installed, "installed": True, "changed": False, "entry": entry}
     branch = preferred_branch(plan)
@@ -157,9 +158,33 @@ def pick_driver(plan, report):
         return None
     entry = plan.index.branch[branch]
     if branch_is_eol(plan, entry):
-        report.warn("Driver branch R%s is the newest that supports these GPUs, but it is end-of-life on %s; no security updates."
-                    % (branch, plan.index.date))
+        report.warn(eol_choice_warning(plan, branch, entry))
     return {"branch": branch, "version": None, "installed": False, "changed": False, "entry": entry}
+
+
+def eol_words(entry):
+    """'end-of-life since 2026-06 (no security updates)': the branch's own date from data/compat.yml."""
+    eol = entry.get("eol")
+    if eol in (None, "", "ended"):
+        return "end-of-life (no security updates)"
+    return "end-of-life since %s (no security updates)" % eol
+
+
+def eol_choice_warning(plan, branch, entry):
+    """An end-of-life branch chosen because the driver method offers nothing newer: say what would."""
+    method = driver_method(plan)
+    where = "%s's own archive" % (plan.os_key or "this OS") if method == "distro" else "NVIDIA's repository"
+    head = "Driver branch R%s is %s, and the newest branch for these GPUs that %s has (driver_method: %s)" % (
+        branch, eol_words(entry), where, method)
+    other = "nvidia_repo" if method == "distro" else "distro"
+    floors = requested_driver_floors(plan)
+    for candidate in branch_order(plan):
+        number = int(candidate["branch"])
+        if (not branch_is_eol(plan, candidate) and driver_branch_fits(plan, number) and all(number >= f for f, _n in floors)
+                and driver_release(plan, number, other, module_flavours(plan)) is not None):
+            until = " (supported until %s)" % candidate["eol"] if candidate.get("eol") not in (None, "", "ended") else ""
+            return "%s; driver_method: %s installs R%s%s for them." % (head, other, number, until)
+    return "%s; no supported branch for them exists in the data's other source (driver_method: %s) either." % (head, other)
 
 
 def pick_modules(plan, report):

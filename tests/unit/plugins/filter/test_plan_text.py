@@ -50,3 +50,89 @@ def test_refused_plan_shows_reasons(hardware, request_, reason):
 def test_rejects_something_that_is_not_a_plan():
     with pytest.raises(AnsibleFilterError, match="expected the result"):
         plan_text({"ok": True})
+
+
+# --- what workstation.yml will do, the CUDA split, end-of-life wording, refusals (issue 21) ---------------
+
+from ansible_collections.dlbox.stack.plugins.filter.stack import workstation_roles  # noqa: E402
+
+
+def _role_lines(lines):
+    start = lines.index("workstation.yml on this host:")
+    return {line.split()[0]: line for line in lines[start + 1:] if line.startswith("  ") and not line.startswith("  - ")}
+
+
+def test_gpu_plan_has_docker_and_toolkit_lines():
+    plan = resolve_stack({}, {}, {"gpus": ["RTX 4090"], "os": "ubuntu-22.04"})
+    lines = plan_text(plan, "box", roles=workstation_roles(plan, {}))
+    assert _line(lines, "Docker:") == "Docker:     for GPU containers, >= %s for CDI devices" % plan["stack"]["container_toolkit"]["docker_cdi_min"]
+    assert _line(lines, "Toolkit:") == "Toolkit:    NVIDIA Container Toolkit %s (>= %s)" % (
+        plan["stack"]["container_toolkit"]["version"], plan["stack"]["container_toolkit"]["min_version"])
+    roles = _role_lines(lines)
+    assert list(roles) == ["common", "nvidia_driver", "cuda", "cudnn", "nccl", "docker", "nvidia_container_toolkit", "python_env"]
+    assert " runs " in roles["docker"] and " runs " in roles["nvidia_container_toolkit"]
+    assert "skipped  NCCL is planned for two or more GPUs" in roles["nccl"]
+    assert "kernel headers (for the driver's DKMS module)" in roles["common"]
+
+
+def test_cpu_only_plan_says_frameworks_are_not_installed_and_matches_the_default():
+    plan = resolve_stack({"arch": "x86_64", "os": {"key": "debian-12"}, "gpus": []}, {})
+    decided = workstation_roles(plan, {})
+    lines = plan_text(plan, "box", roles=decided)
+    assert _line(lines, "Docker:") == "Docker:     -" and _line(lines, "Toolkit:") == "Toolkit:    -"
+    assert "(not installed by workstation.yml here: see python_env below)" in _line(lines, "PyTorch:")
+    roles = _role_lines(lines)
+    assert "skipped  no NVIDIA GPU on this host: PyTorch 2.15.0 cpu is planned but not installed" in roles["python_env"]
+    assert decided["run"]["python_env"] is False           # the playbook follows the same decision
+    assert "no kernel headers (no driver to build)" in roles["common"] and decided["kernel_headers"] is False
+    # with the switch on, the plan says it runs, and the PyTorch line no longer says otherwise
+    on = workstation_roles(plan, {"python_env": "true"})
+    lines = plan_text(plan, "box", roles=on)
+    assert on["run"]["python_env"] is True
+    assert "(-e dlbox_workstation_python_env=true)" in _role_lines(lines)["python_env"]
+    assert "not installed" not in _line(lines, "PyTorch:")
+
+
+def test_cuda_split_line_says_why_the_toolkit_and_pytorch_differ():
+    plan = resolve_stack({}, {}, {"gpus": ["RTX 4090"], "os": "ubuntu-22.04"})
+    system, theirs = plan["stack"]["cuda"]["version"], plan["stack"]["pytorch"]["cuda"]
+    assert system != theirs
+    line = _line(plan_text(plan), "CUDA split:")
+    assert "CUDA %s is the system toolkit" % system in line
+    assert "PyTorch's %s wheels bring their own CUDA %s runtime" % (plan["stack"]["pytorch"]["variant"], theirs) in line
+    assert "minor-version compatibility" in line
+
+
+def test_no_cuda_split_line_without_a_difference():
+    plan = resolve_stack({"arch": "x86_64", "os": {"key": "debian-12"}, "gpus": []}, {})
+    assert not [line for line in plan_text(plan) if line.startswith("CUDA split:")]
+
+
+def test_gtx1080ti_eol_warning_has_the_branch_date_and_the_method_that_exists():
+    plan = resolve_stack({}, {}, {"gpus": ["GTX 1080 Ti"], "os": "debian-12"})
+    lines = plan_text(plan)
+    warning = [line for line in lines if "R535" in line and "end-of-life" in line]
+    assert len(warning) == 1, lines
+    assert "end-of-life since %s" % plan["stack"]["driver"]["eol"] in warning[0]
+    assert plan["data_date"] not in warning[0]
+    assert "newest that supports" not in warning[0]
+    assert "driver_method: nvidia_repo installs R580" in warning[0]
+    other = resolve_stack({}, {"driver_method": "nvidia_repo"}, {"gpus": ["GTX 1080 Ti"], "os": "debian-12"})
+    assert other["stack"]["driver"]["branch"] == 580          # the advice holds
+
+
+def test_refusal_is_printed_once_without_a_hardware_line():
+    plan = resolve_stack({"arch": "x86_64", "os": {"key": "debian-12"}, "gpus": []}, {"gpu": 1})
+    lines = plan_text(plan, "box")
+    assert lines[0].startswith("Plan for box: REFUSED")
+    assert not [line for line in lines if line.startswith(("Hardware:", "Driver:", "PyTorch:"))]
+    text = "\n".join(lines)
+    assert text.count("unknown key 'gpu'") == 1
+
+
+def test_bad_switch_names_the_variable():
+    plan = resolve_stack({"arch": "x86_64", "os": {"key": "debian-12"}, "gpus": []}, {})
+    with pytest.raises(AnsibleFilterError, match="dlbox_workstation_cuda must be true or false"):
+        workstation_roles(plan, {"cuda": "maybe"})
+    with pytest.raises(AnsibleFilterError, match="unknown workstation switch dlbox_workstation_gpu"):
+        workstation_roles(plan, {"gpu": True})

@@ -263,7 +263,8 @@ SCENARIOS = [
             "stack.driver.packages": ["nvidia-driver"],
             "stack.driver.version_available": "535.309.01",
         },
-        ["Driver branch R535 is the newest that supports these GPUs, but it is end-of-life"],
+        ["Driver branch R535 is end-of-life since 2026-06 (no security updates), and the newest branch for these GPUs that "
+         "debian-12's own archive has (driver_method: distro); driver_method: nvidia_repo installs R580"],
     ),
     (
         "RTX 4090 workstation, ubuntu-22.04",
@@ -704,7 +705,8 @@ def test_eol_branch_request_is_kept_with_a_warning(data):
     assert get(plan, "stack.fabric_manager.package") == "nvidia-fabricmanager-535"
     assert "cuda-drivers-fabricmanager-535" in get(plan, "stack.fabric_manager.packages")
     assert get(plan, "stack.cuda.version").startswith("12.")
-    assert any("R535 is end-of-life on %s" % data["date"] in w for w in plan["warnings"])
+    eol = next(e["eol"] for e in data["driver_branches"] if e["branch"] == 535)
+    assert any("R535 is end-of-life since %s (no security updates); prefer R" % eol in w for w in plan["warnings"])
 
 
 def test_installed_driver_pins_fabric_manager_exactly(data):

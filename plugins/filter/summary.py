@@ -1,0 +1,30 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filter ``dlbox.stack.workstation_summary``: the end-of-run summary of a scenario playbook."""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.dlbox.stack.plugins.plugin_utils import workstation_summary as ws
+
+
+def workstation_summary(after, before, roles=None, host_name=None):
+    """Summary of one host from the summary role's two probes (after the roles, before them) and the roles
+    decision; the dict of ``workstation_summary.summarize`` plus ``text`` (its lines)."""
+    if roles is not None and not isinstance(roles, dict):
+        raise AnsibleFilterError("workstation_summary: roles must be the result of dlbox.stack.workstation_roles")
+    try:
+        summary = ws.summarize(before, after, roles)
+    except ws.SummaryError as exc:
+        raise AnsibleFilterError(str(exc)) from exc
+    summary["text"] = ws.summary_text(summary, host_name)
+    return summary
+
+
+class FilterModule(object):
+    """dlbox.stack summary filters."""
+
+    def filters(self):
+        return {"workstation_summary": workstation_summary}

@@ -1,0 +1,78 @@
+"""The end-of-run summary (plugins/plugin_utils/workstation_summary.py) from the summary role's probe."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.dlbox.stack.plugins.plugin_utils import workstation_summary as ws
+from ansible_collections.dlbox.stack.plugins.plugin_utils.workstation_plan import workstation_roles
+
+
+def probe(packages=(), cuda=(), envs=(), loaded="", reboot=()):
+    lines = ["## packages"] + ["ii \t%s\t%s" % p for p in packages]
+    lines += ["rc \tnvidia-driver-535\t535.1-1"]                       # removed, config left: not installed
+    lines += ["## cuda"] + ["/usr/local/cuda-%s" % c for c in cuda]
+    lines += ["## envs"] + ["%s\t%s" % e for e in envs]
+    lines += ["## driver_loaded"] + ([loaded] if loaded else [])
+    lines += ["## reboot_required"] + list(reboot)
+    return "\n".join(lines) + "\n"
+
+
+CPU_PLAN = {"ok": True, "host": {"gpu_count": 0, "gpus": []},
+            "stack": {"driver": None, "cuda": None, "cudnn": None, "nccl": None, "container_toolkit": None,
+                      "pytorch": {"version": "2.15.0", "variant": "cpu"}, "tensorflow": None}}
+
+
+def test_cpu_only_first_run():
+    before = probe([("ca-certificates", "20230311")])
+    after = probe([("ca-certificates", "20230311"), ("build-essential", "12.9")])
+    summary = ws.summarize(before, after, workstation_roles(CPU_PLAN))
+    assert summary["installed"]["build_tools"] == "build-essential 12.9"
+    assert summary["installed"]["driver"] is None and summary["installed"]["environments"] is None
+    assert summary["changed"] == [{"component": "build_tools", "before": None, "after": "build-essential 12.9"}]
+    assert summary["ran"] == ["common"]
+    assert [s["role"] for s in summary["skipped"]] == ["nvidia_driver", "cuda", "cudnn", "nccl", "docker",
+                                                       "nvidia_container_toolkit", "python_env"]
+    assert summary["pending"] == []
+    text = ws.summary_text(summary, "box")
+    assert text[0] == "Summary for box:"
+    assert "  build tools:       - -> build-essential 12.9" in text
+    assert "  python_env: no NVIDIA GPU on this host: PyTorch 2.15.0 cpu is planned but not installed; " \
+           "-e dlbox_workstation_python_env=true builds it (needs PyTorch's index, a mirror or a wheelhouse)" in text
+    assert text[-1] == "Pending: nothing"
+
+
+def test_second_run_changes_nothing():
+    same = probe([("build-essential", "12.9")])
+    summary = ws.summarize(same, same)
+    assert summary["changed"] == [] and summary["skipped"] == [] and summary["ran"] == []
+    assert "Changed in this run: nothing" in ws.summary_text(summary)
+
+
+def test_gpu_host_components_and_pending_reboot():
+    after = probe([("nvidia-driver-580-open", "580.95.05-0ubuntu1"), ("cuda-toolkit-13-0", "13.0.2-1"),
+                   ("libcudnn9-cuda-13", "9.26.0.51-1"), ("libnccl2", "2.28.9-1+cuda13.0"), ("docker-ce", "5:29.1.0-1"),
+                   ("nvidia-container-toolkit", "1.18.2-1"), ("linux-headers-6.8.0-90-generic", "6.8.0-90.91"),
+                   ("linux-headers-generic", "6.8.0-90.91"), ("linux-headers-common", "x")],
+                  cuda=["13.0"], envs=[("torch", "/opt/dlbox/envs/torch/dlbox/manifest.json"), ("broken", "")],
+                  reboot=["linux-image-6.8.0-90-generic"])
+    now = ws.summarize(probe(), after)
+    got = now["installed"]
+    assert got["driver"] == "nvidia-driver-580-open 580.95.05-0ubuntu1"
+    assert got["cuda"] == "cuda-toolkit-13-0 13.0.2-1 (/usr/local/cuda-13.0)"
+    assert got["cudnn"].startswith("libcudnn9-cuda-13 ") and got["nccl"].startswith("libnccl2 ")
+    assert got["docker"] == "docker-ce 5:29.1.0-1" and got["container_toolkit"] == "nvidia-container-toolkit 1.18.2-1"
+    assert got["environments"] == "torch"                    # an environment without its manifest is not complete
+    assert "linux-headers-common" not in got["kernel_headers"]
+    assert now["pending"] == ["reboot: the NVIDIA driver is installed but its kernel module is not loaded",
+                              "reboot: the system asks for one (/var/run/reboot-required: linux-image-6.8.0-90-generic)"]
+    loaded = ws.summarize(after, probe(after and [("nvidia-driver-580-open", "580.95.05-0ubuntu1")],
+                                       loaded="NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05"))
+    assert loaded["pending"] == []
+
+
+def test_not_a_probe_is_an_error():
+    with pytest.raises(ws.SummaryError, match="expected the summary role's probe output"):
+        ws.parse_probe("hello")
+    with pytest.raises(ws.SummaryError, match="unknown probe section 'disks'"):
+        ws.parse_probe("## packages\n## disks\n")
