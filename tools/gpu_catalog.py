@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import hashlib
-import importlib.util
 import io
 import json
 import os
@@ -52,9 +51,11 @@ COMPAT = DATA / "compat.yml"
 UBUNTU_MIRROR = os.environ.get("UBUNTU_MIRROR", "http://archive.ubuntu.com/ubuntu")
 DEBIAN_MIRROR = os.environ.get("DEBIAN_MIRROR", "http://deb.debian.org/debian")
 
-_spec = importlib.util.spec_from_file_location("dlbox_gpu_catalog", ROOT / "plugins" / "plugin_utils" / "gpu_catalog.py")
-gpu_catalog = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(gpu_catalog)
+# The collection's GPU index code, under its own name (tools/dlboxdata/collection.py): one module, not a copy.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from dlboxdata.collection import collection_module  # noqa: E402  pylint: disable=wrong-import-position
+
+gpu_catalog = collection_module("plugins.plugin_utils.gpu_catalog")
 
 
 class CatalogError(RuntimeError):
