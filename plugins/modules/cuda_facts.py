@@ -41,13 +41,8 @@ options:
         only run when O(root=/).
     type: path
     default: /
-attributes:
-  check_mode:
-    support: full
-    description: The module only reads.
-  diff_mode:
-    support: none
-    description: Nothing changes.
+extends_documentation_fragment:
+  - dlbox.stack.facts
 """
 
 EXAMPLES = r"""

@@ -33,13 +33,8 @@ options:
     description: Load the library (set V(false) to read only the header and the linker cache).
     type: bool
     default: true
-attributes:
-  check_mode:
-    support: full
-    description: The module only reads.
-  diff_mode:
-    support: none
-    description: Nothing changes.
+extends_documentation_fragment:
+  - dlbox.stack.facts
 """
 
 EXAMPLES = r"""

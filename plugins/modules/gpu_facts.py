@@ -51,13 +51,8 @@ options:
         A wedged GPU can make C(nvidia-smi) hang.
     type: int
     default: 60
-attributes:
-  check_mode:
-    support: full
-    description: The module only reads; it behaves the same in check mode.
-  diff_mode:
-    support: none
-    description: Nothing changes, so there is no diff.
+extends_documentation_fragment:
+  - dlbox.stack.facts
 notes:
   - PCI ids in the result are lowercase 4-digit hex strings without C(0x); PCI addresses are C(dddd:bb:dd.f).
   - C(memory.ecc) is V(null) when the kernel exposes no EDAC memory controller information (unknown),

@@ -67,13 +67,8 @@ options:
     type: list
     elements: dict
     default: []
-attributes:
-  check_mode:
-    support: full
-    description: The module only reads.
-  diff_mode:
-    support: none
-    description: Nothing changes.
+extends_documentation_fragment:
+  - dlbox.stack.facts
 """
 
 EXAMPLES = r"""
