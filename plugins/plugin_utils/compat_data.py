@@ -130,6 +130,13 @@ DISTRO_DRIVERS = _Record(
         {"nvidia_repo": _Record({"verifiable": BOOL}, {"note": TEXT}, sourced=True)}))},
     sourced=True)
 PYTHON_RANGE = _Record({"min": VERSION, "max": VERSION})
+# Package names of a distribution's own driver archive (driver_package_names.distro.<family>).
+DISTRO_DRIVER_NAMES = _Record(
+    {"server_suffix": _Type("text", lambda v: isinstance(v, str)), "kernel_package": _Map(TEXT),
+     "packages": _Map(_Map(_List(TEXT))), "dkms_module": _Map(TEXT), "same_version": _List(TEXT),
+     "components": _List(TEXT), "fabric_manager": BOOL},
+    {"handled": _List(TEXT), "dkms_packages": TEXT, "dkms_major": _Map(INT)},
+    sourced=True)
 
 SCHEMA = _Record(
     {
@@ -168,7 +175,10 @@ SCHEMA = _Record(
              "nvidia_repo": _Map(_List(_Record(
                  {"branch_min": INT, "branch_max": _Optional(INT), "kernel": _Map(TEXT), "same_version": _List(TEXT),
                   "dkms_module": TEXT},
-                 sourced=True)))},
+                 sourced=True))),
+             # read by the nvidia_driver role (plugin_utils.nvidia_driver_plan): the distributions' archives
+             "distro": _Map(DISTRO_DRIVER_NAMES),
+             "upgrade_blacklist": _List(TEXT)},
             sourced=True),
         "cudnn": _List(_Record(
             {"version": VERSION, "builds": _Map(_List(VERSION), VERSION), "cc_min": VERSION, "cc_max": VERSION},

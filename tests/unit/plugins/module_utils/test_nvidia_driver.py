@@ -1,18 +1,19 @@
 """Decisions and parsers of the nvidia_driver role, on outputs captured in the Debian 12 and Ubuntu 22.04
-test containers (tests/fixtures/driver/README.md names each capture) and on the role's own name tables."""
+test containers (tests/fixtures/driver/README.md names each capture) and on the name tables of the data
+(driver_package_names.distro, frozen copy)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-import yaml
-
 from ansible_collections.dlbox.stack.plugins.module_utils import _nvidia_driver as nd
+from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_plan as plan
+from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat
 
 ROOT = Path(__file__).resolve().parents[4]
 FIX = ROOT / "tests" / "fixtures" / "driver"
-VARS = ROOT / "roles" / "nvidia_driver" / "vars"
+FROZEN = ROOT / "tests" / "unit" / "data" / "compat-frozen.yml"
 
 
 def fixture(name):
@@ -20,7 +21,8 @@ def fixture(name):
 
 
 def names(distribution):
-    return yaml.safe_load((VARS / ("%s.yml" % distribution)).read_text(encoding="utf-8"))["__nvidia_driver_names"]
+    """The package-name table of a distribution's archive, from the FROZEN data (driver_package_names.distro)."""
+    return load_compat(str(FROZEN))["driver_package_names"]["distro"][distribution.lower()]
 
 
 # --- package sets --------------------------------------------------------------------------
@@ -40,14 +42,14 @@ def names(distribution):
     ],
 )
 def test_ubuntu_package_sets(profile, modules, signing, expected):
-    out = nd.driver_packages(names("Ubuntu"), 580, modules, profile, signing, "generic")
+    out = plan.driver_packages(names("Ubuntu"), 580, modules, profile, signing, "generic")
     assert out["packages"] == expected
     assert out["primary"] == expected[0]
     assert out["dkms_module"] == (None if signing == "precompiled" else "nvidia")
 
 
 def test_ubuntu_precompiled_follows_the_kernel_flavour():
-    out = nd.driver_packages(names("Ubuntu"), 580, "open", "server", "precompiled", "generic-hwe-22.04")
+    out = plan.driver_packages(names("Ubuntu"), 580, "open", "server", "precompiled", "generic-hwe-22.04")
     assert "linux-modules-nvidia-580-server-open-generic-hwe-22.04" in out["packages"]
 
 
@@ -59,7 +61,7 @@ def test_ubuntu_precompiled_follows_the_kernel_flavour():
 def test_ubuntu_precompiled_names_exist_in_the_archive(capture, profile):
     # apt accepted these names in the Ubuntu 22.04 container: each shows up as an Inst line
     installs = [item["name"] for item in nd.parse_apt_simulate(fixture(capture))]
-    sets = [nd.driver_packages(names("Ubuntu"), 580, "open", profile, "precompiled")["packages"]] if profile else [
+    sets = [plan.driver_packages(names("Ubuntu"), 580, "open", profile, "precompiled")["packages"]] if profile else [
         ["nvidia-headless-no-dkms-580-open", "nvidia-utils-580", "linux-modules-nvidia-580-open-generic"]]
     for name in sets[0]:
         assert name in installs
@@ -76,7 +78,7 @@ def test_ubuntu_precompiled_names_exist_in_the_archive(capture, profile):
     ],
 )
 def test_debian_package_sets(profile, modules, expected, module):
-    out = nd.driver_packages(names("Debian"), 535, modules, profile, "dkms")
+    out = plan.driver_packages(names("Debian"), 535, modules, profile, "dkms")
     assert out["packages"] == expected
     assert out["dkms_module"] == module
     assert "firmware-nvidia-gsp" in out["same_version"]
@@ -84,18 +86,18 @@ def test_debian_package_sets(profile, modules, expected, module):
 
 def test_debian_has_no_precompiled_modules():
     with pytest.raises(ValueError, match="no precompiled package set"):
-        nd.driver_packages(names("Debian"), 535, "open", "server", "precompiled")
+        plan.driver_packages(names("Debian"), 535, "open", "server", "precompiled")
 
 
 @pytest.mark.parametrize(("modules", "profile"), [("closed", "server"), ("open", "workstation")])
 def test_bad_flavour_or_profile(modules, profile):
     with pytest.raises(ValueError):
-        nd.driver_packages(names("Ubuntu"), 580, modules, profile)
+        plan.driver_packages(names("Ubuntu"), 580, modules, profile)
 
 
 def test_unknown_template_field():
     with pytest.raises(ValueError, match="unknown field"):
-        nd.driver_packages({"packages": {"desktop": {"dkms": ["nvidia-{nope}"]}}}, 580, "open")
+        plan.driver_packages({"packages": {"desktop": {"dkms": ["nvidia-{nope}"]}}}, 580, "open")
 
 
 # --- Secure Boot -----------------------------------------------------------------------------
@@ -114,29 +116,29 @@ def test_unknown_template_field():
 )
 def test_signing_paths(distribution, secure_boot, choice, key, dkms_major, path, config):
     cert = key.replace(".key", ".der").replace("MOK.priv", "MOK.der")
-    out = nd.signing_path(distribution, secure_boot, choice, key, cert, dkms_major)
+    out = plan.signing_path(distribution, secure_boot, choice, key, cert, dkms_major)
     assert (out["path"], out["dkms_config"], out["problem"]) == (path, config, None)
 
 
 def test_secure_boot_on_debian_without_a_key_is_refused_naming_the_ways_out():
-    out = nd.signing_path("Debian", True)
+    out = plan.signing_path("Debian", True)
     assert out["path"] is None
     assert "nvidia_driver_mok_key" in out["problem"] and "nvidia_driver_mok_certificate" in out["problem"]
     assert "precompiled" not in out["problem"]
 
 
 def test_mok_on_ubuntu_without_a_key_names_precompiled_too():
-    out = nd.signing_path("Ubuntu", True, "mok")
+    out = plan.signing_path("Ubuntu", True, "mok")
     assert out["path"] is None and "precompiled" in out["problem"]
 
 
 def test_precompiled_on_debian_refused():
-    out = nd.signing_path("Debian", True, "precompiled")
+    out = plan.signing_path("Debian", True, "precompiled")
     assert out["path"] is None and "nvidia_driver_secure_boot_signing" in out["problem"]
 
 
 def test_unknown_signing_choice():
-    assert "nvidia_driver_secure_boot_signing" in nd.signing_path("Ubuntu", True, "shim")["problem"]
+    assert "nvidia_driver_secure_boot_signing" in plan.signing_path("Ubuntu", True, "shim")["problem"]
 
 
 # --- apt simulation ------------------------------------------------------------------------------
@@ -150,7 +152,7 @@ def test_parse_apt_simulate_upgrade_and_new_lines():
 
 def test_transitional_535_server_on_jammy_is_caught():
     # nvidia-headless-535-server (535.309.01) depends on the 580-server packages: asking for 535 installs 580
-    out = nd.check_simulation(fixture("ubuntu2204-apt-get-s-install-535-server.txt"), "nvidia-headless-535-server", 535,
+    out = plan.check_simulation(fixture("ubuntu2204-apt-get-s-install-535-server.txt"), "nvidia-headless-535-server", 535,
                               ["nvidia-utils-535-server"])
     assert not out["ok"]
     assert out["branch_found"] == 580
@@ -160,7 +162,7 @@ def test_transitional_535_server_on_jammy_is_caught():
 
 
 def test_debian_compute_set_is_what_was_asked():
-    out = nd.check_simulation(fixture("debian12-apt-get-s-install-compute-set.txt"), "nvidia-kernel-dkms", 535,
+    out = plan.check_simulation(fixture("debian12-apt-get-s-install-compute-set.txt"), "nvidia-kernel-dkms", 535,
                               ["firmware-nvidia-gsp", "nvidia-smi", "libcuda1"])
     assert out["ok"] and out["pulled"] == [] and out["mismatched"] == []
     assert out["version"] == "535.309.01"
@@ -169,33 +171,33 @@ def test_debian_compute_set_is_what_was_asked():
 
 
 def test_debian_wrong_branch_from_version():
-    out = nd.check_simulation(fixture("debian12-apt-get-s-install-compute-set.txt"), "nvidia-kernel-dkms", 550)
+    out = plan.check_simulation(fixture("debian12-apt-get-s-install-compute-set.txt"), "nvidia-kernel-dkms", 550)
     assert not out["ok"] and out["pulled"][0] == {"name": "nvidia-kernel-dkms", "branch": 535}
 
 
 def test_gsp_firmware_at_another_version_is_caught():
     text = fixture("debian12-apt-get-s-install-compute-set.txt").replace(
         "Inst firmware-nvidia-gsp (535.309.01-0+deb12u1", "Inst firmware-nvidia-gsp (535.261.03-1")
-    out = nd.check_simulation(text, "nvidia-kernel-dkms", 535, ["firmware-nvidia-gsp"])
+    out = plan.check_simulation(text, "nvidia-kernel-dkms", 535, ["firmware-nvidia-gsp"])
     assert not out["ok"] and out["mismatched"] == [{"name": "firmware-nvidia-gsp", "version": "535.261.03"}]
 
 
 def test_signed_set_brings_no_dkms_but_nvidia_driver_does():
-    signed = nd.check_simulation(fixture("ubuntu2204-apt-get-s-install-580-open-signed.txt"), "nvidia-headless-no-dkms-580-open", 580)
-    plain = nd.check_simulation(fixture("ubuntu2204-apt-get-s-install-nvidia-driver-580-open.txt"), "nvidia-driver-580-open", 580)
+    signed = plan.check_simulation(fixture("ubuntu2204-apt-get-s-install-580-open-signed.txt"), "nvidia-headless-no-dkms-580-open", 580)
+    plain = plan.check_simulation(fixture("ubuntu2204-apt-get-s-install-nvidia-driver-580-open.txt"), "nvidia-driver-580-open", 580)
     assert signed["ok"] and signed["dkms"] == []
     assert plain["ok"] and plain["dkms"] == ["nvidia-dkms-580-open"]
 
 
 def test_already_installed_primary_has_no_inst_line():
-    out = nd.check_simulation("Reading package lists...\n0 upgraded, 0 newly installed, 0 to remove and 11 not upgraded.\n",
+    out = plan.check_simulation("Reading package lists...\n0 upgraded, 0 newly installed, 0 to remove and 11 not upgraded.\n",
                               "nvidia-kernel-dkms", 535, ["firmware-nvidia-gsp"],
                               {"nvidia-kernel-dkms": "535.309.01-0+deb12u1", "firmware-nvidia-gsp": "535.309.01-0+deb12u1"})
     assert out["ok"] and out["version"] == "535.309.01"
 
 
 def test_nothing_known_is_not_ok():
-    assert not nd.check_simulation("", "nvidia-kernel-dkms", 535)["ok"]
+    assert not plan.check_simulation("", "nvidia-kernel-dkms", 535)["ok"]
 
 
 @pytest.mark.parametrize(
@@ -283,7 +285,7 @@ def test_one_line_sources_list_gets_components_once():
             "deb-src http://deb.debian.org/debian bookworm main contrib\n"
             "deb [signed-by=/usr/share/keyrings/x.gpg arch=amd64] http://deb.debian.org/debian-security bookworm-security main\n"
             "deb http://example.org/other stable extra\n")
-    out = nd.apt_sources_with_components(text, COMPONENTS)
+    out = plan.apt_sources_with_components(text, COMPONENTS)
     assert out.splitlines() == [
         "# comment",
         "deb http://deb.debian.org/debian bookworm main contrib non-free non-free-firmware",
@@ -292,17 +294,17 @@ def test_one_line_sources_list_gets_components_once():
         "non-free non-free-firmware",
         "deb http://example.org/other stable extra",
     ]
-    assert nd.apt_sources_with_components(out, COMPONENTS) == out
+    assert plan.apt_sources_with_components(out, COMPONENTS) == out
 
 
 def test_deb822_components():
     text = ("Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm bookworm-updates\nComponents: main\n"
             "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg\n")
-    out = nd.apt_sources_with_components(text, COMPONENTS, deb822=True)
+    out = plan.apt_sources_with_components(text, COMPONENTS, deb822=True)
     assert "Components: main contrib non-free non-free-firmware\n" in out
-    assert nd.apt_sources_with_components(out, COMPONENTS, deb822=True) == out
+    assert plan.apt_sources_with_components(out, COMPONENTS, deb822=True) == out
 
 
 def test_complete_sources_unchanged():
     text = "deb http://deb.debian.org/debian bookworm main contrib non-free non-free-firmware\n"
-    assert nd.apt_sources_with_components(text, COMPONENTS) == text
+    assert plan.apt_sources_with_components(text, COMPONENTS) == text

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.dlbox.stack.plugins.module_utils import _nvidia_driver as nd
+from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_plan as plan
 
 FAMILY = ["*nvidia*", "libcuda*", "libnvcuvid*", "libnvoptix*", "libnvidia*", "cuda-drivers*"]
 
@@ -87,7 +88,7 @@ def test_installed_driver_none_and_leftovers():
     (535, 580, True, "change"),      # the distro method too
 ])
 def test_branch_change(installed, target, allowed, action):
-    out = nd.branch_change(installed, target, allowed)
+    out = plan.branch_change(installed, target, allowed)
     assert out["action"] == action
     if action == "refuse":
         assert "nvidia_driver_change_branch: true" in out["problem"] and "Nothing was changed" in out["problem"]
@@ -96,7 +97,7 @@ def test_branch_change(installed, target, allowed, action):
 
 def test_keep_plan_prefers_apt_cache_and_repacks_the_rest():
     packages = nd.installed_driver(DEBIAN_580, FAMILY)["packages"]
-    out = nd.keep_plan(packages, ["nvidia-open_580.95.05-1_amd64.deb", "nvidia-open_595.71.05-1_amd64.deb"])
+    out = plan.keep_plan(packages, ["nvidia-open_580.95.05-1_amd64.deb", "nvidia-open_595.71.05-1_amd64.deb"])
     by_name = dict((k["name"], k) for k in out)
     assert by_name["nvidia-open"]["source"] == "archive" and by_name["nvidia-open"]["file"] == "nvidia-open_580.95.05-1_amd64.deb"
     assert by_name["nvidia-driver"]["source"] == "repack"
@@ -104,11 +105,11 @@ def test_keep_plan_prefers_apt_cache_and_repacks_the_rest():
 
 
 def test_deb_file_name_escapes_the_epoch():
-    assert nd.deb_file_name("libnvidia-compute", "1:595.71.05-1", "amd64") == "libnvidia-compute_1%3a595.71.05-1_amd64.deb"
+    assert plan.deb_file_name("libnvidia-compute", "1:595.71.05-1", "amd64") == "libnvidia-compute_1%3a595.71.05-1_amd64.deb"
 
 
 def test_branch_pin_text():
-    text = nd.branch_pin(580, FAMILY, "nvidia_repo")
+    text = plan.branch_pin(580, FAMILY, "nvidia_repo")
     assert "Package: *nvidia* libcuda* libnvcuvid* libnvoptix* libnvidia* cuda-drivers*\n" in text
     assert "Pin: version 580.*\n" in text and text.endswith("Pin-Priority: 1000\n")
     assert all(line.startswith("#") for line in text.splitlines()[:2])
@@ -135,28 +136,28 @@ Inst nvidia-driver-pinning-595 (595.71.05-0ubuntu1 cuda-ubuntu2204:/ [all])
 
 
 def test_branch_check_catches_the_versioned_meta_sliding():
-    out = nd.check_branch_simulation(SIM_580_SLIDES, 580, FAMILY, ["nvidia-driver-cuda"], "nvidia-kernel-open-dkms")
+    out = plan.check_branch_simulation(SIM_580_SLIDES, 580, FAMILY, ["nvidia-driver-cuda"], "nvidia-kernel-open-dkms")
     assert not out["ok"]
     assert [w["name"] for w in out["wrong"]] == ["nvidia-driver", "nvidia-driver-cuda", "nvidia-kernel-open-dkms"]
 
 
 def test_branch_check_pinned_and_exact_names():
-    out = nd.check_branch_simulation(SIM_580_PINNED, 580, FAMILY, ["nvidia-driver-cuda"], "nvidia-kernel-open-dkms",
+    out = plan.check_branch_simulation(SIM_580_PINNED, 580, FAMILY, ["nvidia-driver-cuda"], "nvidia-kernel-open-dkms",
                                      ["nvidia-open-580", "nvidia-fabricmanager"])
     assert out["ok"] and out["version"] == "580.95.05"
     assert out["exact"] == ["nvidia-open-580=580.95.05-1", "nvidia-fabricmanager"]
 
 
 def test_branch_check_ubuntu_590_names():
-    out = nd.check_branch_simulation(SIM_595_UBUNTU, 595, FAMILY, ["libnvidia-compute"], "nvidia-dkms-open")
+    out = plan.check_branch_simulation(SIM_595_UBUNTU, 595, FAMILY, ["libnvidia-compute"], "nvidia-dkms-open")
     assert out["ok"] and out["version"] == "595.71.05"
     mixed = SIM_595_UBUNTU.replace("Inst libnvidia-compute (595.71.05", "Inst libnvidia-compute (595.58.03")
-    out = nd.check_branch_simulation(mixed, 595, FAMILY, ["libnvidia-compute"], "nvidia-dkms-open")
+    out = plan.check_branch_simulation(mixed, 595, FAMILY, ["libnvidia-compute"], "nvidia-dkms-open")
     assert not out["ok"] and out["mismatched"] == [{"name": "libnvidia-compute", "version": "595.58.03"}]
 
 
 def test_branch_check_nothing_to_install():
-    out = nd.check_branch_simulation("0 upgraded, 0 newly installed\n", 580, FAMILY, [], "nvidia-kernel-open-dkms", ["nvidia-open-580"])
+    out = plan.check_branch_simulation("0 upgraded, 0 newly installed\n", 580, FAMILY, [], "nvidia-kernel-open-dkms", ["nvidia-open-580"])
     assert out["ok"] and out["version"] is None and out["exact"] == ["nvidia-open-580"]
 
 
@@ -167,28 +168,28 @@ nvidia-fabricmanager | 580.95.05-1 | http://127.0.0.1:8089/cuda-debian12 ./ Pack
 
 
 def test_fabric_manager_exact_version():
-    assert nd.fabric_manager_version(MADISON, "nvidia-fabricmanager", "580.95.05") == {
+    assert plan.fabric_manager_version(MADISON, "nvidia-fabricmanager", "580.95.05") == {
         "ok": True, "version": "580.95.05-1", "available": ["620.0.0~fixture", "595.71.05", "580.95.05"]}
-    out = nd.fabric_manager_version(MADISON, "nvidia-fabricmanager", "590.48.01")
+    out = plan.fabric_manager_version(MADISON, "nvidia-fabricmanager", "590.48.01")
     assert not out["ok"] and out["version"] is None
     # same branch, another build: not good enough
-    assert not nd.fabric_manager_version(MADISON, "nvidia-fabricmanager", "580.82.07")["ok"]
-    assert not nd.fabric_manager_version("", "nvidia-fabricmanager", "580.95.05")["ok"]
+    assert not plan.fabric_manager_version(MADISON, "nvidia-fabricmanager", "580.82.07")["ok"]
+    assert not plan.fabric_manager_version("", "nvidia-fabricmanager", "580.95.05")["ok"]
 
 
 def test_rollback_purges_everything_but_the_kept_set():
-    kept = nd.keep_plan(nd.installed_driver(DEBIAN_580, FAMILY)["packages"], [])
+    kept = plan.keep_plan(nd.installed_driver(DEBIAN_580, FAMILY)["packages"], [])
     # the failed 595 install left a half-configured kernel package and new metas; the 580 ones are gone
     now = facts(("nvidia-open", "595.71.05-1"), ("nvidia-driver", "595.71.05-1"), ("nvidia-kernel-open-dkms", "595.71.05-1"),
                 ("nvidia-driver-pinning-595", "595.71.05-1"), ("nvidia-container-toolkit", "1.18.2-1"), ("bash", "5.2-1"))
-    out = nd.rollback_plan(now, kept, FAMILY)
+    out = plan.rollback_plan(now, kept, FAMILY)
     assert out["purge"] == ["nvidia-driver", "nvidia-driver-pinning-595", "nvidia-kernel-open-dkms", "nvidia-open"]
     assert out["branch"] == 580 and sorted(out["install"]) == sorted(k["file"] for k in kept)
 
 
 def test_rollback_keeps_what_is_still_the_old_branch():
-    kept = nd.keep_plan(nd.installed_driver(DEBIAN_580, FAMILY)["packages"], [])
-    out = nd.rollback_plan(DEBIAN_580, kept, FAMILY)
+    kept = plan.keep_plan(nd.installed_driver(DEBIAN_580, FAMILY)["packages"], [])
+    out = plan.rollback_plan(DEBIAN_580, kept, FAMILY)
     assert out["purge"] == []
 
 
@@ -215,6 +216,6 @@ def test_parse_dpkg_query_counts_half_configured_not_removed():
 
 
 def test_rollback_from_dpkg_query_after_a_failed_postinst():
-    kept = nd.keep_plan(nd.installed_driver(DEBIAN_580, FAMILY)["packages"], [])
-    out = nd.rollback_plan(DPKG_QUERY_AFTER_FAILED_POSTINST, kept, FAMILY)
+    kept = plan.keep_plan(nd.installed_driver(DEBIAN_580, FAMILY)["packages"], [])
+    out = plan.rollback_plan(DPKG_QUERY_AFTER_FAILED_POSTINST, kept, FAMILY)
     assert out["purge"] == ["nvidia-driver", "nvidia-driver-cuda", "nvidia-driver-pinning-595", "nvidia-kernel-open-dkms", "nvidia-open"]

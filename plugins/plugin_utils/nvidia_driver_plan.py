@@ -1,0 +1,638 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the ``nvidia_driver`` role does on a host, decided on the controller (pure).
+
+:func:`decide` turns the role's options, the plan's driver (``stack.driver``, ``stack.fabric_manager``, ``host``),
+the package names of ``data/compat.yml`` (``driver_package_names``) and what ``nvidia_driver_facts`` found into
+one result the tasks only wire: why nothing is installed (skip reason), the package set and how the module gets
+signed, the archive components to add, whether the branch changes (decided here only), the branch pin, the
+verdict on apt's simulation, the driver version to install and Fabric Manager's, the checks after the install,
+and the rollback of a failed branch change. Every refusal names the variable and says what would work.
+
+The helpers below it are the single decisions, each unit-tested: :func:`driver_packages`, :func:`signing_path`,
+:func:`check_simulation`, :func:`check_branch_simulation`, :func:`branch_change`, :func:`keep_plan`,
+:func:`branch_pin`, :func:`fabric_manager_version`, :func:`rollback_plan`, :func:`apt_sources_with_components`.
+Parsing of host output lives in ``module_utils._nvidia_driver`` (run by the facts module on the host).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.dlbox.stack.plugins.module_utils import _nvidia_driver as nd
+from ansible_collections.dlbox.stack.plugins.module_utils.kernel import kernel_flavour as flavour_of_release
+from ansible_collections.dlbox.stack.plugins.plugin_utils.versions import compare_versions
+
+
+def _fill(template, fields):
+    try:
+        return template.format(**fields)
+    except KeyError as exc:
+        raise ValueError("package name template %r uses an unknown field %s" % (template, exc))
+
+
+def driver_packages(names, branch, kernel_modules, profile="desktop", signing="dkms", kernel_flavour="generic"):
+    """The packages to install, the one whose version is the driver's, and the DKMS module name.
+
+    ``names`` is the role's per-OS table (``vars/<Distribution>.yml``): for each profile
+    (``desktop``/``server``) and signing path (``dkms``/``precompiled``) a list of name templates with
+    the fields ``{branch}``, ``{server}`` ("-server" for the server profile where the OS has that
+    flavour, else ""), ``{open}`` ("-open" for open modules, else ""), ``{flavour}`` (kernel flavour),
+    ``{kernel_pkg}`` (the kernel module package of the flavour: ``kernel_package``), and
+    ``dkms_module`` per flavour.
+
+    >>> names = {"server_suffix": "-server", "packages": {"server": {"dkms": ["nvidia-headless-{branch}{server}{open}",
+    ...          "nvidia-utils-{branch}{server}"]}}, "dkms_module": {"open": "nvidia", "proprietary": "nvidia"}}
+    >>> driver_packages(names, 580, "open", "server")["packages"]
+    ['nvidia-headless-580-server-open', 'nvidia-utils-580-server']
+    """
+    if kernel_modules not in ("open", "proprietary"):
+        raise ValueError("kernel_modules must be open or proprietary, got %r" % (kernel_modules,))
+    if profile not in ("desktop", "server"):
+        raise ValueError("profile must be desktop or server, got %r" % (profile,))
+    by_profile = (names.get("packages") or {}).get(profile) or {}
+    templates = by_profile.get(signing)
+    if not templates:
+        raise ValueError("no %s package set for the %s profile on this OS (signing %s)" % (signing, profile, signing))
+    fields = {
+        "branch": branch,
+        "server": names.get("server_suffix", "") if profile == "server" else "",
+        "open": "-open" if kernel_modules == "open" else "",
+        "flavour": kernel_flavour or "generic",
+    }
+    fields["kernel_pkg"] = _fill((names.get("kernel_package") or {}).get(kernel_modules, ""), fields)
+    packages = []
+    for template in templates:
+        name = _fill(template, fields)
+        if name and name not in packages:
+            packages.append(name)
+    same_version = [_fill(template, fields) for template in names.get("same_version") or []]
+    return {
+        "packages": packages,
+        "primary": packages[0],
+        "same_version": [name for name in same_version if name in packages],
+        "dkms_module": None if signing == "precompiled" else _fill((names.get("dkms_module") or {}).get(kernel_modules, ""), fields),
+        "signing": signing,
+    }
+
+
+def signing_path(distribution, secure_boot, choice="auto", mok_key="", mok_certificate="", dkms_major=None):
+    """How the kernel module will load under Secure Boot: {path, problem, dkms_config}.
+
+    path: ``dkms`` (no Secure Boot, or a DKMS build signed with an enrolled key), ``precompiled``
+    (Canonical's signed modules, Ubuntu only) or None with ``problem`` saying why and the ways out.
+    ``choice`` is the role's ``nvidia_driver_secure_boot_signing`` (auto, precompiled, mok).
+    ``dkms_config``: ``framework`` (DKMS 3: mok_signing_key/mok_certificate in framework.conf) or
+    ``shim-signed`` (DKMS 2: the key must be /var/lib/shim-signed/mok/MOK.priv and MOK.der).
+    """
+    ubuntu = (distribution or "").lower() == "ubuntu"
+    out = {"path": None, "problem": None, "dkms_config": None}
+    if choice not in ("auto", "precompiled", "mok"):
+        out["problem"] = "nvidia_driver_secure_boot_signing must be auto, precompiled or mok; got %r." % (choice,)
+        return out
+    if choice == "precompiled" and not ubuntu:
+        out["problem"] = ("nvidia_driver_secure_boot_signing: precompiled needs Ubuntu's signed modules "
+                          "(linux-modules-nvidia-*); %s has none. Use mok with an enrolled key." % distribution)
+        return out
+    if choice == "mok" or (secure_boot and not ubuntu and choice == "auto"):
+        if not (mok_key and mok_certificate):
+            if secure_boot:
+                out["problem"] = (
+                    "Secure Boot is on and there is no way to sign the module: set nvidia_driver_mok_key and "
+                    "nvidia_driver_mok_certificate to a key pair whose certificate is already enrolled "
+                    "(mokutil --import CERT, then confirm at the console on the next boot)%s, or turn Secure "
+                    "Boot off in the firmware. Nothing was changed."
+                    % ("; or use nvidia_driver_secure_boot_signing: precompiled (Canonical's signed modules)" if ubuntu else ""))
+            else:
+                out["problem"] = ("nvidia_driver_secure_boot_signing: mok needs nvidia_driver_mok_key and "
+                                  "nvidia_driver_mok_certificate. Nothing was changed.")
+            return out
+        out["path"] = "dkms"
+        out["dkms_config"] = "shim-signed" if (dkms_major is not None and int(dkms_major) < 3) else "framework"
+        return out
+    if choice == "precompiled" or (secure_boot and ubuntu):
+        out["path"] = "precompiled"
+        return out
+    out["path"] = "dkms"
+    return out
+
+
+def check_simulation(text, primary, branch, same_version=(), installed=None):
+    """Would ``apt-get install <requested>`` install the branch that was asked for?
+
+    Returns {ok, branch_found, version, pulled: [{name, branch}], mismatched: [{name, version}],
+    dkms: [names], installs: [names]}.
+    ``pulled`` lists packages apt would bring whose name carries another branch (a transitional
+    package such as nvidia-headless-535-server pulling nvidia-headless-580-server), and the primary
+    package when its version is of another branch. ``version``: the primary package's upstream
+    version (from the simulation, or from ``installed`` {name: version} when it is already there).
+    """
+    installs = nd.parse_apt_simulate(text)
+    versions = dict((item["name"], item["version"]) for item in installs)
+    versions_installed = dict(installed or {})
+    pulled = []
+    for item in installs:
+        found = nd.branch_in_name(item["name"])
+        if found is not None and found != int(branch) and item["name"].startswith(nd.DRIVER_PREFIXES):
+            pulled.append({"name": item["name"], "branch": found})
+    primary_version = versions.get(primary) or versions_installed.get(primary)
+    primary_branch = nd.branch_of_version(primary_version) if primary_version else None
+    if primary_branch is not None and primary_branch != int(branch):
+        pulled.insert(0, {"name": primary, "branch": primary_branch})
+    mismatched = []
+    for name in same_version or ():
+        version = versions.get(name) or versions_installed.get(name)
+        if primary_version and version and nd.upstream_version(version) != nd.upstream_version(primary_version):
+            mismatched.append({"name": name, "version": nd.upstream_version(version)})
+    dkms = [item["name"] for item in installs if re.match(r"^nvidia-(dkms|kernel-dkms|open-kernel-dkms)\b", item["name"])]
+    branches = sorted(set(p["branch"] for p in pulled))
+    return {
+        "ok": not pulled and not mismatched and primary_version is not None,
+        "branch_found": branches[-1] if branches else primary_branch,
+        "version": nd.upstream_version(primary_version) if primary_version else None,
+        "pulled": pulled,
+        "mismatched": mismatched,
+        "dkms": dkms,
+        "installs": [item["name"] for item in installs],
+    }
+
+
+def _deb_line_components(line, wanted):
+    """One-line ``deb URI suite comp...`` -> the same line with ``wanted`` added (None when not a main line)."""
+    stripped = line.strip()
+    if not stripped.startswith(("deb ", "deb-src ")):
+        return None
+    parts = stripped.split()
+    index = 1
+    if parts[index].startswith("["):
+        while not parts[index].endswith("]"):
+            index += 1
+        index += 1
+    components = parts[index + 2:]
+    if "main" not in components:
+        return None
+    missing = [c for c in wanted if c not in components]
+    return " ".join(parts + missing) if missing else line
+
+
+def apt_sources_with_components(text, wanted, deb822=False):
+    """Add the ``wanted`` components to every entry of an apt sources file that has ``main``.
+
+    One-line format (``/etc/apt/sources.list``): ``deb http://deb.debian.org/debian bookworm main``
+    -> ``... bookworm main contrib non-free non-free-firmware``; comments and other lines are kept,
+    components already there are not repeated. deb822 (``*.sources``): the ``Components:`` field of
+    each stanza. Returns the new text (equal to ``text`` when nothing is missing).
+    """
+    out = []
+    for line in (text or "").splitlines(True):
+        ending = "\n" if line.endswith("\n") else ""
+        body = line[:-1] if ending else line
+        if deb822:
+            match = re.match(r"^(Components:\s*)(.*)$", body)
+            if match and "main" in match.group(2).split():
+                have = match.group(2).split()
+                missing = [c for c in wanted if c not in have]
+                if missing:
+                    body = match.group(1) + " ".join(have + missing)
+        else:
+            new = _deb_line_components(body, wanted)
+            if new is not None:
+                body = new
+        out.append(body + ending)
+    return "".join(out)
+
+
+def branch_change(installed_branch, target_branch, allowed):
+    """What to do with the driver: ``{action, from_branch, to_branch, problem}``.
+
+    action: ``install`` (no driver yet, or the target branch is the installed one), ``change`` (another
+    branch is installed and a change was asked for), ``refuse`` (another branch is installed and no
+    change was asked for: ``problem`` says how to ask).
+    """
+    target = int(target_branch)
+    out = {"action": "install", "from_branch": installed_branch, "to_branch": target, "problem": None}
+    if installed_branch is None or int(installed_branch) == target:
+        return out
+    if allowed:
+        out["action"] = "change"
+        return out
+    out["action"] = "refuse"
+    out["problem"] = (
+        "Driver branch R%s is installed and the plan asks for R%s. Branches change only when asked: set "
+        "nvidia_driver_change_branch: true to remove R%s and install R%s (its packages are kept first and "
+        "reinstalled if R%s fails to install), or ask for driver branch %s (nvidia_driver_branch: \"%s\"). "
+        "Nothing was changed." % (installed_branch, target, installed_branch, target, target, installed_branch, installed_branch))
+    return out
+
+
+def deb_file_name(name, version, arch):
+    """The file name apt gives a downloaded package: ``nvidia-open_580.95.05-1_amd64.deb`` (epoch ':' as %3a)."""
+    return "%s_%s_%s.deb" % (name, str(version).replace(":", "%3a"), arch or "all")
+
+
+def keep_plan(packages, archive_files):
+    """How to keep each installed package before a branch change.
+
+    ``packages``: [{name, version, arch}] (``installed_driver``'s); ``archive_files``: the .deb file names
+    in apt's archive cache. A package whose exact .deb is there is copied, the others are rebuilt from
+    the installed files with dpkg-repack. Returns [{name, version, arch, file, source: archive|repack}].
+    """
+    have = set(archive_files or ())
+    out = []
+    for item in packages:
+        file_name = deb_file_name(item["name"], item["version"], item.get("arch"))
+        out.append(dict(item, file=file_name, source="archive" if file_name in have else "repack"))
+    return out
+
+
+def branch_pin(branch, family, reason=""):
+    """apt preferences that keep every driver package of the family on ``branch`` (priority 1000).
+
+    Without it apt takes the newest branch: NVIDIA's versioned metas before 590 (``cuda-drivers-580``)
+    depend on ``nvidia-driver (>= 580.65.06)`` and so pull 590 or later.
+    """
+    text = "# dlbox.stack.nvidia_driver: keeps the NVIDIA driver on branch %s%s.\n" % (int(branch), reason and " (%s)" % reason)
+    text += "# Changed by the role when the branch changes (nvidia_driver_change_branch); do not edit.\n"
+    text += "Package: %s\nPin: version %s.*\nPin-Priority: 1000\n" % (" ".join(family), int(branch))
+    return text
+
+
+def check_branch_simulation(text, branch, family, same_version=(), kernel_package=None, requested=()):
+    """Would ``apt-get -s install`` keep every driver package on ``branch``, at one driver version?
+
+    Returns ``{ok, version, wrong: [{name, version}], mismatched: [{name, version}], installs, exact}``:
+    ``wrong`` lists driver packages apt would install from another branch (a slide to a newer branch),
+    ``mismatched`` the ``same_version`` packages (and the kernel package) not at the driver's version
+    ``version`` (the kernel package's, else the most common one of the branch); ``exact``: the
+    ``requested`` names as ``name=version`` where apt would install them (as they are otherwise).
+    """
+    installs = nd.parse_apt_simulate(text)
+    wrong, versions = [], {}
+    for item in installs:
+        found = nd.member_branch(item["name"], item["version"], family)
+        if found is None:
+            continue
+        if found != int(branch):
+            wrong.append({"name": item["name"], "version": nd.upstream_version(item["version"])})
+        else:
+            upstream = nd.upstream_version(item["version"])
+            if nd.DRIVER_VERSION.match(upstream):
+                versions[upstream] = versions.get(upstream, 0) + 1
+    by_name = dict((item["name"], nd.upstream_version(item["version"])) for item in installs)
+    version = by_name.get(kernel_package) if kernel_package else None
+    if version is None and versions:
+        version = max(versions, key=lambda v: (versions[v], v))
+    mismatched = [{"name": name, "version": by_name[name]} for name in list(same_version or ()) + ([kernel_package] if kernel_package else [])
+                  if name in by_name and version and by_name[name] != version]
+    full = dict((item["name"], item["version"]) for item in installs)
+    exact = ["%s=%s" % (name, full[name]) if name in full else name for name in requested or ()]
+    return {"ok": not wrong and not mismatched, "version": version, "wrong": wrong, "mismatched": mismatched,
+            "installs": [item["name"] for item in installs], "exact": exact}
+
+
+def fabric_manager_version(madison_text, package, driver_version):
+    """The package version of Fabric Manager at exactly ``driver_version``: ``{ok, version, available}``.
+
+    ``available``: the upstream versions the repositories have (for the refusal message).
+    """
+    entries = [e for e in nd.parse_madison(madison_text) if e["name"] == package]
+    available = []
+    for entry in entries:
+        upstream = nd.upstream_version(entry["version"])
+        if upstream not in available:
+            available.append(upstream)
+    match = next((e["version"] for e in entries if nd.upstream_version(e["version"]) == nd.upstream_version(driver_version)), None)
+    return {"ok": match is not None, "version": match, "available": available}
+
+
+def rollback_plan(packages, kept, family):
+    """After a failed branch change: what to purge and what to reinstall from the kept copies.
+
+    ``packages``: what dpkg has now (``parse_dpkg_query`` text: half-configured packages count);
+    ``kept``: the ``keep_plan`` entries of the previous branch. Every
+    installed driver package (any branch, half-configured ones included) that is not exactly a kept
+    (name, version) is purged; the kept .debs are installed (apt resolves them together).
+    Returns ``{purge: [names], install: [file names], branch}``.
+    """
+    keep = set((k["name"], k["version"]) for k in kept)
+    purge = sorted(set(name for name, version, _arch in nd.package_items(packages)
+                       if nd.member_branch(name, version, family) is not None and (name, version) not in keep))
+    branches = set(nd.member_branch(k["name"], k["version"], family) for k in kept)
+    branches.discard(None)
+    return {"purge": purge, "install": [k["file"] for k in kept], "branch": max(branches) if branches else None}
+
+
+# --- the role's whole decision ---------------------------------------------------------------------------
+
+SUPPORTED = ("Debian", "Ubuntu")
+_TRUE = ("true", "yes", "on", "1")
+
+
+def _bool(value):
+    return value if isinstance(value, bool) else str(value).strip().lower() in _TRUE
+
+
+def plan_fits(plan, method, branch, kernel_modules):
+    """Whether ``dlbox_plan`` already says this method, branch and module flavour (else the role resolves again)."""
+    driver = ((plan or {}).get("stack") or {}).get("driver") if isinstance(plan, dict) else None
+    if driver is None:
+        return False
+    if (driver.get("method") or "") != method:
+        return False
+    if branch and str(driver.get("branch")) != str(branch):
+        return False
+    return not (kernel_modules and driver.get("kernel_modules") != kernel_modules)
+
+
+def overrides(options):
+    """The role's variables that pin a part of the plan, as request overrides: {key: (variable, value)}."""
+    return {"driver_method": ("nvidia_driver_method", options.get("method")),
+            "driver_branch": ("nvidia_driver_branch", str(options.get("branch") or "")),
+            "kernel_modules": ("nvidia_driver_kernel_modules", options.get("kernel_modules") or "")}
+
+
+def _names(data, distribution):
+    return ((data.get("driver_package_names") or {}).get("distro") or {}).get((distribution or "").lower()) or {}
+
+
+def _dkms_major(names, version):
+    return int((names.get("dkms_major") or {}).get(str(version), 3))
+
+
+def _refused(out, message):
+    out["ok"] = False
+    out["errors"].append(message)
+    return out
+
+
+def _pulled_text(check):
+    if check["pulled"]:
+        return ", ".join("%s (R%s)" % (p["name"], p["branch"]) for p in check["pulled"])
+    return "%s (not at the driver version %s)" % (", ".join("%s at %s" % (m["name"], m["version"]) for m in check["mismatched"]),
+                                                    check["version"])
+
+
+def decide(data, options, plan, host=None, facts=None):
+    """Everything the ``nvidia_driver`` tasks need, from what is known so far.
+
+    ``options``: the role's variables (``method``, ``branch``, ``kernel_modules``, ``profile``, ``secure_boot``,
+    ``secure_boot_signing``, ``mok_key``, ``mok_certificate``, ``kernel_flavour``, ``build_kernels``,
+    ``in_container``, ``change_branch``, ``other_branch``, ``keep_dir``, ``request``) and the host's
+    ``distribution``, ``distribution_version``, ``kernel``, ``hostname``. ``plan``: the plan the role works from
+    (``role_plan``'s). ``host``: ``ansible_facts['dlbox_host']``. ``facts``: ``nvidia_driver_facts`` results, each
+    read when present: ``installed`` (dpkg's packages), ``mok``, ``sources``; ``simulation``, ``madison`` and
+    ``pending`` (after the archive is set up); ``after`` (dpkg after the install); ``failed`` (dpkg after a failed
+    install), with ``kept`` (the copies kept before the change); ``archives`` (the .deb files in apt's cache before a
+    branch change). Returns ``{ok, errors, warnings, ...}``; ``errors`` stops at the first refusal, as the run does.
+    """
+    o = options
+    facts = facts or {}
+    host = host or {}
+    method = o.get("method")
+    distribution = o.get("distribution") or ""
+    out = {"ok": True, "errors": [], "warnings": [], "skip_reason": "", "packages_only": False,
+           "build_only": bool(o.get("build_kernels")), "driver": None, "fabric_manager": None, "set": None,
+           "signing": None, "components": [], "sources": [], "change": None, "pin": None, "simulate": None,
+           "family": list((data.get("driver_package_names") or {}).get("family") or []),
+           "upgrade_blacklist": list((data.get("driver_package_names") or {}).get("upgrade_blacklist") or [])}
+    if distribution not in SUPPORTED:
+        return _refused(out, "dlbox.stack.nvidia_driver installs the drivers of Debian's and Ubuntu's own archives; this host runs "
+                             "%s. Nothing was changed." % distribution)
+    names = _names(data, distribution)
+    out["dkms_packages"] = names.get("dkms_packages")
+    if not plan.get("ok"):
+        return _refused(out, " ".join(
+            ["The driver request (nvidia_driver_method=%s, nvidia_driver_branch=%s, nvidia_driver_kernel_modules=%s, "
+             "dlbox_plan_request=%s) was refused; nothing was changed:" % (
+                 method, o.get("branch") or "the plan's", o.get("kernel_modules") or "the plan's", o.get("request_text") or "{}")]
+            + list(plan.get("errors") or [])))
+    stack = plan.get("stack") or {}
+    driver = stack.get("driver")
+    fm = stack.get("fabric_manager") if driver is not None else None
+    out["driver"], out["fabric_manager"] = driver, fm
+    if driver is not None and driver.get("family"):
+        out["family"] = list(driver["family"])
+    if driver is not None and method == "distro" and names.get("handled"):
+        primary = (driver.get("packages") or [names["handled"][0]])[0]
+        if primary not in names["handled"]:
+            return _refused(out, "Driver branch %s (nvidia_driver_branch) comes from %s's archive only as %s (the tesla / legacy "
+                                 "packages), which this role does not install yet; leave nvidia_driver_branch empty for %s's %s "
+                                 "branch. Nothing was changed." % (driver.get("branch"), distribution,
+                                                                   ", ".join(driver.get("packages") or []), distribution,
+                                                                   names["handled"][0]))
+    if method == "distro" and not names.get("fabric_manager", True) and (plan.get("host") or {}).get("nvswitch"):
+        return _refused(out, "nvidia_driver_method: distro cannot drive this NVSwitch host: %s's archive has no NVIDIA Fabric "
+                             "Manager, without which NVSwitch systems run no CUDA work. Use NVIDIA's repository "
+                             "(nvidia_driver_method: nvidia_repo) or Ubuntu, whose archive ships nvidia-fabricmanager. "
+                             "Nothing was changed." % distribution)
+    repo = (driver or {}).get("repo") or {}
+    if driver is not None and method == "nvidia_repo" and not (driver.get("packages") and repo.get("kernel_package")):
+        return _refused(out, "nvidia_driver_method: nvidia_repo: data/compat.yml names no package of NVIDIA's repository for "
+                             "driver branch %s (%s modules) on %s %s (driver_package_names.nvidia_repo). Ask for another "
+                             "nvidia_driver_branch, or nvidia_driver_method: distro. Nothing was changed." % (
+                                 driver.get("branch", "?"), driver.get("kernel_modules", "?"), distribution,
+                                 o.get("distribution_version")))
+    virt = host.get("virtualization") or {}
+    boxed = bool(virt.get("container") or virt.get("wsl"))
+    if driver is None:
+        out["skip_reason"] = "No NVIDIA GPU in the plan for %s: no driver installed." % o.get("hostname")
+    elif boxed and not out["build_only"] and o.get("in_container") == "skip":
+        what = ("WSL%s instance" % (virt.get("wsl_version") or "")) if virt.get("wsl") else \
+            "%s container" % (virt.get("container_type") or "container")
+        out["skip_reason"] = ("This host is a %s: the NVIDIA kernel driver comes from the host, so none is installed here (set "
+                              "nvidia_driver_build_kernels to build the module for given kernels, e.g. in an image build)." % what)
+    out["packages_only"] = boxed and not out["build_only"] and o.get("in_container") == "packages"
+    secure_boot = bool(host.get("secure_boot") or False) if str(o.get("secure_boot")) == "auto" else _bool(o.get("secure_boot"))
+    signing = signing_path(distribution, secure_boot, o.get("secure_boot_signing", "auto"), o.get("mok_key") or "",
+                           o.get("mok_certificate") or "", _dkms_major(names, o.get("distribution_version")))
+    out["signing"] = signing
+    out["secure_boot"] = secure_boot
+    if out["skip_reason"]:
+        return out
+    if signing["path"] is None:
+        return _refused(out, signing["problem"] or "no signing path")
+    if signing["dkms_config"] is not None:
+        problem = _mok_problem(o, signing, facts.get("mok") or {})
+        if problem:
+            return _refused(out, problem)
+    branch = int(driver["branch"])
+    if method == "distro":
+        try:
+            out["set"] = driver_packages(names, branch, driver["kernel_modules"], o.get("profile", "desktop"), signing["path"],
+                                         o.get("kernel_flavour") or flavour_of_release(o.get("kernel")) or "generic")
+        except ValueError as exc:
+            return _refused(out, "nvidia_driver_profile / nvidia_driver_secure_boot_signing: %s. Nothing was changed." % exc)
+        out["components"] = list(names.get("components") or [])
+        out["sources"] = [{"path": f["path"], "content": new} for f in facts.get("sources") or []
+                          for new in [apt_sources_with_components(f["content"], out["components"], f["path"].endswith(".sources"))]
+                          if new != f["content"]] if out["components"] else []
+    else:
+        if signing["path"] != "dkms":
+            return _refused(out, "Secure Boot is on and the signing path is Canonical's precompiled modules, which come from "
+                                 "Ubuntu's archive only; with nvidia_driver_method: nvidia_repo set "
+                                 "nvidia_driver_secure_boot_signing: mok (and an enrolled nvidia_driver_mok_key / "
+                                 "nvidia_driver_mok_certificate). Nothing was changed.")
+        out["set"] = {"packages": list(driver["packages"]), "primary": driver["packages"][0],
+                      "same_version": list(repo.get("same_version") or []) + [repo["kernel_package"]],
+                      "kernel_package": repo["kernel_package"], "dkms_module": repo.get("dkms_module"), "signing": signing["path"]}
+        out["pin"] = branch_pin(branch, out["family"], "nvidia_driver_method: nvidia_repo")
+    if "installed" not in facts:
+        return out
+    installed = nd.installed_driver(facts["installed"], out["family"])
+    out["installed"] = installed
+    change = branch_change(installed["branch"], branch, _bool(o.get("change_branch", False)))
+    out["change"] = change
+    if change["action"] == "refuse":
+        return _refused(out, change["problem"])
+    changing = change["action"] == "change"
+    out["simulate"] = {"packages": out["set"]["packages"], "recommends": o.get("profile") == "desktop",
+                       "sandbox": method == "nvidia_repo" or changing,
+                       "remove": [p["name"] for p in installed["packages"]] if changing else [],
+                       "pin_name": o.get("pin_name") if method == "nvidia_repo" else "none",
+                       "pin_text": out["pin"] or ""}
+    if changing:
+        out["keep_path"] = "%s/R%s-%s" % (o.get("keep_dir"), installed["branch"], installed["version"] or "unknown")
+        out["rollback_pin"] = branch_pin(installed["branch"], out["family"], "nvidia_driver_method: nvidia_repo")
+        out["announce"] = ("Changing the NVIDIA driver from R%s (%s) to R%s: its %d packages are kept in %s first and reinstalled "
+                           "if the new branch fails to install." % (change["from_branch"], installed["version"], change["to_branch"],
+                                                                     len(installed["packages"]), o.get("keep_dir")))
+    if "simulation" in facts or facts.get("pending"):
+        _judge(out, o, driver, facts, installed)
+        if not out["ok"]:
+            return out
+    if "after" in facts:
+        _after(out, o, driver, facts)
+    if "archives" in facts and changing:
+        out["kept"] = keep_plan(installed["packages"], facts["archives"])
+    if "failed" in facts and changing:
+        out["rollback"] = rollback_plan(facts["failed"], facts.get("kept") or [], out["family"])
+    return out
+
+
+def _mok_problem(o, signing, mok):
+    shim = (o.get("shim_mok_dir") or "/var/lib/shim-signed/mok").rstrip("/")
+    key, cert = o.get("mok_key"), o.get("mok_certificate")
+    wrong_paths = signing["dkms_config"] == "shim-signed" and not (key == shim + "/MOK.priv" and cert == shim + "/MOK.der")
+    if not (mok.get("key_exists") and mok.get("certificate_exists")) or wrong_paths:
+        return ("nvidia_driver_mok_key (%s) and nvidia_driver_mok_certificate (%s) must exist on the host%s. Nothing was changed."
+                % (key, cert, (" and, with DKMS 2 on this OS, be %s/MOK.priv and MOK.der (the only key DKMS 2 signs with)" % shim)
+                   if signing["dkms_config"] == "shim-signed" else ""))
+    if mok.get("state") != "enrolled":
+        return ("The certificate nvidia_driver_mok_certificate (%s) is %s (mokutil --test-key said: %s). A module signed with it "
+                "would not load (or mokutil is missing: apt install mokutil). Enrol it first (mokutil --import %s, then confirm "
+                "at the console on the next boot), or use Ubuntu's signed precompiled modules, or turn Secure Boot off. "
+                "Nothing was changed." % (cert, mok.get("state") or "unknown", (mok.get("text") or "").strip(), cert))
+    return None
+
+
+def _judge(out, o, driver, facts, installed):
+    """The verdict on apt's simulation: the version to install, the names to give apt, Fabric Manager's version."""
+    branch = int(driver["branch"])
+    the_set = out["set"]
+    sim = facts.get("simulation") or {}
+    pending = bool(facts.get("pending"))
+    errors_text = " ".join(line for line in (sim.get("stderr") or "").splitlines() if line.startswith("E:"))
+    if o.get("method") == "distro":
+        if sim.get("rc") != 0:
+            return _refused(out, "apt cannot install %s for driver branch %s (%s modules, nvidia_driver_profile=%s, signing=%s): %s "
+                                 "Choose another nvidia_driver_branch / nvidia_driver_profile, or check the apt sources. Nothing "
+                                 "was changed." % (" ".join(the_set["packages"]), branch, driver["kernel_modules"], o.get("profile"),
+                                                   out["signing"]["path"], errors_text))
+        present = dict((n, v) for n, v, _a in nd.package_items(facts["installed"]) if n in the_set["packages"])
+        check = check_simulation(sim.get("stdout") or "", the_set["primary"], branch, the_set["same_version"], present)
+        out["check"] = check
+        if not (check["ok"] or (o.get("other_branch") == "warn" and check["version"] is not None)):
+            return _refused(out, "Asked for driver branch %s (%s), but apt would install %s. Ubuntu keeps retired branches as "
+                                 "transitional packages that pull a newer one. Ask for that branch (nvidia_driver_branch: \"%s\"), or "
+                                 "set nvidia_driver_other_branch: warn to take it anyway. Nothing was changed." % (
+                                     branch, " ".join(the_set["packages"]), _pulled_text(check), check["branch_found"]))
+        if not check["ok"]:
+            out["warnings"].append("WARNING: asked for driver branch %s, apt installs branch %s (%s); nvidia_driver_other_branch=warn "
+                                   "lets it." % (branch, check["branch_found"], ", ".join(p["name"] for p in check["pulled"])))
+        if the_set["signing"] == "precompiled" and check["dkms"]:
+            return _refused(out, "The signed precompiled set (%s) would also install %s, which builds an unsigned module that Secure "
+                                 "Boot rejects. Nothing was changed." % (" ".join(the_set["packages"]), ", ".join(check["dkms"])))
+        out["target_version"] = check["version"]
+        out["install_names"] = list(the_set["packages"])
+        out["expect_branch"] = check["branch_found"] if not check["ok"] else branch
+    else:
+        if pending:
+            out["target_version"] = driver.get("version_available")
+            out["install_names"] = list(the_set["packages"])
+        else:
+            if sim.get("rc") != 0:
+                return _refused(out, "apt cannot install %s (driver branch %s, %s modules) from NVIDIA's repository: %s Is branch %s "
+                                     "in the repository (cuda_repo_base_url)? Choose another nvidia_driver_branch. Nothing was "
+                                     "changed." % (" ".join(the_set["packages"]), branch, driver["kernel_modules"], errors_text, branch))
+            check = check_branch_simulation(sim.get("stdout") or "", branch, out["family"], (driver.get("repo") or {}).get("same_version"),
+                                            the_set["kernel_package"], the_set["packages"])
+            out["repo_check"] = check
+            if not check["ok"]:
+                wrong = ", ".join("%s %s" % (w["name"], w["version"]) for w in check["wrong"]) or "nothing of another branch"
+                mixed = (" and %s (not at the driver version %s)" % (", ".join("%s %s" % (m["name"], m["version"]) for m in check["mismatched"]),
+                                                                     check["version"])) if check["mismatched"] else ""
+                return _refused(out, "NVIDIA's repository does not give driver branch %s as a whole: apt would install %s%s. Choose a "
+                                     "branch the repository has (nvidia_driver_branch), or check cuda_repo_base_url. Nothing was "
+                                     "changed." % (branch, wrong, mixed))
+            out["target_version"] = check["version"] or (installed["version"] if installed["branch"] == branch else None)
+            out["install_names"] = check["exact"]
+        target = out["target_version"]
+        if target is None or compare_versions(target, driver.get("min_version")) < 0:
+            return _refused(out, "NVIDIA's repository gives driver %s for branch %s; the plan needs %s or newer. Nothing was "
+                                 "changed." % (target, branch, driver.get("min_version")))
+        out["expect_branch"] = branch
+    fm = out["fabric_manager"]
+    if fm is not None:
+        if pending:
+            out["fm"] = {"ok": True, "version": "%s-*" % out["target_version"], "available": []}
+        else:
+            out["fm"] = fabric_manager_version(facts.get("madison") or "", fm["package"], out["target_version"])
+        if not out["fm"]["ok"]:
+            return _refused(out, "This NVSwitch host needs NVIDIA Fabric Manager (%s) at exactly the driver's version %s (driver branch "
+                                 "%s), and the repositories have %s. Without it nvidia-fabricmanager.service does not start and the "
+                                 "GPUs run no CUDA work. Ask for a driver branch whose version has a Fabric Manager build "
+                                 "(nvidia_driver_branch). Nothing was changed." % (
+                                     fm["package"], out["target_version"], branch, ", ".join(out["fm"]["available"]) or "no version of it"))
+    return out
+
+
+def _after(out, o, driver, facts):
+    """The checks after the install: branch, version, same-version packages, no DKMS on the signed path, holds."""
+    the_set = out["set"]
+    now = dict((n, v) for n, v, _a in nd.package_items(facts["after"]))
+    names = sorted(now)
+    holds = [n for n in the_set["packages"] if n in now] + (
+        [p["name"] for p in nd.installed_driver(facts["after"], out["family"])["packages"]] if o.get("method") == "nvidia_repo" else [])
+    out["holds"] = [n for i, n in enumerate(holds) if n not in holds[:i]]
+    patterns = [re.compile(p) for p in out["upgrade_blacklist"]]
+    out["blacklist"] = sorted(set(the_set["packages"] + [n for n in names if any(p.search(n) for p in patterns)]))
+    if _bool(o.get("check_mode", False)) and (the_set["primary"] not in now or (out["change"] or {}).get("action") == "change"):
+        out["after"] = None
+        return
+    if the_set["primary"] not in now:
+        out["after"] = {"version": None, "branch": None, "fm_installed": False,
+                        "problems": ["After installing, %s is not installed." % the_set["primary"]]}
+        return
+    version = nd.upstream_version(now[the_set["primary"]])
+    expect = int(out.get("expect_branch") or driver["branch"])
+    dpkg_branch = nd.installed_driver(facts["after"], out["family"])["branch"]
+    wrong = [n for n in the_set["same_version"] if n in now and nd.upstream_version(now[n]) != version]
+    if o.get("method") == "nvidia_repo":
+        wrong += [n for n in the_set["same_version"] if n not in now]
+    dkms_re = re.compile(out["dkms_packages"]) if out.get("dkms_packages") else None
+    dkms = [n for n in names if dkms_re and dkms_re.search(n)] if the_set["signing"] == "precompiled" else []
+    problems = []
+    if (nd.branch_of_version(version) != expect or compare_versions(version, driver.get("min_version")) < 0 or wrong or dkms
+            or dpkg_branch != expect):
+        problems.append("After installing, %s is %s: expected branch %s at %s or newer%s%s; dpkg's driver packages are of branch %s."
+                        % (the_set["primary"], version, expect, driver.get("min_version"),
+                           (", with %s at the same version" % ", ".join(wrong)) if wrong else "",
+                           (", and no DKMS package on the signed path (found %s)" % ", ".join(dkms)) if dkms else "", dpkg_branch))
+    fm = out["fabric_manager"]
+    if fm is not None and fm["package"] in now and nd.upstream_version(now[fm["package"]]) != version:
+        problems.append("%s is %s, the driver %s: Fabric Manager must have exactly the driver's version."
+                        % (fm["package"], now[fm["package"]], version))
+    out["after"] = {"version": version, "branch": dpkg_branch, "problems": problems,
+                    "fm_installed": fm is not None and fm["package"] in now}
+
