@@ -7,23 +7,12 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.dlbox.stack.plugins.plugin_utils import stack_input
-from ansible_collections.dlbox.stack.plugins.plugin_utils.captures import CaptureError, hardware_from_captures
-from ansible_collections.dlbox.stack.plugins.plugin_utils import stack_resolver
+from ansible_collections.dlbox.stack.plugins.plugin_utils import role_plan
 from ansible_collections.dlbox.stack.plugins.plugin_utils import workstation_plan
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import (
     CompatDataError,
-    load_compat,
-    load_compat_index,
     load_gpu_index,
 )
-
-
-def _data(data_path):
-    try:
-        return load_compat(data_path)
-    except CompatDataError as exc:
-        raise AnsibleFilterError(str(exc)) from exc
 
 
 def _gpu_index(data_path, catalog_path):
@@ -43,21 +32,11 @@ def resolve_stack(host, request=None, hardware=None, data_path=None, catalog_pat
     captured on it, see plugin_utils.captures); ``data_path`` points at
     another compat.yml, ``catalog_path`` at another GPU catalog (false: none). Returns the plan dict (ok, errors, warnings, notes, host, stack, data_date).
     """
-    data = _data(data_path)
-    index = _gpu_index(data_path, catalog_path)
-    # strict input first: nothing below sees a key or value that was not checked
-    problems = stack_input.check_request(request)
-    if hardware is not None:
-        problems += stack_input.check_hardware(data, hardware)
-    if problems:
-        return stack_resolver.refused_plan(data, problems, {"planning": hardware is not None})
-    if hardware:
-        try:
-            hardware = hardware_from_captures(hardware)
-        except CaptureError as exc:
-            return stack_resolver.refused_plan(data, ["dlbox_plan_hardware.%s" % exc], {"planning": True})
-        host = index.host_from_hardware(hardware)
-    return stack_resolver.resolve(load_compat_index(data_path), host or {}, request or {}, gpu_index=index)
+    try:
+        # the one resolver entry (plugin_utils.role_plan.resolve), which the roles' own filters use too
+        return role_plan.resolve(host, request, hardware=hardware, data_path=data_path, catalog_path=catalog_path)
+    except role_plan.RolePlanError as exc:
+        raise AnsibleFilterError(str(exc)) from exc
 
 
 def lookup_gpu(name_or_pci_id, data_path=None, catalog_path=None):

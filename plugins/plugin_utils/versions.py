@@ -5,8 +5,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.dlbox.stack.plugins.module_utils.versions import (  # noqa: F401 (re-exported)
-    __all__,
+from ansible_collections.dlbox.stack.plugins.module_utils.versions import (
     at_least,
     at_most,
     compare_versions,
@@ -18,3 +17,6 @@ from ansible_collections.dlbox.stack.plugins.module_utils.versions import (  # n
     version_tuple,
     year_month,
 )
+
+__all__ = ["parse_version", "version_tuple", "compare_versions", "at_least", "at_most", "version_matches",
+           "driver_branch_of", "major_minor", "major_of", "year_month"]
