@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.dlbox.stack.plugins.plugin_utils import ini_text
+from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import LazyModule
+
+ini_text = LazyModule("plugin_utils.ini_text")
 
 
 def common_ini_option(text, section, option, value=None, state="present"):

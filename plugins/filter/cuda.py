@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.dlbox.stack.plugins.plugin_utils import cuda_plan as _cuda_plan
-from ansible_collections.dlbox.stack.plugins.plugin_utils.role_plan import RolePlanError, role_plan
+from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import LazyModule
+
+_cuda_plan = LazyModule("plugin_utils.cuda_plan")
+_role_plan = LazyModule("plugin_utils.role_plan")
 
 
 def cuda_plan(options, plan, host=None, request=None, hardware=None, installed=None, compilers=None, data_path=None):
@@ -21,14 +23,14 @@ def cuda_plan(options, plan, host=None, request=None, hardware=None, installed=N
     if plan is not None and (not isinstance(plan, dict) or "stack" not in plan):
         raise AnsibleFilterError("cuda_plan: expected the plan (dlbox_plan, the result of dlbox.stack.resolve_stack) or none")
     try:
-        got = role_plan("cuda", plan, host=host, request=request, hardware=hardware, data_path=data_path)
+        got = _role_plan.role_plan("cuda", plan, host=host, request=request, hardware=hardware, data_path=data_path)
 
         def resolve(version):
-            return role_plan("cuda", got["plan"], host=host, request=request, hardware=hardware, data_path=data_path,
+            return _role_plan.role_plan("cuda", got["plan"], host=host, request=request, hardware=hardware, data_path=data_path,
                              overrides={"cuda": ("cuda_versions", version)})["plan"]
 
         return _cuda_plan.decide(got["data"], got["plan"], options, resolve=resolve, installed=installed, compilers=compilers)
-    except RolePlanError as exc:
+    except _role_plan.RolePlanError as exc:
         raise AnsibleFilterError(str(exc)) from exc
 
 

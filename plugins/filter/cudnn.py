@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.dlbox.stack.plugins.module_utils import _cudnn
-from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import CompatDataError, load_compat
+from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import LazyModule
+
+_cudnn = LazyModule("module_utils._cudnn")
+_compat_data = LazyModule("plugin_utils.compat_data")
 
 
 def cudnn_selection(toolkits, version, cuda_major="", plan_cuda="", method="nvidia_repo", arch="x86_64",
@@ -16,8 +18,8 @@ def cudnn_selection(toolkits, version, cuda_major="", plan_cuda="", method="nvid
     """The cuDNN build for the installed CUDA toolkits, with NVIDIA's names from data/compat.yml (``cudnn``,
     ``cudnn_names``); ``errors`` says why it does not fit, naming the variable."""
     try:
-        data = load_compat(data_path)
-    except CompatDataError as exc:
+        data = _compat_data.load_compat(data_path)
+    except _compat_data.CompatDataError as exc:
         raise AnsibleFilterError(str(exc)) from exc
     if "cudnn_names" not in data:
         raise AnsibleFilterError("data/compat.yml has no cudnn_names section (the cudnn role reads NVIDIA's names there)")

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.dlbox.stack.plugins.plugin_utils import doctor
-from ansible_collections.dlbox.stack.plugins.plugin_utils.doctor_data import DoctorDataError, load_doctor_data
+from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import LazyModule
+
+doctor = LazyModule("plugin_utils.doctor")
+_doctor_data = LazyModule("plugin_utils.doctor_data")
 
 
 def doctor_diagnose(captures, host="localhost", stream=False, data_path=None):
@@ -18,7 +20,7 @@ def doctor_diagnose(captures, host="localhost", stream=False, data_path=None):
     ``stream=True`` it is the standard output of ``dlbox-collect --stdout`` from a live host.
     """
     try:
-        data = load_doctor_data(data_path)
+        data = _doctor_data.load_doctor_data(data_path)
         if stream:
             if not isinstance(captures, str):
                 raise doctor.DoctorInputError("the dlbox-collect output must be text, got %s" % type(captures).__name__)
@@ -26,7 +28,7 @@ def doctor_diagnose(captures, host="localhost", stream=False, data_path=None):
         else:
             parts, source = doctor.read_captures(captures), captures
         return doctor.diagnose(parts, host=str(host), data=data, source=source)
-    except (doctor.DoctorInputError, DoctorDataError) as exc:
+    except (doctor.DoctorInputError, _doctor_data.DoctorDataError) as exc:
         raise AnsibleFilterError(str(exc)) from exc
 
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_plan as _plan
-from ansible_collections.dlbox.stack.plugins.plugin_utils.role_plan import RolePlanError, role_plan
+from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import LazyModule
+
+_plan = LazyModule("plugin_utils.nvidia_driver_plan")
+_role_plan = LazyModule("plugin_utils.role_plan")
 
 
 def nvidia_driver_plan(options, plan=None, host=None, request=None, hardware=None, facts=None, data_path=None):
@@ -23,9 +25,9 @@ def nvidia_driver_plan(options, plan=None, host=None, request=None, hardware=Non
         raise AnsibleFilterError("nvidia_driver_plan: expected the plan (dlbox_plan, the result of dlbox.stack.resolve_stack) or none")
     fits = _plan.plan_fits(plan, options.get("method"), str(options.get("branch") or ""), options.get("kernel_modules") or "")
     try:
-        got = role_plan("nvidia_driver", plan if fits else None, host=host, request=request, hardware=hardware,
+        got = _role_plan.role_plan("nvidia_driver", plan if fits else None, host=host, request=request, hardware=hardware,
                         overrides=None if fits else _plan.overrides(options), data_path=data_path)
-    except RolePlanError as exc:
+    except _role_plan.RolePlanError as exc:
         raise AnsibleFilterError(str(exc)) from exc
     used = got["plan"]
     out = _plan.decide(got["data"], options, used, host=host, facts=facts)

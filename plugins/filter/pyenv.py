@@ -7,16 +7,18 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.dlbox.stack.plugins.plugin_utils import python_env_plan as _pyenv
-from ansible_collections.dlbox.stack.plugins.plugin_utils.role_plan import RolePlanError, load_data, role_plan
+from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import LazyModule
+
+_pyenv = LazyModule("plugin_utils.python_env_plan")
+_role_plan = LazyModule("plugin_utils.role_plan")
 
 VAR = "python_env_environments"
 
 
 def _data(data_path):
     try:
-        return load_data(data_path)
-    except RolePlanError as exc:
+        return _role_plan.load_data(data_path)
+    except _role_plan.RolePlanError as exc:
         raise AnsibleFilterError(str(exc)) from exc
 
 
@@ -45,8 +47,8 @@ def pyenv_plan(environments, plan, host=None, request=None, hardware=None, requi
     if plan is not None and (not isinstance(plan, dict) or "stack" not in plan):
         raise AnsibleFilterError("pyenv_plan: expected the plan (dlbox_plan, the result of dlbox.stack.resolve_stack) or none")
     try:
-        got = role_plan("python_env", plan, host=host, request=request, hardware=hardware, data_path=data_path)
-    except RolePlanError as exc:
+        got = _role_plan.role_plan("python_env", plan, host=host, request=request, hardware=hardware, data_path=data_path)
+    except _role_plan.RolePlanError as exc:
         raise AnsibleFilterError(str(exc)) from exc
     plan, data = got["plan"], got["data"]
     envs = environments if environments not in (None, "") else []
@@ -70,9 +72,9 @@ def pyenv_plan(environments, plan, host=None, request=None, hardware=None, requi
         if sub_request is not None:
             # the public resolver, exactly as plan.yml calls it, with this environment's request
             try:
-                sub = role_plan("python_env", None, host=host, request=sub_request, hardware=hardware,
+                sub = _role_plan.role_plan("python_env", None, host=host, request=sub_request, hardware=hardware,
                                 data_path=data_path)["plan"]
-            except RolePlanError as exc:
+            except _role_plan.RolePlanError as exc:
                 raise AnsibleFilterError(str(exc)) from exc
             if not sub["ok"]:
                 asked = ", ".join("%s.%s=%r" % (var, k, env[k]) for k in _pyenv.STACK_KEYS if env.get(k) not in (None, "", "auto"))

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.dlbox.stack.plugins.plugin_utils import role_plan as _role_plan
+from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import LazyModule
+
+_role_plan = LazyModule("plugin_utils.role_plan")
 
 
 def role_plan(plan, role, host=None, request=None, hardware=None, overrides=None, recheck=False, data_path=None):

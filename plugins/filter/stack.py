@@ -7,18 +7,17 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.dlbox.stack.plugins.plugin_utils import role_plan
-from ansible_collections.dlbox.stack.plugins.plugin_utils import workstation_plan
-from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import (
-    CompatDataError,
-    load_gpu_index,
-)
+from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import LazyModule
+
+role_plan = LazyModule("plugin_utils.role_plan")
+workstation_plan = LazyModule("plugin_utils.workstation_plan")
+_compat_data = LazyModule("plugin_utils.compat_data")
 
 
 def _gpu_index(data_path, catalog_path):
     try:
-        return load_gpu_index(data_path, catalog_path)
-    except CompatDataError as exc:
+        return _compat_data.load_gpu_index(data_path, catalog_path)
+    except _compat_data.CompatDataError as exc:
         raise AnsibleFilterError(str(exc)) from exc
 
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.dlbox.stack.plugins.plugin_utils import workstation_summary as ws
+from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import LazyModule
+
+ws = LazyModule("plugin_utils.workstation_summary")
 
 
 def workstation_summary(after, before, roles=None, host_name=None):

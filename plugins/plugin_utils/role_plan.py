@@ -39,7 +39,6 @@ calls ``resolve_stack`` itself or opens ``data/``.
 from __future__ import annotations
 
 from ansible_collections.dlbox.stack.plugins.plugin_utils import stack_input, stack_resolver
-from ansible_collections.dlbox.stack.plugins.plugin_utils.captures import CaptureError, hardware_from_captures
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import (
     CompatDataError,
     load_compat,
@@ -118,10 +117,15 @@ def resolve(host, request=None, hardware=None, data_path=None, catalog_path=None
     if problems:
         return stack_resolver.refused_plan(data, problems, {"planning": hardware is not None})
     if hardware:
-        try:
-            hardware = hardware_from_captures(hardware)
-        except CaptureError as exc:
-            return stack_resolver.refused_plan(data, ["dlbox_plan_hardware.%s" % exc], {"planning": True})
+        if hardware.get("captures"):
+            # captured outputs are read by hostfacts' parsers: imported only for a plan that brings captures
+            # pylint: disable-next=import-outside-toplevel
+            from ansible_collections.dlbox.stack.plugins.plugin_utils.captures import CaptureError, hardware_from_captures
+
+            try:
+                hardware = hardware_from_captures(hardware)
+            except CaptureError as exc:
+                return stack_resolver.refused_plan(data, ["dlbox_plan_hardware.%s" % exc], {"planning": True})
         host = index.host_from_hardware(hardware)
     return stack_resolver.resolve(load_compat_index(data_path), host or {}, request or {}, gpu_index=index)
 
