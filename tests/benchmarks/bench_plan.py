@@ -60,7 +60,7 @@ def main(argv):
         one, many = inventory(folder, 1), inventory(folder, count)
         cache = os.path.join(folder, "cache")
         figures = {}
-        for label, cache_dir in (("without the data cache (before)", "off"), ("with the data cache (after)", cache)):
+        for label, cache_dir in (("without the data cache (each worker loads data/ again)", "off"), ("with the data cache", cache)):
             if cache_dir != "off":
                 shutil.rmtree(cache_dir, ignore_errors=True)
             run(one, forks, cache_dir)  # warm the OS file cache (and build the data cache)
