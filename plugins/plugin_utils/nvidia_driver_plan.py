@@ -378,7 +378,8 @@ def decide(data, options, plan, host=None, facts=None):
 
     ``options``: the role's variables (``method``, ``branch``, ``kernel_modules``, ``profile``, ``secure_boot``,
     ``secure_boot_signing``, ``mok_key``, ``mok_certificate``, ``kernel_flavour``, ``build_kernels``,
-    ``in_container``, ``change_branch``, ``other_branch``, ``keep_dir``, ``request``) and the host's
+    ``in_container``, ``change_branch``, ``other_branch``, ``keep_dir``, ``request_text``; ``packages`` and
+    ``same_version``: a distribution package set to judge instead of the data's, which the role never sets) and the host's
     ``distribution``, ``distribution_version``, ``kernel``, ``hostname``. ``plan``: the plan the role works from
     (``role_plan``'s). ``host``: ``ansible_facts['dlbox_host']``. ``facts``: ``nvidia_driver_facts`` results, each
     read when present: ``installed`` (dpkg's packages), ``mok``, ``sources``; ``simulation``, ``madison`` and
@@ -463,6 +464,11 @@ def decide(data, options, plan, host=None, facts=None):
                                          o.get("kernel_flavour") or flavour_of_release(o.get("kernel")) or "generic")
         except ValueError as exc:
             return _refused(out, "nvidia_driver_profile / nvidia_driver_secure_boot_signing: %s. Nothing was changed." % exc)
+        if o.get("packages"):
+            # a set to judge instead of the data's (the role never sets it; the live-archive tests of apt's verdict do)
+            given = list(o["packages"])
+            out["set"] = dict(out["set"], packages=given, primary=given[0],
+                              same_version=[n for n in o.get("same_version") or [] if n in given])
         out["components"] = list(names.get("components") or [])
         out["sources"] = [{"path": f["path"], "content": new} for f in facts.get("sources") or []
                           for new in [apt_sources_with_components(f["content"], out["components"], f["path"].endswith(".sources"))]

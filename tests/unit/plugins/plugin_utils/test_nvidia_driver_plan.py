@@ -387,3 +387,13 @@ def test_signing_and_mok_state():
     out = p.decide(DATA, options(distribution="Ubuntu", distribution_version="24.04"), debian_plan(580, "open", ["nvidia-driver-580-open"]),
                    host={"secure_boot": True})
     assert out["secure_boot"] and out["signing"]["path"] == "precompiled" and out["set"]["dkms_module"] is None
+
+
+def test_a_given_set_is_judged_instead_of_the_datas():
+    # the live-archive scenario (molecule/nvidia_driver_ubuntu) judges the plain driver on the Secure Boot path
+    o = options(distribution="Ubuntu", distribution_version="22.04", profile="desktop", packages=["nvidia-driver-580-open"],
+                same_version=["nvidia-utils-580", "not-in-the-set"])
+    facts = {"installed": [], "simulation": {"rc": 0, "stdout": fixture("ubuntu2204-apt-get-s-install-nvidia-driver-580-open.txt")}}
+    out = p.decide(DATA, o, debian_plan(580, "open", ["nvidia-driver-580-open"]), host={"secure_boot": True}, facts=facts)
+    assert out["set"]["packages"] == ["nvidia-driver-580-open"] and out["set"]["same_version"] == []
+    assert not out["ok"] and "nvidia-dkms-580-open" in out["errors"][0] and "unsigned module" in out["errors"][0]
