@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Build dlbox.stack's systemd test images without a registry: debootstrap -> docker import -> Dockerfile.
 #
-#   tests/images/build.sh [debian12] [ubuntu2204] [ubuntu2404]     (default: all three)
+#   tests/images/build.sh [debian12] [ubuntu2204] [ubuntu2404] [debian13]   (default: the first three)
+#
+# debian13 (trixie) is built only when named: the quickstart test (tests/integration/test_quickstart.py)
+# uses it, the Molecule scenarios do not (each would run once more on it).
 #
 # Each image carries the label org.dlbox.recipe=<hash of its recipe>; an image whose label matches
 # is reused, so a second run builds nothing. Ubuntu platforms are built only when Ubuntu's archive
 # answers; otherwise they are skipped with one line. The list of images that exist afterwards is
-# written to build/platforms (one distro a line), which `make test` reads.
+# written to build/platforms (one distro a line), which `make test` reads; DLBOX_PLATFORMS_FILE names
+# another file (the quickstart test's own build leaves the Molecule platforms alone).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,9 +28,10 @@ log() { printf '[images] %s\n' "$*"; }
 recipe() {  # distro -> "id codename mirror"
   case "$1" in
     debian12)   echo "debian bookworm -" ;;
+    debian13)   echo "debian trixie -" ;;
     ubuntu2204) echo "ubuntu jammy $UBUNTU_MIRROR" ;;
     ubuntu2404) echo "ubuntu noble $UBUNTU_MIRROR" ;;
-    *) echo "unknown test platform '$1' (known: debian12 ubuntu2204 ubuntu2404)" >&2; return 2 ;;
+    *) echo "unknown test platform '$1' (known: debian12 debian13 ubuntu2204 ubuntu2404)" >&2; return 2 ;;
   esac
 }
 
@@ -94,16 +99,17 @@ build_one() {
 command -v debootstrap >/dev/null || { echo "build.sh: debootstrap is missing (apt-get install debootstrap)" >&2; exit 2; }
 docker info >/dev/null 2>&1 || { echo "build.sh: no Docker engine answers (make docker-engine starts one)" >&2; exit 2; }
 
-: > "$out/platforms.new"
+platforms_file=${DLBOX_PLATFORMS_FILE:-$out/platforms}
+: > "$platforms_file.new"
 status=0
 for d in "${distros[@]}"; do
   if build_one "$d"; then
-    echo "$d" >> "$out/platforms.new"
+    echo "$d" >> "$platforms_file.new"
   else
     rc=$?
     [ "$rc" -eq 1 ] || status=$rc   # 1 = skipped (archive unreachable), anything else is a failure
   fi
 done
-mv "$out/platforms.new" "$out/platforms"
-log "platforms: $(tr '\n' ' ' < "$out/platforms")"
+mv "$platforms_file.new" "$platforms_file"
+log "platforms: $(tr '\n' ' ' < "$platforms_file")"
 exit "$status"
