@@ -7,9 +7,11 @@ the playbook follows (pure; no I/O).
 :func:`workstation_roles` takes a plan from the resolver and the host's ``dlbox_workstation_*`` switches
 (None where unset) and returns, in the playbook's order, one entry per role::
 
-    {"role": "cuda", "run": True, "why": "CUDA 13.0 (cuda-toolkit-13-0)", "switch": "dlbox_workstation_cuda"}
+    {"role": "cuda", "run": True, "why": "CUDA 13.0 (cuda-toolkit-13-0) as /usr/local/cuda",
+     "switch": "dlbox_workstation_cuda"}
 
-plus ``run`` (role name -> bool, for the playbook's conditions) and ``kernel_headers`` (whether ``common`` installs kernel headers: where a driver is planned, unless
+plus ``run`` (role name -> bool, for the playbook's conditions) and ``kernel_headers`` (whether ``common``
+installs kernel headers: where a driver is planned, unless
 ``dlbox_workstation_kernel_headers`` says otherwise).
 """
 

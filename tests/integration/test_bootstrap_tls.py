@@ -45,7 +45,8 @@ cd /srv/tls
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj '/CN=dlbox test CA' -keyout ca.key -out ca.crt \
   -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
 openssl req -newkey rsa:2048 -nodes -subj '/CN=127.0.0.1' -keyout server.key -out server.csr 2>/dev/null
-printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\nsubjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid\n' > ext.cnf
+printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' > ext.cnf
+printf 'subjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid\n' >> ext.cnf
 openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -extfile ext.cnf -out server.crt 2>/dev/null
 nohup python3 /srv/tls/server.py /srv/tls/index server.crt server.key %(port)d >/srv/tls/server.log 2>&1 &
 for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/%(port)d) 2>/dev/null && exit 0; sleep 0.2; done

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.dlbox.stack.plugins.filter.stack import plan_text, resolve_stack
+from ansible_collections.dlbox.stack.plugins.filter.stack import plan_text, resolve_stack, workstation_roles
 
 
 def _line(lines, prefix):
@@ -53,9 +53,6 @@ def test_rejects_something_that_is_not_a_plan():
 
 
 # --- what workstation.yml will do, the CUDA split, end-of-life wording, refusals (issue 21) ---------------
-
-from ansible_collections.dlbox.stack.plugins.filter.stack import workstation_roles  # noqa: E402
-
 
 def _role_lines(lines):
     start = lines.index("workstation.yml on this host:")
