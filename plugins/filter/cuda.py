@@ -27,7 +27,7 @@ def cuda_plan(options, plan, host=None, request=None, hardware=None, installed=N
 
         def resolve(version):
             return _role_plan.role_plan("cuda", got["plan"], host=host, request=request, hardware=hardware, data_path=data_path,
-                             overrides={"cuda": ("cuda_versions", version)})["plan"]
+                                        overrides={"cuda": ("cuda_versions", version)})["plan"]
 
         return _cuda_plan.decide(got["data"], got["plan"], options, resolve=resolve, installed=installed, compilers=compilers)
     except _role_plan.RolePlanError as exc:

@@ -26,7 +26,7 @@ def nvidia_driver_plan(options, plan=None, host=None, request=None, hardware=Non
     fits = _plan.plan_fits(plan, options.get("method"), str(options.get("branch") or ""), options.get("kernel_modules") or "")
     try:
         got = _role_plan.role_plan("nvidia_driver", plan if fits else None, host=host, request=request, hardware=hardware,
-                        overrides=None if fits else _plan.overrides(options), data_path=data_path)
+                                   overrides=None if fits else _plan.overrides(options), data_path=data_path)
     except _role_plan.RolePlanError as exc:
         raise AnsibleFilterError(str(exc)) from exc
     used = got["plan"]

@@ -73,7 +73,7 @@ def pyenv_plan(environments, plan, host=None, request=None, hardware=None, requi
             # the public resolver, exactly as plan.yml calls it, with this environment's request
             try:
                 sub = _role_plan.role_plan("python_env", None, host=host, request=sub_request, hardware=hardware,
-                                data_path=data_path)["plan"]
+                                           data_path=data_path)["plan"]
             except _role_plan.RolePlanError as exc:
                 raise AnsibleFilterError(str(exc)) from exc
             if not sub["ok"]:

@@ -83,8 +83,8 @@ def get(kind, cache_key):
     try:
         with open(path, "rb") as handle:
             return pickle.load(handle)  # nosec - see _trusted
-    except Exception:  # pylint: disable=broad-except - a broken cache file is rebuilt, never an error
-        return None
+    except Exception:  # pylint: disable=broad-except
+        return None  # a broken cache file is rebuilt, never an error
 
 
 def put(kind, cache_key, value):
@@ -101,8 +101,8 @@ def put(kind, cache_key, value):
             pickle.dump(value, out, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, folder / ("%s-%s.pickle" % (kind, cache_key)))
         _prune(folder, kind)
-    except Exception:  # pylint: disable=broad-except - the cache is an optimisation only
-        return
+    except Exception:  # pylint: disable=broad-except
+        return  # the cache is an optimisation only
 
 
 def _trusted_folder(folder):

@@ -64,7 +64,7 @@ def main(argv):
             if cache_dir != "off":
                 shutil.rmtree(cache_dir, ignore_errors=True)
             run(one, forks, cache_dir)  # warm the OS file cache (and build the data cache)
-            single = min(run(one, forks, cache_dir) for _ in range(2))
+            single = min(run(one, forks, cache_dir) for _attempt in range(2))
             fleet = run(many, forks, cache_dir)
             figures[label] = (single, fleet)
             print("plan.yml %s: 1 host %.2f s; %d hosts (%d forks) %.2f s = %.1f x one host"
