@@ -4,13 +4,11 @@
 #   tests/scripts/molecule.sh [scenario ...]      (default: every scenario under molecule/ but `heavy` ones)
 #
 # Platforms come from MOLECULE_DISTROS (space-separated) or build/platforms, written by
-# tests/images/build.sh. A scenario folder may hold:
-#   dind       -> layer .config/molecule/dind.yml (Docker inside the test container)
-#   platforms  -> the only distros it runs on, one a line
-#   heavy      -> left out unless named (make test-heavy)
-# DLBOX_TEST_CACHE (default 0 while it is proven): 1 starts the suite's package cache (tests/scripts/test-cache.sh:
+# tests/images/build.sh. .config/molecule/scenarios.txt, one table, says which scenarios run on fewer
+# platforms, with Docker inside (layer .config/molecule/dind.yml), or only when named (heavy: make test-heavy).
+# DLBOX_TEST_CACHE (default 1) starts the suite's package cache (tests/scripts/test-cache.sh:
 # apt-cacher-ng and proxpi in one container, kept under build/test-cache) and points every test container and the
-# controller's pip at it; 0 fetches everything directly.
+# controller's pip at it; 0 fetches everything directly (the platforms then mount .config/molecule/cache-off).
 # MOLECULE_JOBS (default 3): scenarios run at once. Scenarios mostly wait on apt and pip, so a 2-core
 # machine runs three of them in about the time of the longest; one scenario's platforms run one after
 # another (Molecule keeps one state folder a scenario). Longest scenarios start first.
@@ -20,10 +18,14 @@ cd "$root"
 [ -x "$root/.venv/bin/molecule" ] && export PATH="$root/.venv/bin:$PATH"
 export ANSIBLE_COLLECTIONS_PATH=${ANSIBLE_COLLECTIONS_PATH:-$root/build/collections}
 jobs_max=${MOLECULE_JOBS:-3}
+table=.config/molecule/scenarios.txt
+# field SCENARIO N: column N of the scenario's line in the table ("" when it is not listed)
+field() { awk -v s="$1" -v n="$2" '$1 !~ /^#/ && $1 == s { print $n; exit }' "$table"; }
 scenarios=("$@")
 if [ ${#scenarios[@]} -eq 0 ]; then
   for f in molecule/*/molecule.yml; do
-    [ -f "$(dirname "$f")/heavy" ] || scenarios+=("$(basename "$(dirname "$f")")")
+    s=$(basename "$(dirname "$f")")
+    [ "$(field "$s" 4)" = heavy ] || scenarios+=("$s")
   done
 fi
 read -r -a distros <<< "${MOLECULE_DISTROS:-$(tr '\n' ' ' < build/platforms 2>/dev/null)}"
@@ -33,7 +35,7 @@ if [ ${#distros[@]} -eq 0 ]; then
 fi
 mkdir -p build/molecule-logs build/molecule-results
 
-if [ "${DLBOX_TEST_CACHE:-0}" = 1 ]; then
+if [ "${DLBOX_TEST_CACHE:-1}" = 1 ]; then
   tests/scripts/test-cache.sh start "$$" || exit 2
   trap 'tests/scripts/test-cache.sh stop "$$"' EXIT
   # the test containers mount these files (.config/molecule/config.yml); the controller's pip (prepare.yml's
@@ -55,12 +57,13 @@ while read -r _ s; do ordered+=("$s"); done < <(
 
 # One scenario on each of its platforms, in turn; one result line a platform.
 run_scenario() {
-  local s=$1 d log start verdict total=0
+  local s=$1 d log start verdict total=0 only
   local base=(--base-config .config/molecule/config.yml)
-  [ -f "molecule/$s/dind" ] && base+=(--base-config .config/molecule/dind.yml)
+  [ "$(field "$s" 3)" = dind ] && base+=(--base-config .config/molecule/dind.yml)
+  only=$(field "$s" 2)
   : > "build/molecule-results/$s.txt"
   for d in "${distros[@]}"; do
-    if [ -f "molecule/$s/platforms" ] && ! grep -qx "$d" "molecule/$s/platforms"; then
+    if [ -n "$only" ] && [ "$only" != all ] && [[ ",$only," != *",$d,"* ]]; then
       continue
     fi
     log="build/molecule-logs/$s-$d.log"
