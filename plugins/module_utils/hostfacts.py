@@ -279,8 +279,8 @@ def parse_nvidia_smi_q_pcie(text):
             links.append(current)
         field = ("gen_" if block == "gen" else "width_") + ("max" if key == "Max" else "current")
         current[field] = _to_int(match.group(3)) if block == "gen" else _width(match.group(3))
-    return [link for link in links if any(link[k] is not None for k in ("gen_max", "gen_current", "width_max",
-                                                                         "width_current"))]
+    fields = ("gen_max", "gen_current", "width_max", "width_current")
+    return [link for link in links if any(link[k] is not None for k in fields)]
 
 
 _LSPCI_HEAD_RE = re.compile(r"^(?P<address>(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+(?P<rest>.*)$")

@@ -223,8 +223,8 @@ def recognize(text):
         kinds.add("docker-error")
     if _K8S_RE.search(text) or "FailedScheduling" in text:
         kinds.add("kubernetes")
-    if _UNIT_STATE_RE.search(text) or _JOB_FAILED_RE.search(text) or re.search(r"nv-fabricmanager\[|nvidia-persistenced\[",
-                                                                                text):
+    units = re.search(r"nv-fabricmanager\[|nvidia-persistenced\[", text)
+    if _UNIT_STATE_RE.search(text) or _JOB_FAILED_RE.search(text) or units:
         kinds.add("systemd")
     if _MISSING_RE.search(text):
         kinds.add("dlbox-collect-missing")
@@ -268,6 +268,8 @@ _Q_SECTION_KEYS = {
     "Retired Pages": "retired", "Utilization": "util", "FB Memory Usage": "fb",
 }
 _THROTTLE_REASONS = ("HW Slowdown", "HW Thermal Slowdown", "HW Power Brake Slowdown", "SW Thermal Slowdown")
+_THROTTLE_KEYS = _THROTTLE_REASONS + ("Idle", "SW Power Cap", "Applications Clocks Setting", "Sync Boost",
+                                      "Display Clock Setting", "Unknown")
 
 
 def _smi_q(text):
@@ -311,8 +313,7 @@ def _smi_q(text):
             ensure()["name"] = value
         elif key == "Persistence Mode":
             ensure()["persistence"] = hostfacts._enabled(value)  # pylint: disable=protected-access
-        elif section == "throttle" and key in _THROTTLE_REASONS + ("Idle", "SW Power Cap", "Applications Clocks Setting",
-                                                                    "Sync Boost", "Display Clock Setting", "Unknown"):
+        elif section == "throttle" and key in _THROTTLE_KEYS:
             gpu = ensure()
             gpu["throttle_active"] = gpu["throttle_active"] or []
             if value == "Active":

@@ -322,10 +322,9 @@ def ecc_retired_or_remapped(facts, data):
         if retired.get("double_bit"):
             evidence.append("retired pages: %d double-bit" % retired["double_bit"])
         if evidence:
+            label = gpu.get("name") or gpu.get("pci_bus_id") or "a GPU"
             findings.append(_finding(
-                "ecc-retired-or-remapped", severity, "GPU memory errors on %s" % (gpu.get("name") or gpu.get("pci_bus_id")
-                                                                                 or "a GPU"),
-                evidence,
+                "ecc-retired-or-remapped", severity, "GPU memory errors on %s" % label, evidence,
                 "A pending remap or retirement takes effect at the next GPU reset: drain the GPU, nvidia-smi -r -i <id> "
                 "or reboot. A remapping failure, or rows/pages that keep growing, mean the board should go back to the "
                 "vendor (NVIDIA, GPU memory error management: https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/)."))

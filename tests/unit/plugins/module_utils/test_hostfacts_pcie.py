@@ -42,17 +42,17 @@ def test_q_text_without_link_info_gives_nothing():
 
 def test_lspci_grepped_cap_and_status():
     links = hf.parse_lspci_links((FIXTURES / "doctor" / "lspci-lnksta-gen1-idle-x16.txt").read_text())
-    assert [(l["gen_max"], l["width_max"], l["gen_current"], l["width_current"], l["speed_downgraded"],
-             l["width_downgraded"]) for l in links] == [(4, 16, 1, 16, True, False)]
+    assert [(link["gen_max"], link["width_max"], link["gen_current"], link["width_current"], link["speed_downgraded"],
+             link["width_downgraded"]) for link in links] == [(4, 16, 1, 16, True, False)]
 
 
 def test_lspci_status_only_with_lspci_notes():
     links = hf.parse_lspci_links((FIXTURES / "doctor" / "lspci-vv-lnksta-x1-downgraded.txt").read_text())
-    assert [(l["gen_current"], l["width_current"], l["speed_downgraded"], l["width_downgraded"]) for l in links] == [
+    assert [(link["gen_current"], link["width_current"], link["speed_downgraded"], link["width_downgraded"]) for link in links] == [
         (2, 1, True, True)]
 
 
 def test_lspci_block_keeps_bus_name_and_driver():
     links = hf.parse_lspci_links((FIXTURES / "doctor" / "lspci-vv-kernel-driver-nouveau.txt").read_text())
-    assert [(l["pci_bus_id"], l["nvidia"], l["driver_in_use"], l["width_current"]) for l in links] == [
+    assert [(link["pci_bus_id"], link["nvidia"], link["driver_in_use"], link["width_current"]) for link in links] == [
         ("0000:01:00.0", True, "nouveau", None)]
