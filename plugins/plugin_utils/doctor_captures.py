@@ -174,7 +174,7 @@ def recognize(text):
         kinds.add("nvidia-smi-csv")
     if _is_smi_table(text):
         kinds.add("nvidia-smi")
-    if any(pattern.search(text) for _, pattern in _SMI_ERRORS):
+    if any(pattern.search(text) for _name, pattern in _SMI_ERRORS):
         kinds.add("nvidia-smi-error")
     if "nvidia-smi-xml" not in kinds and _SMI_Q_HEAD_RE.search(text):
         kinds.add("nvidia-smi-q")
@@ -213,13 +213,13 @@ def recognize(text):
         kinds.add("nvcc")
     if "Traceback (most recent call last)" in text or re.search(r"^\w*(Error|Warning): ", text, re.M):
         kinds.add("python-traceback")
-    if _PROBE_RE.search(text) or any(p.search(text) for _, p in _FRAMEWORK_MESSAGES):
+    if _PROBE_RE.search(text) or any(p.search(text) for _name, p in _FRAMEWORK_MESSAGES):
         kinds.add("framework-probe")
     if _DOCKER_INFO_RE.search(text) or re.search(r"^\s*Server Version:", text, re.M):
         kinds.add("docker-info")
     if _is_daemon_json(text):
         kinds.add("docker-daemon-json")
-    if any(p.search(text) for _, p in _DOCKER_ERRORS) or "Error response from daemon" in text:
+    if any(p.search(text) for _name, p in _DOCKER_ERRORS) or "Error response from daemon" in text:
         kinds.add("docker-error")
     if _K8S_RE.search(text) or "FailedScheduling" in text:
         kinds.add("kubernetes")

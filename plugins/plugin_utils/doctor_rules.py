@@ -572,7 +572,7 @@ RULES = (
     ("held-packages-missing", held_packages_missing, "dpkg -l"),
     ("k8s-gpu-unschedulable", k8s_gpu_unschedulable, "a Kubernetes pod event or kubectl describe"),
 )
-RULE_IDS = tuple(rule_id for rule_id, _, _ in RULES)
+RULE_IDS = tuple(row[0] for row in RULES)
 
 
 def run_rules(facts, data):

@@ -76,8 +76,8 @@ def test_a_healthy_h200_has_no_error_and_the_run_changes_nothing_twice(tmp_path)
     report = _report(reports, "h200")
     assert report["ok"] is True and report["counts"]["error"] == 0
     assert [c["kinds"] for c in report["captures"]] == [["nvidia-smi-xml"], ["nvidia-smi-csv"], ["nvidia-smi-topo"]]
-    again, _ = _doctor(tmp_path, "-e", "dlbox_doctor_captures=%s" % caps)
-    assert "changed=0" in again.stdout, again.stdout[-2000:]
+    again = _doctor(tmp_path, "-e", "dlbox_doctor_captures=%s" % caps)
+    assert "changed=0" in again[0].stdout, again[0].stdout[-2000:]
 
 
 def test_a_tarball_and_a_chosen_host_name(tmp_path):

@@ -113,7 +113,7 @@ def test_collect_stream_splits_into_named_parts():
     stream = "===== dlbox-collect: nvidia-smi =====\n%s===== dlbox-collect: uname =====\n%s" % (
         (DOCTOR / "smi-cannot-communicate.txt").read_text(), (DOCTOR / "uname-a-fedora41.txt").read_text())
     parts = doctor.split_collect_stream(stream)
-    assert [name for name, _ in parts] == ["nvidia-smi", "uname"]
+    assert [part[0] for part in parts] == ["nvidia-smi", "uname"]
     report = doctor.diagnose(parts, host="h", data=DATA)
     assert [f["id"] for f in report["findings"]] == ["driver-not-loaded"]
 
