@@ -40,7 +40,7 @@ options:
   simulate:
     description:
       - Ask apt what C(apt-get install) of C(packages) would do. Keys C(packages) (list), C(recommends) (bool),
-        C(sandbox) (bool: with a copy of preferences.d and, with C(remove), of dpkg's status), C(remove) (packages
+        C(sandbox) (bool, with a copy of preferences.d and, with C(remove), of dpkg's status), C(remove) (packages
         shown to apt as removed), C(pin_name) and C(pin_text) (an extra preferences file in the copy).
     type: dict
   madison:
