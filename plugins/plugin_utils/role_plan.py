@@ -130,12 +130,25 @@ def resolve(host, request=None, hardware=None, data_path=None, catalog_path=None
     return stack_resolver.resolve(load_compat_index(data_path), host or {}, request or {}, gpu_index=index)
 
 
+# Request keys whose choice sits in another part of the stack, or under another field than ``version``.
+_PLANNED_AT = {
+    "driver_branch": ("driver", "branch"),
+    "driver_method": ("driver", "method"),
+    "kernel_modules": ("driver", "kernel_modules"),
+    "pytorch_variant": ("pytorch", "variant"),
+}
+
+
 def _planned(plan, key):
-    """The value the plan chose for request key ``key`` (None when it has none)."""
-    part = ((plan or {}).get("stack") or {}).get(key)
-    if isinstance(part, dict):
-        return part.get("version")
-    return part
+    """The value the plan chose for request key ``key``, as text (None when it has none).
+
+    >>> _planned({"stack": {"driver": {"branch": 580}}}, "driver_branch")
+    '580'
+    """
+    part_name, field = _PLANNED_AT.get(key, (key, "version"))
+    part = ((plan or {}).get("stack") or {}).get(part_name)
+    value = part.get(field) if isinstance(part, dict) else (part if part_name == key and field == "version" else None)
+    return None if value is None else str(value)
 
 
 def check_overrides(overrides):

@@ -99,3 +99,22 @@ def test_the_filter_returns_the_slice_and_the_data_not_the_whole_data():
     with pytest.raises(AnsibleFilterError, match="unknown role"):
         role_plan_filter(None, "nope")
     assert role_plan_filter(None, "nccl")["stack"] == {"cuda": None, "nccl": None}  # no GPU, no NCCL
+
+
+@pytest.mark.parametrize("key, var, pick", [
+    ("driver_branch", "nvidia_driver_branch", lambda s: s["driver"]["branch"]),
+    ("driver_method", "nvidia_driver_method", lambda s: s["driver"]["method"]),
+    ("kernel_modules", "nvidia_driver_kernel_modules", lambda s: s["driver"]["kernel_modules"]),
+    ("pytorch_variant", "python_env_pytorch_variant", lambda s: s["pytorch"]["variant"]),
+])
+def test_an_override_the_plan_already_picked_keeps_the_plan_wherever_the_stack_holds_it(key, var, pick):
+    plan = resolve({}, None, hardware=HW)
+    same = role_plan("python_env", plan, hardware=HW, overrides={key: (var, str(pick(plan["stack"])))})
+    assert same["source"] == "dlbox_plan"
+
+
+def test_a_driver_branch_the_plan_did_not_pick_is_resolved():
+    plan = resolve({}, None, hardware=HW)
+    other = "570" if plan["stack"]["driver"]["branch"] != 570 else "580"
+    got = role_plan("python_env", plan, hardware=HW, overrides={"driver_branch": ("nvidia_driver_branch", other)})
+    assert got["source"] == "resolved"
