@@ -211,5 +211,3 @@ def parse_madison(text):
         if match:
             out.append({"name": match.group("name"), "version": match.group("version"), "source": match.group("source")})
     return out
-
-

@@ -225,7 +225,7 @@ def main():
     module = AnsibleModule(
         argument_spec={
             "sources": {"type": "bool", "default": False},
-            "mok_key": {"type": "str", "default": ""},
+            "mok_key": {"type": "str", "default": "", "no_log": False},  # a path, not the key itself
             "mok_certificate": {"type": "str", "default": ""},
             "simulate": {"type": "dict"},
             "madison": {"type": "list", "elements": "str", "default": []},

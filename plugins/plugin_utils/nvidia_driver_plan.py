@@ -369,8 +369,8 @@ def _refused(out, message):
 def _pulled_text(check):
     if check["pulled"]:
         return ", ".join("%s (R%s)" % (p["name"], p["branch"]) for p in check["pulled"])
-    return "%s (not at the driver version %s)" % (", ".join("%s at %s" % (m["name"], m["version"]) for m in check["mismatched"]),
-                                                    check["version"])
+    mismatched = ", ".join("%s at %s" % (m["name"], m["version"]) for m in check["mismatched"])
+    return "%s (not at the driver version %s)" % (mismatched, check["version"])
 
 
 def decide(data, options, plan, host=None, facts=None):
@@ -444,7 +444,7 @@ def decide(data, options, plan, host=None, facts=None):
         out["skip_reason"] = ("This host is a %s: the NVIDIA kernel driver comes from the host, so none is installed here (set "
                               "nvidia_driver_build_kernels to build the module for given kernels, e.g. in an image build)." % what)
     out["packages_only"] = boxed and not out["build_only"] and o.get("in_container") == "packages"
-    secure_boot = bool(host.get("secure_boot") or False) if str(o.get("secure_boot")) == "auto" else _bool(o.get("secure_boot"))
+    secure_boot = bool(host.get("secure_boot")) if str(o.get("secure_boot")) == "auto" else _bool(o.get("secure_boot"))
     signing = signing_path(distribution, secure_boot, o.get("secure_boot_signing", "auto"), o.get("mok_key") or "",
                            o.get("mok_certificate") or "", _dkms_major(names, o.get("distribution_version")))
     out["signing"] = signing
@@ -502,7 +502,7 @@ def decide(data, options, plan, host=None, facts=None):
         out["rollback_pin"] = branch_pin(installed["branch"], out["family"], "nvidia_driver_method: nvidia_repo")
         out["announce"] = ("Changing the NVIDIA driver from R%s (%s) to R%s: its %d packages are kept in %s first and reinstalled "
                            "if the new branch fails to install." % (change["from_branch"], installed["version"], change["to_branch"],
-                                                                     len(installed["packages"]), o.get("keep_dir")))
+                                                                    len(installed["packages"]), o.get("keep_dir")))
     if "simulation" in facts or facts.get("pending"):
         _judge(out, o, driver, facts, installed)
         if not out["ok"]:
@@ -641,4 +641,3 @@ def _after(out, o, driver, facts):
                         % (fm["package"], now[fm["package"]], version))
     out["after"] = {"version": version, "branch": dpkg_branch, "problems": problems,
                     "fm_installed": fm is not None and fm["package"] in now}
-

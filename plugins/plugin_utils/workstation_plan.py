@@ -174,9 +174,9 @@ def cuda_split_line(plan):
         which = wheel % framework.get("variant") if "%s" in wheel else wheel
         floor = " (its own driver floor: %s)" % cuda["toolkit_driver_min"] if cuda.get("toolkit_driver_min") else ""
         driver = "driver R%s" % drv["branch"] if drv.get("branch") else "the installed driver"
-        same_major = str(theirs).split(".")[0] == str(system).split(".")[0]
-        runs = ("%s runs them through CUDA %s.x minor-version compatibility" % (driver, str(system).split(".")[0])
-                if same_major else "they need a driver for CUDA %s.x" % str(theirs).split(".")[0])
+        same_major = str(theirs).split(".", maxsplit=1)[0] == str(system).split(".", maxsplit=1)[0]
+        runs = ("%s runs them through CUDA %s.x minor-version compatibility" % (driver, str(system).split(".", maxsplit=1)[0])
+                if same_major else "they need a driver for CUDA %s.x" % str(theirs).split(".", maxsplit=1)[0])
         return ("CUDA %s is the system toolkit (nvcc, /usr/local/cuda) chosen for %s%s; %s's %s bring their own CUDA %s "
                 "runtime from PyPI and do not use it; %s." % (system, driver, floor, label, which, theirs, runs))
     return None

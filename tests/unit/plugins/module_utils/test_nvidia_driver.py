@@ -153,7 +153,7 @@ def test_parse_apt_simulate_upgrade_and_new_lines():
 def test_transitional_535_server_on_jammy_is_caught():
     # nvidia-headless-535-server (535.309.01) depends on the 580-server packages: asking for 535 installs 580
     out = plan.check_simulation(fixture("ubuntu2204-apt-get-s-install-535-server.txt"), "nvidia-headless-535-server", 535,
-                              ["nvidia-utils-535-server"])
+                                ["nvidia-utils-535-server"])
     assert not out["ok"]
     assert out["branch_found"] == 580
     assert {"name": "nvidia-headless-580-server", "branch": 580} in out["pulled"]
@@ -163,7 +163,7 @@ def test_transitional_535_server_on_jammy_is_caught():
 
 def test_debian_compute_set_is_what_was_asked():
     out = plan.check_simulation(fixture("debian12-apt-get-s-install-compute-set.txt"), "nvidia-kernel-dkms", 535,
-                              ["firmware-nvidia-gsp", "nvidia-smi", "libcuda1"])
+                                ["firmware-nvidia-gsp", "nvidia-smi", "libcuda1"])
     assert out["ok"] and out["pulled"] == [] and out["mismatched"] == []
     assert out["version"] == "535.309.01"
     # nvidia-persistenced is 535.171.04 in bookworm: not a driver-versioned package, so not checked
@@ -191,8 +191,8 @@ def test_signed_set_brings_no_dkms_but_nvidia_driver_does():
 
 def test_already_installed_primary_has_no_inst_line():
     out = plan.check_simulation("Reading package lists...\n0 upgraded, 0 newly installed, 0 to remove and 11 not upgraded.\n",
-                              "nvidia-kernel-dkms", 535, ["firmware-nvidia-gsp"],
-                              {"nvidia-kernel-dkms": "535.309.01-0+deb12u1", "firmware-nvidia-gsp": "535.309.01-0+deb12u1"})
+                                "nvidia-kernel-dkms", 535, ["firmware-nvidia-gsp"],
+                                {"nvidia-kernel-dkms": "535.309.01-0+deb12u1", "firmware-nvidia-gsp": "535.309.01-0+deb12u1"})
     assert out["ok"] and out["version"] == "535.309.01"
 
 

@@ -143,7 +143,7 @@ def test_branch_check_catches_the_versioned_meta_sliding():
 
 def test_branch_check_pinned_and_exact_names():
     out = plan.check_branch_simulation(SIM_580_PINNED, 580, FAMILY, ["nvidia-driver-cuda"], "nvidia-kernel-open-dkms",
-                                     ["nvidia-open-580", "nvidia-fabricmanager"])
+                                       ["nvidia-open-580", "nvidia-fabricmanager"])
     assert out["ok"] and out["version"] == "580.95.05"
     assert out["exact"] == ["nvidia-open-580=580.95.05-1", "nvidia-fabricmanager"]
 
