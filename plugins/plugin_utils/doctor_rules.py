@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.dlbox.stack.plugins.plugin_utils.versions import parse_version
+
 __all__ = ["RULES", "RULE_IDS", "run_rules"]
 
 
@@ -217,10 +219,6 @@ def _cuda_from_int(value):
     return "%d.%d" % (number // 1000, (number % 1000) // 10)
 
 
-def _version_tuple(value):
-    return tuple(int(part) for part in re.findall(r"\d+", value or "")[:2])
-
-
 def framework_cuda_too_new_for_driver(facts, data):
     """The framework's CUDA runtime needs a newer driver than the one installed."""
     evidence = []
@@ -233,7 +231,7 @@ def framework_cuda_too_new_for_driver(facts, data):
     driver_cuda = (facts.get("smi") or {}).get("cuda_version")
     for probe in facts.get("framework_probe", []):
         if driver_cuda and probe.get("cuda") and probe["cuda"] != "None" and \
-                _version_tuple(probe["cuda"]) > _version_tuple(driver_cuda):
+                parse_version(probe["cuda"])[:2] > parse_version(driver_cuda)[:2]:
             evidence.append("%s, but the driver supports CUDA %s (nvidia-smi)" % (probe["line"], driver_cuda))
     if not evidence:
         if facts.get("framework") is None and facts.get("framework_probe") is None:
