@@ -21,7 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _importable():
+def importable():
+    """Put ``ansible_collections.dlbox.stack`` (this checkout) on ``sys.path``."""
     if ROOT.parent.name == "dlbox" and ROOT.parent.parent.name == "ansible_collections":
         base = ROOT.parent.parent.parent
     else:
@@ -37,5 +38,5 @@ def _importable():
 
 def collection_module(dotted):
     """``collection_module("plugins.plugin_utils.gpu_catalog")`` -> that module of this checkout."""
-    _importable()
+    importable()
     return importlib.import_module("ansible_collections.dlbox.stack." + dotted)
