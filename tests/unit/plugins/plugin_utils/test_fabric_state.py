@@ -1,0 +1,112 @@
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""fabric_state on recorded outputs (tests/fixtures/fabric and doctor/smi-q-a10-550-idle.txt; sources in
+tests/fixtures/SOURCES.md) and on the FIXTURE HGX host's stub (tests/fixtures/gpu_host/hgx), whose output must
+read the same way."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.dlbox.stack.plugins.plugin_utils import fabric_state as fs
+
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
+FABRIC = FIXTURES / "fabric"
+HGX = FIXTURES / "gpu_host" / "hgx"
+
+
+def _read(name):
+    return (FABRIC / name).read_text(encoding="utf-8")
+
+
+def test_completed_with_health_subsection():
+    gpus = fs.parse_fabric(_read("smi-q-fabric-completed-dra626.txt"))
+    assert gpus == [{"pci_bus_id": None, "state": "Completed", "status": "Success", "clique_id": "2",
+                     "cluster_uuid": "dc6e40c4-d722-4357-9ba6-5291dd461278"}]
+    out = fs.verdict(_read("smi-q-fabric-completed-dra626.txt"), "active")
+    assert out["ready"] and not out["waiting"] and not out["failed"]
+
+
+def test_in_progress_keeps_waiting_even_with_the_service_active():
+    out = fs.verdict(_read("smi-q-fabric-in-progress-h100.txt"), "active")
+    assert out["waiting"] and not out["ready"] and not out["failed"]
+    assert "In Progress" in out["reason"]
+
+
+def test_the_same_host_after_fabric_manager_started():
+    assert fs.verdict(_read("smi-q-fabric-completed-h100.txt"), "active")["ready"]
+
+
+def test_completed_with_an_error_status_fails_at_once():
+    out = fs.verdict(_read("smi-q-fabric-insufficient-azhpc506.txt"), "active")
+    assert out["failed"] and not out["waiting"]
+    assert "Insufficient Resources" in out["reason"]
+
+
+def test_a_gpu_that_does_not_report_the_fabric_is_judged_by_the_service():
+    text = (FIXTURES / "doctor" / "smi-q-a10-550-idle.txt").read_text(encoding="utf-8")
+    gpus = fs.parse_fabric(text)
+    assert [(g["pci_bus_id"], g["state"], g["status"]) for g in gpus] == [("00000000:06:00.0", "N/A", "N/A")]
+    assert fs.verdict(text, "active")["ready"]
+    assert fs.verdict(text, "inactive")["waiting"]
+
+
+@pytest.mark.parametrize("word, key", [("inactive", "waiting"), ("activating", "waiting"), ("failed", "failed"),
+                                       ("", "waiting")])
+def test_the_service_comes_first(word, key):
+    out = fs.verdict(_read("smi-q-fabric-completed-h100.txt"), word)
+    assert out[key] and not out["ready"]
+    assert "nvidia-fabricmanager.service" in out["reason"]
+
+
+def test_nvidia_smi_failing_is_waiting_not_ready():
+    out = fs.verdict("", "active", smi_rc=9)
+    assert out["waiting"] and not out["ready"]
+
+
+def test_one_gpu_in_progress_among_completed_ones_keeps_waiting():
+    done = "GPU 00000000:06:00.0\n" + _read("smi-q-fabric-completed-h100.txt")
+    busy = "GPU 00000000:0C:00.0\n" + _read("smi-q-fabric-in-progress-h100.txt")
+    out = fs.verdict("==============NVSMI LOG==============\n" + done + busy, "active")
+    assert out["waiting"] and "GPU 00000000:0C:00.0 In Progress" in out["reason"]
+    assert [g["state"] for g in out["gpus"]] == ["Completed", "In Progress"]
+
+
+@pytest.mark.parametrize("name", ["cuda-802-bandwidthtest-pytorch35710.txt", "cuda-802-devicequery-h100.txt"])
+def test_error_802_names_fabric_manager(name):
+    hint = fs.cuda_failure_hint(_read(name))
+    assert "802" in hint and "Fabric Manager" in hint and "nvidia-fabricmanager" in hint
+
+
+def test_cuda_verify_output_with_802_names_fabric_manager():
+    # the line roles/cuda/files/cuda-verify.cu prints: printf("error=%s at=%s\n", cudaGetErrorString(err_), #call)
+    assert "Fabric Manager" in fs.cuda_failure_hint("error=system not yet initialized at=cudaGetDeviceCount(&count)")
+
+
+def test_other_cuda_errors_get_no_hint():
+    assert fs.cuda_failure_hint("error=no CUDA-capable device is detected at=cudaGetDeviceCount(&count)") == ""
+    assert fs.cuda_failure_hint("") == ""
+    assert "no NVSwitch" in fs.cuda_failure_hint("code=802", nvswitch=False)
+
+
+def _stub(tmp_path, state):
+    """Run the FIXTURE HGX host's nvidia-smi stub against a state folder."""
+    env = dict(os.environ, DLBOX_FIXTURE_STATE=str(tmp_path))
+    (tmp_path / "fabric-state").write_text(state + "\n")
+    (tmp_path / "module-version").write_text("580.95.05\n")
+    return subprocess.run(["sh", str(HGX / "nvidia-smi")] + ["-q"], env=env, capture_output=True, text=True, check=False)
+
+
+@pytest.mark.skipif(not (HGX / "nvidia-smi").exists(), reason="the FIXTURE HGX host's stubs are not there")
+def test_the_fixture_stub_reads_like_the_recorded_outputs(tmp_path):
+    busy = _stub(tmp_path, "In Progress")
+    assert busy.returncode == 0
+    out = fs.verdict(busy.stdout, "active")
+    assert out["waiting"] and len(out["gpus"]) == 8 and {g["state"] for g in out["gpus"]} == {"In Progress"}
+    done = _stub(tmp_path, "Completed")
+    out = fs.verdict(done.stdout, "active")
+    assert out["ready"] and {g["status"] for g in out["gpus"]} == {"Success"}
