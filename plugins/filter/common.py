@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter ``dlbox.stack.common_ini_option`` of the ``common`` role."""
+"""Filters ``dlbox.stack.common_ini_option`` and ``dlbox.stack.site_network_problems`` of the ``common`` role."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import LazyModule
 
 ini_text = LazyModule("plugin_utils.ini_text")
+site_network = LazyModule("plugin_utils.site_network")
 
 
 def common_ini_option(text, section, option, value=None, state="present"):
@@ -25,8 +26,13 @@ def common_ini_option(text, section, option, value=None, state="present"):
     raise AnsibleFilterError("common_ini_option: state must be present or absent, not %r" % (state,))
 
 
+def site_network_problems(proxy, mirrors=None):
+    """Sentences naming each mistake in ``dlbox_site_proxy`` and ``dlbox_site_mirrors``; empty when both are fine."""
+    return site_network.problems(proxy, mirrors)
+
+
 class FilterModule(object):
     """dlbox.stack common filters."""
 
     def filters(self):
-        return {"common_ini_option": common_ini_option}
+        return {"common_ini_option": common_ini_option, "site_network_problems": site_network_problems}
