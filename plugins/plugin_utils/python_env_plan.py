@@ -239,7 +239,9 @@ def pip_index_args(options, pytorch=None):
     """pip options for indexes, find-links and proxy.
 
     ``options``: ``index_url``, ``extra_index_urls``, ``find_links``, ``no_index``, ``proxy``,
-    ``pytorch_index_url`` (replaces the plan's PyTorch index, e.g. a mirror), ``pytorch_index`` (False:
+    ``pytorch_index_url`` (replaces the plan's PyTorch index, e.g. a mirror), ``pytorch_index_base_url`` (a mirror
+    of download.pytorch.org/whl laid out like it: the plan's variant folder, cu130 or cpu, is appended; the site's
+    ``dlbox_site_mirrors.pytorch_index``), ``pytorch_index`` (False:
     no PyTorch index, a wheelhouse or mirror serves torch). ``pytorch`` is the
     environment's PyTorch stack entry or None; its index is added as an extra index unless the build
     is PyPI's own (``index_url`` None in the plan) or ``no_index`` is set.
@@ -253,6 +255,8 @@ def pip_index_args(options, pytorch=None):
         extras = list(options.get("extra_index_urls") or [])
         if pytorch and pytorch.get("index_url") and options.get("pytorch_index", True):
             torch_index = options.get("pytorch_index_url") or pytorch["index_url"]
+            if not options.get("pytorch_index_url") and options.get("pytorch_index_base_url") and pytorch.get("variant"):
+                torch_index = "%s/%s" % (options["pytorch_index_base_url"].rstrip("/"), pytorch["variant"])
             if torch_index not in extras:
                 extras.append(torch_index)
         for url in extras:
