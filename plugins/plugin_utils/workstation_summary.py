@@ -101,9 +101,11 @@ def installed(snapshot):
     return out
 
 
-def summarize(before, after, roles=None):
+def summarize(before, after, roles=None, driver_state=None):
     """The summary of one host: what is installed now, what changed in this run, what was skipped and why,
-    what is pending. ``before``/``after``: probe outputs (text or parsed); ``roles``: workstation_roles' result."""
+    what is pending and what to do next. ``before``/``after``: probe outputs (text or parsed); ``roles``:
+    workstation_roles' result; ``driver_state``: ``nvidia_driver_state`` (``driver_state.from_probes``) when the
+    driver role ran, which wins over the probe's ``/proc/driver/nvidia/version``."""
     before = parse_probe(before) if isinstance(before, str) else before
     after = parse_probe(after) if isinstance(after, str) else after
     now = installed(after)
@@ -116,13 +118,23 @@ def summarize(before, after, roles=None):
     skipped = [{"role": r["role"], "why": r["why"]} for r in decided if not r.get("run")]
     ran = [r["role"] for r in decided if r.get("run")]
     pending = []
-    if now["driver"] and not after["driver_loaded"]:
-        pending.append("reboot: the NVIDIA driver is installed but its kernel module is not loaded")
+    state = driver_state.get("state") if isinstance(driver_state, dict) else None
+    if state == "pending_reboot":
+        pending.append("pending reboot: NVIDIA driver %s is installed, %s" % (
+            driver_state.get("installed_version") or now["driver"] or "(version unknown)",
+            "module %s is still loaded" % driver_state["loaded_version"] if driver_state.get("loaded_version")
+            else "its kernel module is not loaded yet; the GPU checks wait for it"))
+    elif state is None and now["driver"] and not after["driver_loaded"]:
+        pending.append("pending reboot: the NVIDIA driver is installed but its kernel module is not loaded")
     if after["reboot_required"]:
         pkgs = [p for p in after["reboot_required"] if p != "yes"]
         pending.append("reboot: the system asks for one (/var/run/reboot-required%s)" % (
             ": %s" % ", ".join(pkgs) if pkgs else ""))
-    return {"installed": now, "changed": changed, "ran": ran, "skipped": skipped, "pending": pending}
+    next_steps = []
+    if any(p.startswith(("pending reboot", "reboot")) for p in pending):
+        next_steps.append("reboot, then run the same command again (e.g. make workstation): that run runs every GPU check")
+    return {"installed": now, "changed": changed, "ran": ran, "skipped": skipped, "pending": pending,
+            "driver_state": state, "next": next_steps}
 
 
 def summary_text(summary, host_name=None):
@@ -146,4 +158,7 @@ def summary_text(summary, host_name=None):
     if summary["pending"]:
         lines[-1] = "Pending:"
         lines.extend("  - %s" % p for p in summary["pending"])
+    if summary.get("next"):
+        lines.append("Next:")
+        lines.extend("  - %s" % n for n in summary["next"])
     return lines

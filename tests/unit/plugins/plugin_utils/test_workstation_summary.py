@@ -64,11 +64,30 @@ def test_gpu_host_components_and_pending_reboot():
     assert got["docker"] == "docker-ce 5:29.1.0-1" and got["container_toolkit"] == "nvidia-container-toolkit 1.18.2-1"
     assert got["environments"] == "torch"                    # an environment without its manifest is not complete
     assert "linux-headers-common" not in got["kernel_headers"]
-    assert now["pending"] == ["reboot: the NVIDIA driver is installed but its kernel module is not loaded",
+    assert now["pending"] == ["pending reboot: the NVIDIA driver is installed but its kernel module is not loaded",
                               "reboot: the system asks for one (/var/run/reboot-required: linux-image-6.8.0-90-generic)"]
     loaded = ws.summarize(after, probe(after and [("nvidia-driver-580-open", "580.95.05-0ubuntu1")],
                                        loaded="NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05"))
-    assert loaded["pending"] == []
+    assert loaded["pending"] == [] and loaded["next"] == []
+    assert now["next"] == ["reboot, then run the same command again (e.g. make workstation): that run runs every GPU check"]
+    assert "Next:" in ws.summary_text(now) and "Next:" not in ws.summary_text(loaded)
+
+
+def test_driver_state_of_the_driver_role_wins_over_the_proc_probe():
+    """nvidia_driver's nvidia_driver_state says pending reboot / loaded (nvidia-smi answers), whatever /proc shows."""
+    from ansible_collections.dlbox.stack.plugins.plugin_utils import driver_state as ds
+    after = probe([("nvidia-open", "580.95.05-1")])
+    pending = ws.summarize(probe(), after, driver_state=ds.from_probes("580.95.05", {"rc": 9, "stdout": ""}, ""))
+    assert pending["driver_state"] == "pending_reboot"
+    assert pending["pending"] == ["pending reboot: NVIDIA driver 580.95.05 is installed, its kernel module is not loaded "
+                                  "yet; the GPU checks wait for it"]
+    text = "\n".join(ws.summary_text(pending, "gpu1"))
+    assert "pending reboot" in text and "reboot, then run the same command again" in text
+    older = ws.summarize(after, after, driver_state=ds.from_probes("580.95.05", {"rc": 0, "stdout": "570.86.15"}, ""))
+    assert older["pending"][0].endswith("module 570.86.15 is still loaded")
+    loaded = ws.summarize(after, after, driver_state=ds.from_probes("580.95.05", {"rc": 0, "stdout": "580.95.05"}, ""))
+    assert loaded["pending"] == [] and loaded["next"] == [] and loaded["driver_state"] == "loaded"
+    assert "Pending: nothing" in ws.summary_text(loaded)
 
 
 def test_not_a_probe_is_an_error():
