@@ -37,3 +37,103 @@ def headers_meta_candidates(release, distribution, architecture):
     if default and default not in out:
         out.append(default)
     return out
+
+
+# --- installed kernel packages (Ubuntu and Debian), read the way ubuntu-drivers does ---------------------------
+#
+# The flavour of the kernel the machine keeps getting is the installed linux-image-<flavour> meta package
+# (linux-image-generic-hwe-24.04 Depends linux-image-7.0.0-44-generic, ...), not the running release: the HWE
+# kernel 7.0.0-44-generic and the GA kernel 6.8.0-151-generic both end in "-generic".
+
+# dpkg-query format the facts module uses for the kernel packages (Depends last: it may hold tabs? never, but spaces).
+KERNEL_DPKG_FORMAT = "${Package}\t${Version}\t${db:Status-Abbrev}\t${Depends}\n"
+# The package names dpkg-query is asked about (patterns).
+KERNEL_PACKAGE_PATTERNS = ["linux-image-*", "linux-headers-*", "linux-generic*", "linux-virtual*", "linux-modules-nvidia-*"]
+
+_PER_ABI = re.compile(r"^linux-(?:image|headers)-(?:unsigned-)?\d")
+_IMAGE_RELEASE = re.compile(r"^linux-image-(?:unsigned-)?(?P<release>\d+\.\d+(?:\.\d+)?-\d+[^\s,(|]*)$")
+_DEPENDS_IMAGE = re.compile(r"(?:^|[,|]\s*)linux-image-(?:unsigned-)?(?P<release>\d+\.\d+(?:\.\d+)?-\d+[^\s,(|]*)")
+
+
+def parse_kernel_packages(text):
+    """``dpkg-query -W -f KERNEL_DPKG_FORMAT`` output -> [{name, version, installed, depends}].
+
+    ``installed``: dpkg's status abbreviation says installed (``ii``, ``hi``; half-configured ``iF``/``iU`` count too).
+    """
+    out = []
+    for line in (text or "").splitlines():
+        parts = line.split("\t")
+        if len(parts) < 3 or not parts[0]:
+            continue
+        status = parts[2].strip()
+        out.append({"name": parts[0], "version": parts[1], "installed": len(status) >= 2 and status[1] in "iUFWt",
+                    "depends": parts[3].strip() if len(parts) > 3 else ""})
+    return out
+
+
+def release_key(release):
+    """Order kernel releases as grub does for its default entry: 7.0.0-44-generic > 6.8.0-151-generic > 6.8.0-31-generic."""
+    numbers = re.findall(r"\d+", (release or "").split("-", 2)[0] + " " + ("-".join((release or "").split("-")[1:2])))
+    return tuple(int(n) for n in numbers)
+
+
+def image_metas(packages):
+    """The installed linux-image-<flavour> meta packages: [{name, flavour, kernel}] (``kernel``: the release it depends on).
+
+    Per-ABI images (linux-image-6.8.0-31-generic) and linux-image-unsigned-* are not metas; a meta whose Depends names
+    no kernel image (linux-image-extra-virtual) is left out.
+    """
+    out = []
+    for item in packages or ():
+        name = item.get("name") or ""
+        if not item.get("installed") or not name.startswith("linux-image-") or _PER_ABI.match(name) or "extra" in name:
+            continue
+        match = _DEPENDS_IMAGE.search(item.get("depends") or "")
+        if match:
+            out.append({"name": name, "flavour": name[len("linux-image-"):], "kernel": match.group("release")})
+    return out
+
+
+def installed_kernels(packages):
+    """The kernel releases whose linux-image-<release> (or -unsigned-) package is installed, newest first."""
+    found = set()
+    for item in packages or ():
+        match = _IMAGE_RELEASE.match(item.get("name") or "")
+        if item.get("installed") and match:
+            found.add(match.group("release"))
+    return sorted(found, key=release_key, reverse=True)
+
+
+def next_boot_kernel(boot_releases, running):
+    """The kernel that boots next: the newest of /boot/vmlinuz-* (grub's default), else the running one."""
+    releases = [r for r in boot_releases or () if r]
+    return max(releases, key=release_key) if releases else running
+
+
+def module_names_for(names, releases):
+    """Of the linux-modules-nvidia-* names apt knows, those for the given kernel releases and the flavour metas
+    (names that end in no kernel release): what the facts module returns instead of all of them (thousands)."""
+    ends = tuple("-" + r for r in releases if r)
+    out = []
+    for name in names or ():
+        name = name.strip()
+        if not name.startswith("linux-modules-nvidia-"):
+            continue
+        if (ends and name.endswith(ends)) or not re.search(r"-\d+\.\d+(?:\.\d+)?-\d+-[a-z]", name):
+            out.append(name)
+    return sorted(set(out))
+
+
+def flavour_from_metas(packages):
+    """The kernel flavour the installed meta packages follow (ubuntu-drivers' way): {flavour, kernel, candidates}.
+
+    The metas that depend on the newest kernel win (an HWE meta next to an older GA one: the HWE one). ``flavour`` is
+    None when no meta is installed, or when metas of different flavours depend on that same newest kernel (ambiguous;
+    ``candidates`` lists them).
+    """
+    metas = image_metas(packages)
+    if not metas:
+        return {"flavour": None, "kernel": None, "candidates": []}
+    newest = max((m["kernel"] for m in metas), key=release_key)
+    top = sorted(set(m["flavour"] for m in metas if release_key(m["kernel"]) == release_key(newest)))
+    return {"flavour": top[0] if len(top) == 1 else None, "kernel": newest, "candidates": top}

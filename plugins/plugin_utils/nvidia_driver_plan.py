@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.dlbox.stack.plugins.module_utils import _nvidia_driver as nd
-from ansible_collections.dlbox.stack.plugins.module_utils.kernel import kernel_flavour as flavour_of_release
+from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_kernel as nk
 from ansible_collections.dlbox.stack.plugins.plugin_utils.versions import compare_versions
 
 
@@ -459,9 +459,12 @@ def decide(data, options, plan, host=None, facts=None):
             return _refused(out, problem)
     branch = int(driver["branch"])
     if method == "distro":
+        flavour = nk.apply(out, o, facts, names, branch, driver["kernel_modules"])  # kernel flavour, signed module (issue 25)
+        if flavour is None:
+            return out
         try:
-            out["set"] = driver_packages(names, branch, driver["kernel_modules"], o.get("profile", "desktop"), signing["path"],
-                                         o.get("kernel_flavour") or flavour_of_release(o.get("kernel")) or "generic")
+            out["set"] = driver_packages(names, branch, driver["kernel_modules"], o.get("profile", "desktop"), signing["path"], flavour)
+            nk.finish(out)
         except ValueError as exc:
             return _refused(out, "nvidia_driver_profile / nvidia_driver_secure_boot_signing: %s. Nothing was changed." % exc)
         if o.get("packages"):
@@ -613,6 +616,7 @@ def _after(out, o, driver, facts):
     out["holds"] = [n for i, n in enumerate(holds) if n not in holds[:i]]
     patterns = [re.compile(p) for p in out["upgrade_blacklist"]]
     out["blacklist"] = sorted(set(the_set["packages"] + [n for n in names if any(p.search(n) for p in patterns)]))
+    nk.finish(out)  # nothing that must follow the kernel is held (issue 25)
     if _bool(o.get("check_mode", False)) and (the_set["primary"] not in now or (out["change"] or {}).get("action") == "change"):
         out["after"] = None
         return
