@@ -134,8 +134,8 @@ data-refresh: venv
 	$(BIN)/python tools/data_refresh.py --write --report build/data-refresh-report.txt $(REFRESH_ARGS)
 
 # Regenerate data/gpu_catalog.yml (every NVIDIA GPU, from NVIDIA's supported-gpus.json in Ubuntu's
-# nvidia-kernel-common-<branch> packages and the chips of Debian's pci.ids) and the pinned
-# data/pci-ids-10de.txt; prints entries, chips and what it could not place. CATALOG_ARGS: e.g. --check
+# nvidia-kernel-common-<branch> packages and the chips of Debian's pci.ids); prints entries, chips and what it
+# could not place. CATALOG_ARGS: e.g. --check
 # (exit 1 when the catalog would change) or local copies (see tools/gpu_catalog.py --help).
 .PHONY: gpu-catalog
 gpu-catalog: venv

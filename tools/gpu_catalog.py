@@ -13,13 +13,14 @@ Inputs (fetched from the archives, or local copies for air-gapped use and for th
 * the hand-kept chip table ``gpu_chips`` of ``data/compat.yml`` (chip -> architecture and CC), used
   here only to report the devices it cannot place.
 
-Writes the catalog (dated, with its sources and their SHA256) and, when it read a whole pci.ids, a pinned
-copy of the NVIDIA section (``data/pci-ids-10de.txt``). Prints a summary: entries, devices, chips, and
-anything it could not place.
+Writes the catalog (dated, with its sources and their SHA256: what it read can be fetched again) and, with
+``--pci-output``, the NVIDIA section it read. Prints a summary: entries, devices, chips, and anything it could not
+place. The one recorded copy of that section is the tests' frozen input, ``tests/fixtures/catalog/pci-ids-10de.txt``
+(the collection ships none: nothing at run time reads pci.ids from ``data/``).
 
     tools/gpu_catalog.py                       # fetch (Ubuntu noble-updates, Debian testing) and write
     tools/gpu_catalog.py --supported-gpus 595=path/supported-gpus.json --supported-gpus 580=... \\
-                         --pci-ids data/pci-ids-10de.txt       # local copies only, no network
+                         --pci-ids tests/fixtures/catalog/pci-ids-10de.txt   # local copies only, no network
     tools/gpu_catalog.py --check               # exit 1 when data/gpu_catalog.yml would change
 
 Maintainer tooling: not part of the collection tarball. Fetching goes through ``tools/dlboxdata``
@@ -44,7 +45,6 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data"
 CATALOG = DATA / "gpu_catalog.yml"
-PCI_SECTION = DATA / "pci-ids-10de.txt"
 COMPAT = DATA / "compat.yml"
 
 # The archives this project already uses (tests/images/build.sh, the host's apt sources); override by env.
@@ -396,7 +396,7 @@ def main(argv=None):
     parser.add_argument("--debian-suite", default="testing", help="suite whose pci.ids package is read (default testing)")
     parser.add_argument("--compat", default=str(COMPAT), help="data/compat.yml (for the gpu_chips table)")
     parser.add_argument("--output", default=str(CATALOG))
-    parser.add_argument("--pci-output", default=str(PCI_SECTION), help="where the pinned 10de section is written")
+    parser.add_argument("--pci-output", default=None, help="also write the 10de section it read here (default: not written)")
     parser.add_argument("--date", default=None, help="catalog date (default: today, UTC)")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when the output would change")
     args = parser.parse_args(argv)
@@ -428,7 +428,7 @@ def main(argv=None):
         return 2
     text = render_catalog(catalog)
     pinned = None
-    if not args.pci_ids or Path(args.pci_ids).resolve() != Path(args.pci_output).resolve():
+    if args.pci_output and (not args.pci_ids or Path(args.pci_ids).resolve() != Path(args.pci_output).resolve()):
         pinned = ("# NVIDIA (vendor 10de) section of pci.ids %s (%s), from %s; pinned by tools/gpu_catalog.py.\n"
                   "# pci.ids: GPL-2.0-or-later or BSD-3-Clause, maintained by the PCI ID Project (pci-ids.ucw.cz).\n"
                   % (version, pci_date, pci_source.get("file") or "a local copy")) + section
