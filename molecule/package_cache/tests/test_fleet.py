@@ -1,0 +1,101 @@
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A fleet behind one package cache: the bytes the cache host fetched upstream for each client.
+
+Measured at the cache host from the caches' own logs (the suite's test cache, the cache host's upstream here, is
+not looked at):
+- apt-cacher-ng, /var/log/apt-cacher-ng/apt-cacher.log: one line a transfer, ``time|I|bytes|client|path`` for bytes
+  fetched upstream on behalf of ``client``, ``time|O|bytes|client|path`` for bytes served to it;
+- proxpi (log level DEBUG), /var/log/dlbox-package-cache/proxpi.log: each upstream request with the size of its
+  answer, in time order; gunicorn's access log (proxpi-access.log) says which client asked for what and when
+  (end time and duration), so each upstream request is given to the client whose requests were in flight then.
+  The converge installs the clients one after another, so at most one client asks at any time.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import re
+
+import testinfra.utils.ansible_runner
+
+DISTRO = os.environ.get("MOLECULE_DISTRO", "debian12")
+CACHE = "dlbox-pcache-%s" % DISTRO
+CLIENTS = ["dlbox-pcache-client%d-%s" % (n, DISTRO) for n in (1, 2, 3)]
+testinfra_hosts = [CACHE]
+
+# proxpi's upstream requests: urllib3's debug line, e.g.
+# 2026-12-02 00:56:44,168 [   DEBUG] urllib3.connectionpool: https://pypi.org:443 "GET /simple/idna/ HTTP/1.1" 200 77782
+_UPSTREAM = re.compile(r'^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) \[\s*DEBUG\] urllib3\.connectionpool: \S+ '
+                       r'"GET (\S+) HTTP/[\d.]+" (\d{3}) (\d+|None)$')
+# gunicorn's access log as the role writes it: client [time] "request" status bytes microseconds
+_ACCESS = re.compile(r'^(\S+) \[([^\]]+)\] "(\S+) (\S+) [^"]*" (\d{3}) (\d+|-) (\d+)$')
+
+
+def _ips(host):
+    ips = {}
+    for client in CLIENTS:
+        out = host.check_output("getent hosts %s", client)
+        ips[out.split()[0]] = client
+    return ips
+
+
+def _apt_figures(host):
+    ips = _ips(host)
+    figures = {client: {"upstream": 0, "served": 0} for client in CLIENTS}
+    for line in host.file("/var/log/apt-cacher-ng/apt-cacher.log").content_string.splitlines():
+        parts = line.split("|")
+        if len(parts) < 5 or parts[1] not in ("I", "O") or parts[3] not in ips:
+            continue
+        figures[ips[parts[3]]]["upstream" if parts[1] == "I" else "served"] += int(parts[2])
+    return figures
+
+
+def _pip_figures(host):
+    ips = _ips(host)
+    windows = {}
+    served = {client: 0 for client in CLIENTS}
+    for line in host.file("/var/log/dlbox-package-cache/proxpi-access.log").content_string.splitlines():
+        match = _ACCESS.match(line)
+        if not match or match.group(1) not in ips:
+            continue
+        client = ips[match.group(1)]
+        end = datetime.datetime.strptime(match.group(2), "%d/%b/%Y:%H:%M:%S %z").timestamp()
+        start = end - int(match.group(7)) / 1e6
+        low, high = windows.get(client, (start, end))
+        windows[client] = (min(low, start), max(high, end))
+        served[client] += 0 if match.group(6) == "-" else int(match.group(6))
+    upstream = {client: 0 for client in CLIENTS}
+    upstream["nobody"] = 0
+    for line in host.file("/var/log/dlbox-package-cache/proxpi.log").content_string.splitlines():
+        match = _UPSTREAM.match(line)
+        if not match:
+            continue
+        when = datetime.datetime.strptime(match.group(1) + " +0000", "%Y-%m-%d %H:%M:%S %z").timestamp() \
+            + int(match.group(2)) / 1000
+        size = 0 if match.group(5) == "None" else int(match.group(5))
+        owner = next((c for c, (low, high) in windows.items() if low - 1.5 <= when <= high + 1.5), "nobody")
+        upstream[owner] += size
+    return {client: {"upstream": upstream[client], "served": served[client]} for client in CLIENTS}, upstream["nobody"]
+
+
+def test_fleet_fetches_upstream_once(host):
+    apt = _apt_figures(host)
+    pip, unattributed = _pip_figures(host)
+    print("\n[package_cache] bytes the cache host fetched upstream / served, per client (from its own logs):")
+    for client in CLIENTS:
+        print("[package_cache] %-28s apt %10d / %10d   pip %9d / %9d"
+              % (client, apt[client]["upstream"], apt[client]["served"], pip[client]["upstream"], pip[client]["served"]))
+    print("[package_cache] pip upstream bytes outside every client's requests: %d" % unattributed)
+    first, later = CLIENTS[0], CLIENTS[1:]
+    # the first client really went through the cache: the packages and the indexes came from upstream
+    assert apt[first]["upstream"] > 1000000, apt
+    assert pip[first]["upstream"] > 50000, pip
+    for client in later:
+        # every client got as much as the first one from the cache ...
+        assert apt[client]["served"] > 0.5 * apt[first]["served"], apt
+        assert pip[client]["served"] > 0.5 * pip[first]["served"], pip
+        # ... and the cache fetched almost nothing upstream for it: at most 2% of the first client's bytes
+        assert apt[client]["upstream"] <= 0.02 * apt[first]["upstream"], apt
+        assert pip[client]["upstream"] <= 0.02 * pip[first]["upstream"], pip
