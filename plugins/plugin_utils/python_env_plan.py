@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Decisions of the ``python_env`` role, on the controller (pure; behind the ``pyenv_*`` filters).
+"""Decisions of the ``python_env`` role, on the controller (pure; behind the ``python_env_*`` filters).
 
 The role wires these; nothing here touches a host (the request values an environment may set - python,
 variant, pytorch, tensorflow - are checked with the resolver's own patterns, ``stack_input``):

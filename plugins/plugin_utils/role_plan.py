@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The one way a role gets its part of the plan, on the controller (pure apart from reading ``data/``).
 
-A role's decision filter (``cuda_plan``, ``pyenv_plan``, ``cudnn_selection``, ``nccl_plan``, ...) calls
+A role's decision filter (``cuda_plan``, ``python_env_plan``, ``cudnn_selection``, ``nccl_plan``, ...) calls
 :func:`role_plan` with what its tasks hand it: ``dlbox_plan`` when ``playbooks/plan.yml`` set one (else None),
 the host's facts (``ansible_facts['dlbox_host']``), ``dlbox_plan_request`` and ``dlbox_plan_hardware``, and the
 role's own variables that pin a part of the stack (``overrides``). It gets back the plan to work from:

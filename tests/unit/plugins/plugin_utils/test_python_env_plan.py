@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.dlbox.stack.plugins.plugin_utils import python_env_plan as _pyenv
+from ansible_collections.dlbox.stack.plugins.plugin_utils import python_env_plan as _python_env
 
 VAR = "python_env_environments"
 CPU_TORCH = {"version": "2.13.0", "variant": "cpu", "index_url": "https://idx.example/whl/cpu", "cuda": None,
@@ -35,7 +35,7 @@ ONE_GPU = {"gpu_count": 1, "arch": "x86_64"}
     (["a"], ["python_env_environments[0] must be a mapping"]),
 ])
 def test_bad_environments_are_refused_naming_the_key(envs, words):
-    errors = _pyenv.check_environments(envs, VAR)
+    errors = _python_env.check_environments(envs, VAR)
     assert errors
     for word in words:
         assert any(word in e for e in errors), errors
@@ -45,7 +45,7 @@ def test_good_environments_pass():
     envs = [{"name": "torch", "frameworks": ["pytorch"], "pytorch": "2.13", "variant": "cpu", "python": "3.11",
              "packages": ["numpy<3"], "jupyter_kernel": True, "gpu_required": False},
             {"name": "tf.2", "frameworks": ["tensorflow"], "tensorflow": "2.21.0"}]
-    assert _pyenv.check_environments(envs, VAR) == []
+    assert _python_env.check_environments(envs, VAR) == []
 
 
 @pytest.mark.parametrize("env, host_request, expected", [
@@ -58,17 +58,17 @@ def test_good_environments_pass():
     ({"name": "a", "frameworks": ["tensorflow"], "python": "3.11"}, {}, {"tensorflow": "latest", "python": "3.11"}),
 ])
 def test_stack_request_re_decides_only_what_the_environment_sets(env, host_request, expected):
-    assert _pyenv.stack_request(env, host_request) == expected
+    assert _python_env.stack_request(env, host_request) == expected
 
 
 def test_needs_tensorflow_plan():
-    assert _pyenv.needs_tensorflow_plan({"frameworks": ["tensorflow"]}, {"tensorflow": None})
-    assert not _pyenv.needs_tensorflow_plan({"frameworks": ["tensorflow"]}, {"tensorflow": TF})
-    assert not _pyenv.needs_tensorflow_plan({"frameworks": ["pytorch"]}, {})
+    assert _python_env.needs_tensorflow_plan({"frameworks": ["tensorflow"]}, {"tensorflow": None})
+    assert not _python_env.needs_tensorflow_plan({"frameworks": ["tensorflow"]}, {"tensorflow": TF})
+    assert not _python_env.needs_tensorflow_plan({"frameworks": ["pytorch"]}, {})
 
 
 def test_cpu_torch_request_pins_the_local_label():
-    out = _pyenv.environment_request({"name": "t", "frameworks": ["pytorch"], "packages": [" six==1.17.0 "]},
+    out = _python_env.environment_request({"name": "t", "frameworks": ["pytorch"], "packages": [" six==1.17.0 "]},
                                      {"python": {"version": "3.11"}, "pytorch": CPU_TORCH}, NO_GPU, VAR + "[0]")
     assert out["errors"] == []
     assert out["requirements"] == ["torch==2.13.0+cpu", "torchvision==0.28.0+cpu", "six==1.17.0"]
@@ -77,7 +77,7 @@ def test_cpu_torch_request_pins_the_local_label():
 
 def test_pypi_torch_has_no_label_and_no_torchvision_when_off():
     torch = dict(CU13_TORCH, variant="pypi", index_url=None)
-    out = _pyenv.environment_request({"name": "t", "frameworks": ["pytorch"], "torchvision": False},
+    out = _python_env.environment_request({"name": "t", "frameworks": ["pytorch"], "torchvision": False},
                                      {"python": {"version": "3.12"}, "pytorch": torch}, ONE_GPU, "x")
     assert out["requirements"] == ["torch==2.14.1"]
     assert out["gpu_expected"] is True
@@ -90,14 +90,14 @@ def test_pypi_torch_has_no_label_and_no_torchvision_when_off():
     ({"gpu_count": 0, "arch": "aarch64"}, "auto", "aarch64", "tensorflow==2.21.0"),
 ])
 def test_tensorflow_package_follows_gpu_and_arch(host, variant, arch, requirement):
-    out = _pyenv.environment_request({"name": "tf", "frameworks": ["tensorflow"], "variant": variant},
+    out = _python_env.environment_request({"name": "tf", "frameworks": ["tensorflow"], "variant": variant},
                                      {"python": {"version": "3.11"}, "tensorflow": TF}, host, "x")
     assert out["requirements"] == [requirement]
     assert out["modules"] == ["tensorflow"]
 
 
 def test_two_cuda_majors_in_one_environment_are_refused_with_the_reason():
-    out = _pyenv.environment_request({"name": "both", "frameworks": ["pytorch", "tensorflow"]},
+    out = _python_env.environment_request({"name": "both", "frameworks": ["pytorch", "tensorflow"]},
                                      {"python": {"version": "3.11"}, "pytorch": CU13_TORCH, "tensorflow": TF},
                                      ONE_GPU, VAR + "[2]")
     assert len(out["errors"]) == 1
@@ -108,14 +108,14 @@ def test_two_cuda_majors_in_one_environment_are_refused_with_the_reason():
 
 
 def test_cpu_torch_beside_tensorflow_gpu_is_fine():
-    out = _pyenv.environment_request({"name": "both", "frameworks": ["pytorch", "tensorflow"]},
+    out = _python_env.environment_request({"name": "both", "frameworks": ["pytorch", "tensorflow"]},
                                      {"python": {"version": "3.11"}, "pytorch": CPU_TORCH, "tensorflow": TF},
                                      ONE_GPU, "x")
     assert out["errors"] == [] and out["cuda_majors"] == [12]
 
 
 def test_missing_framework_or_python_in_the_stack_is_an_error():
-    out = _pyenv.environment_request({"name": "t", "frameworks": ["pytorch", "tensorflow"]}, {}, NO_GPU, "v[0]")
+    out = _python_env.environment_request({"name": "t", "frameworks": ["pytorch", "tensorflow"]}, {}, NO_GPU, "v[0]")
     assert len(out["errors"]) == 3
     assert all("v[0]" in e for e in out["errors"])
 
@@ -123,11 +123,11 @@ def test_missing_framework_or_python_in_the_stack_is_an_error():
 def test_request_id_follows_the_request_only():
     stack = {"python": {"version": "3.11"}, "pytorch": CPU_TORCH}
     env = {"name": "t", "frameworks": ["pytorch"]}
-    one = _pyenv.environment_request(env, stack, NO_GPU, "x")["request_id"]
-    assert one == _pyenv.environment_request(dict(env, owner="alice"), stack, NO_GPU, "x")["request_id"]
-    assert one != _pyenv.environment_request(dict(env, packages=["six"]), stack, NO_GPU, "x")["request_id"]
-    assert one != _pyenv.environment_request(env, stack, NO_GPU, "x", "numpy\n")["request_id"]
-    assert one != _pyenv.environment_request(env, dict(stack, python={"version": "3.12"}), NO_GPU, "x")["request_id"]
+    one = _python_env.environment_request(env, stack, NO_GPU, "x")["request_id"]
+    assert one == _python_env.environment_request(dict(env, owner="alice"), stack, NO_GPU, "x")["request_id"]
+    assert one != _python_env.environment_request(dict(env, packages=["six"]), stack, NO_GPU, "x")["request_id"]
+    assert one != _python_env.environment_request(env, stack, NO_GPU, "x", "numpy\n")["request_id"]
+    assert one != _python_env.environment_request(env, dict(stack, python={"version": "3.12"}), NO_GPU, "x")["request_id"]
 
 
 @pytest.mark.parametrize("options, pytorch, expected", [
@@ -146,7 +146,7 @@ def test_request_id_follows_the_request_only():
     ({}, dict(CU13_TORCH, variant="pypi", index_url=None), []),
 ])
 def test_pip_index_args(options, pytorch, expected):
-    assert _pyenv.pip_index_args(options, pytorch) == expected
+    assert _python_env.pip_index_args(options, pytorch) == expected
 
 
 @pytest.mark.parametrize("filename, expected", [
@@ -160,21 +160,21 @@ def test_pip_index_args(options, pytorch, expected):
     ("bad.whl", None),
 ])
 def test_parse_dist_filename(filename, expected):
-    assert _pyenv.parse_dist_filename(filename) == expected
+    assert _python_env.parse_dist_filename(filename) == expected
 
 
 def test_cuda_majors_of_wheels_reads_suffixes_and_unsuffixed_versions():
     dists = [("nvidia-cublas-cu12", "12.9.1.4"), ("nvidia_cudnn_cu12", "9.3.0.75"), ("nvidia-cuda-runtime", "13.0.96"),
              ("nvidia-nvjitlink", "13.0.88"), ("cuda-toolkit", "13.0.3"), ("nvidia-ml-py", "13.580.82"),
              ("nvidia-cusparselt-cu13", "0.8.1"), ("nvidia-nvshmem", "3.4.5"), ("numpy", "2.3.0")]
-    majors = _pyenv.cuda_majors_of_wheels(dists, [11, 12, 13], neutral=["nvidia_ml_py"])
+    majors = _python_env.cuda_majors_of_wheels(dists, [11, 12, 13], neutral=["nvidia_ml_py"])
     assert majors == {12: ["nvidia-cublas-cu12", "nvidia-cudnn-cu12"],
                       13: ["cuda-toolkit", "nvidia-cuda-runtime", "nvidia-cusparselt-cu13", "nvidia-nvjitlink"]}
 
 
 def test_wheel_mix_error():
-    assert _pyenv.wheel_mix_error({13: ["nvidia-cuda-runtime"]}, VAR, "t") is None
-    error = _pyenv.wheel_mix_error({12: ["nvidia-cublas-cu12"], 13: ["a", "b", "c", "d", "e"]}, VAR, "t")
+    assert _python_env.wheel_mix_error({13: ["nvidia-cuda-runtime"]}, VAR, "t") is None
+    error = _python_env.wheel_mix_error({12: ["nvidia-cublas-cu12"], 13: ["a", "b", "c", "d", "e"]}, VAR, "t")
     assert "two CUDA majors" in error and "CUDA 12: nvidia-cublas-cu12" in error and "CUDA 13: a, b, c, d ..." in error
     assert "nothing was installed" in error
 
@@ -182,7 +182,7 @@ def test_wheel_mix_error():
 def test_parse_sha256sum():
     text = ("%s  /e/dlbox/wheels/six-1.17.0-py2.py3-none-any.whl\n%s *b.whl\nsha256sum: x: No such file\n"
             % ("a" * 64, "b" * 64))
-    assert _pyenv.parse_sha256sum(text) == {"six-1.17.0-py2.py3-none-any.whl": "a" * 64, "b.whl": "b" * 64}
+    assert _python_env.parse_sha256sum(text) == {"six-1.17.0-py2.py3-none-any.whl": "a" * 64, "b.whl": "b" * 64}
 
 
 def test_render_lock_pins_every_installed_dist_with_its_hash():
@@ -190,7 +190,7 @@ def test_render_lock_pins_every_installed_dist_with_its_hash():
                  {"name": "pip", "version": "23.0.1"}, {"name": "setuptools", "version": "84.2.1"}]
     hashes = {"torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl": "1" * 64,
               "jinja2-3.1.6-py3-none-any.whl": "2" * 64, "setuptools-84.2.1-py3-none-any.whl": "3" * 64}
-    lock = _pyenv.render_lock(installed, hashes, header=["env t"])
+    lock = _python_env.render_lock(installed, hashes, header=["env t"])
     assert lock["missing"] == []
     assert lock["text"] == ("# env t\n"
                             "jinja2==3.1.6 \\\n    --hash=sha256:%s\n"
@@ -199,13 +199,13 @@ def test_render_lock_pins_every_installed_dist_with_its_hash():
 
 
 def test_render_lock_reports_what_has_no_hash():
-    lock = _pyenv.render_lock([{"name": "six", "version": "1.17.0"}, {"name": "pip", "version": "25"}],
+    lock = _python_env.render_lock([{"name": "six", "version": "1.17.0"}, {"name": "pip", "version": "25"}],
                               {"six-1.16.0-py2.py3-none-any.whl": "a" * 64})
     assert lock["missing"] == ["six==1.17.0"]
 
 
 def test_render_lock_keeps_several_files_of_one_version():
-    lock = _pyenv.render_lock([{"name": "six", "version": "1.17.0"}],
+    lock = _python_env.render_lock([{"name": "six", "version": "1.17.0"}],
                               {"six-1.17.0-py2.py3-none-any.whl": "b" * 64, "six-1.17.0.tar.gz": "a" * 64})
     assert lock["text"] == "six==1.17.0 \\\n    --hash=sha256:%s \\\n    --hash=sha256:%s\n" % ("a" * 64, "b" * 64)
 
@@ -213,15 +213,15 @@ def test_render_lock_keeps_several_files_of_one_version():
 def test_wheel_cuda_summary():
     installed = [{"name": "nvidia-cuda-runtime-cu12", "version": "12.5.82"}, {"name": "nvidia-cudnn-cu12", "version": "9.3.0.75"},
                  {"name": "nvidia-nccl-cu12", "version": "2.27.7"}, {"name": "tensorflow", "version": "2.21.0"}]
-    summary = _pyenv.wheel_cuda_summary(installed, [12, 13])
+    summary = _python_env.wheel_cuda_summary(installed, [12, 13])
     assert summary["cuda"] == "12.5.82" and summary["cudnn"] == "9.3.0.75" and summary["nccl"] == "2.27.7"
     assert summary["majors"] == [12] and "tensorflow" not in summary["nvidia"]
-    assert _pyenv.wheel_cuda_summary([{"name": "torch", "version": "2.13.0+cpu"}], [12])["cuda"] is None
+    assert _python_env.wheel_cuda_summary([{"name": "torch", "version": "2.13.0+cpu"}], [12])["cuda"] is None
 
 
 def test_driver_floors():
-    floors = _pyenv.driver_floors([{"major": 12, "driver_min": "525.60.13"}, {"major": "13", "driver_min": "580.65.06"}])
+    floors = _python_env.driver_floors([{"major": 12, "driver_min": "525.60.13"}, {"major": "13", "driver_min": "580.65.06"}])
     assert floors == {"12": "525.60.13", "13": "580.65.06"}
-    assert _pyenv.driver_floor("13.2", floors) == "580.65.06"
-    assert _pyenv.driver_floor(None, floors) is None
-    assert _pyenv.driver_floor("11.8", floors) is None
+    assert _python_env.driver_floor("13.2", floors) == "580.65.06"
+    assert _python_env.driver_floor(None, floors) is None
+    assert _python_env.driver_floor("11.8", floors) is None

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters of the ``python_env`` role: ``pyenv_plan``, ``pyenv_wheels`` and ``pyenv_lock``."""
+"""Filters of the ``python_env`` role: ``python_env_plan``, ``python_env_wheels`` and ``python_env_lock``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import LazyModule
 
-_pyenv = LazyModule("plugin_utils.python_env_plan")
+_python_env = LazyModule("plugin_utils.python_env_plan")
 _role_plan = LazyModule("plugin_utils.role_plan")
 
 VAR = "python_env_environments"
@@ -28,10 +28,10 @@ def _known_majors(data):
 
 def _default_environments(plan):
     stack = plan.get("stack") or {}
-    return [{"name": name, "frameworks": [name]} for name in _pyenv.FRAMEWORKS if stack.get(name)]
+    return [{"name": name, "frameworks": [name]} for name in _python_env.FRAMEWORKS if stack.get(name)]
 
 
-def pyenv_plan(environments, plan, host=None, request=None, hardware=None, requirements=None, options=None,
+def python_env_plan(environments, plan, host=None, request=None, hardware=None, requirements=None, options=None,
                check_only=False, data_path=None):
     """Decide every environment of ``python_env_environments`` from the plan.
 
@@ -40,19 +40,19 @@ def pyenv_plan(environments, plan, host=None, request=None, hardware=None, requi
     per framework of the plan. An environment that sets pytorch, tensorflow, variant or python (or
     needs a TensorFlow the plan lacks) is re-resolved with ``host`` facts, the host's ``request`` and
     ``hardware``, so the resolver checks it. ``requirements``: environment name -> text of its
-    requirements file; ``options`` pip's index options (``_pyenv.pip_index_args``), which each
+    requirements file; ``options`` pip's index options (``_python_env.pip_index_args``), which each
     environment gets as ``pip_args``. ``check_only``: only check the list's shape (no resolving per environment).
     Returns ``{ok, errors, environments, driver_floors}``.
     """
     if plan is not None and (not isinstance(plan, dict) or "stack" not in plan):
-        raise AnsibleFilterError("pyenv_plan: expected the plan (dlbox_plan, the result of dlbox.stack.resolve_stack) or none")
+        raise AnsibleFilterError("python_env_plan: expected the plan (dlbox_plan, the result of dlbox.stack.resolve_stack) or none")
     try:
         got = _role_plan.role_plan("python_env", plan, host=host, request=request, hardware=hardware, data_path=data_path)
     except _role_plan.RolePlanError as exc:
         raise AnsibleFilterError(str(exc)) from exc
     plan, data = got["plan"], got["data"]
     envs = environments if environments not in (None, "") else []
-    errors = _pyenv.check_environments(envs, VAR)
+    errors = _python_env.check_environments(envs, VAR)
     if not errors and not envs:
         envs = _default_environments(plan)
         if not envs:
@@ -66,9 +66,9 @@ def pyenv_plan(environments, plan, host=None, request=None, hardware=None, requi
         var = "%s[%d]" % (VAR, index)
         stack = plan.get("stack") or {}
         plan_host = plan.get("host") or {}
-        sub_request = _pyenv.stack_request(env, request)
-        if sub_request is None and _pyenv.needs_tensorflow_plan(env, stack):
-            sub_request = _pyenv.stack_request(dict(env, tensorflow=env.get("tensorflow") or "latest"), request)
+        sub_request = _python_env.stack_request(env, request)
+        if sub_request is None and _python_env.needs_tensorflow_plan(env, stack):
+            sub_request = _python_env.stack_request(dict(env, tensorflow=env.get("tensorflow") or "latest"), request)
         if sub_request is not None:
             # the public resolver, exactly as plan.yml calls it, with this environment's request
             try:
@@ -77,13 +77,13 @@ def pyenv_plan(environments, plan, host=None, request=None, hardware=None, requi
             except _role_plan.RolePlanError as exc:
                 raise AnsibleFilterError(str(exc)) from exc
             if not sub["ok"]:
-                asked = ", ".join("%s.%s=%r" % (var, k, env[k]) for k in _pyenv.STACK_KEYS if env.get(k) not in (None, "", "auto"))
+                asked = ", ".join("%s.%s=%r" % (var, k, env[k]) for k in _python_env.STACK_KEYS if env.get(k) not in (None, "", "auto"))
                 errors.extend("%s ('%s'%s): %s" % (var, env["name"], ", " + asked if asked else "", e) for e in sub["errors"])
                 continue
             stack, plan_host = sub["stack"], sub["host"]
-        out = _pyenv.environment_request(env, stack, plan_host, var, (requirements or {}).get(env["name"], ""))
+        out = _python_env.environment_request(env, stack, plan_host, var, (requirements or {}).get(env["name"], ""))
         errors.extend(out.pop("errors"))
-        out["pip_args"] = _pyenv.pip_index_args(options or {}, out["frameworks"]["pytorch"])
+        out["pip_args"] = _python_env.pip_index_args(options or {}, out["frameworks"]["pytorch"])
         out["index"] = index
         out["var"] = var
         out["owner"] = env.get("owner")
@@ -94,13 +94,13 @@ def pyenv_plan(environments, plan, host=None, request=None, hardware=None, requi
                         "tensorflow": out["frameworks"]["tensorflow"]}
         resolved.append(out)
     return {"ok": not errors, "errors": errors, "environments": resolved,
-            "driver_floors": _pyenv.driver_floors(data["cuda"].get("minor_compat"))}
+            "driver_floors": _python_env.driver_floors(data["cuda"].get("minor_compat"))}
 
 
-def pyenv_wheels(dists, neutral=None, name=None, majors=None, data_path=None):
+def python_env_wheels(dists, neutral=None, name=None, majors=None, data_path=None):
     """What a set of distributions carries: downloaded file names or ``pip list`` entries.
 
-    ``majors``: the CUDA majors to know (the keys of ``pyenv_plan``'s ``driver_floors``); default: the data's.
+    ``majors``: the CUDA majors to know (the keys of ``python_env_plan``'s ``driver_floors``); default: the data's.
     Returns ``{majors, cuda, cudnn, nccl, nvidia, error}``; ``error`` is the refusal when two CUDA majors
     are mixed (``name`` is the environment's), else an empty string.
     """
@@ -109,25 +109,25 @@ def pyenv_wheels(dists, neutral=None, name=None, majors=None, data_path=None):
         if isinstance(dist, dict):
             pairs.append({"name": dist["name"], "version": str(dist["version"])})
         else:
-            parsed = _pyenv.parse_dist_filename(dist)
+            parsed = _python_env.parse_dist_filename(dist)
             if parsed:
                 pairs.append({"name": parsed[0], "version": parsed[1]})
     known = [int(m) for m in majors] if majors else _known_majors(_data(data_path))
-    summary = _pyenv.wheel_cuda_summary(pairs, known, neutral or ())
-    majors = _pyenv.cuda_majors_of_wheels([(p["name"], p["version"]) for p in pairs], known, neutral or ())
-    summary["error"] = _pyenv.wheel_mix_error(majors, VAR, name) or ""
+    summary = _python_env.wheel_cuda_summary(pairs, known, neutral or ())
+    majors = _python_env.cuda_majors_of_wheels([(p["name"], p["version"]) for p in pairs], known, neutral or ())
+    summary["error"] = _python_env.wheel_mix_error(majors, VAR, name) or ""
     return summary
 
 
-def pyenv_lock(installed, sha256sum_output, header=None):
+def python_env_lock(installed, sha256sum_output, header=None):
     """A ``--require-hashes`` lock (``{text, missing}``) from ``pip list --format=json`` and ``sha256sum`` output."""
     if isinstance(installed, str):
-        raise AnsibleFilterError("pyenv_lock: expected the parsed output of pip list --format=json (use from_json)")
-    return _pyenv.render_lock(installed, _pyenv.parse_sha256sum(sha256sum_output), header or ())
+        raise AnsibleFilterError("python_env_lock: expected the parsed output of pip list --format=json (use from_json)")
+    return _python_env.render_lock(installed, _python_env.parse_sha256sum(sha256sum_output), header or ())
 
 
 class FilterModule(object):
     """dlbox.stack python_env filters."""
 
     def filters(self):
-        return {"pyenv_plan": pyenv_plan, "pyenv_wheels": pyenv_wheels, "pyenv_lock": pyenv_lock}
+        return {"python_env_plan": python_env_plan, "python_env_wheels": python_env_wheels, "python_env_lock": python_env_lock}
