@@ -23,7 +23,8 @@ def nvidia_driver_plan(options, plan=None, host=None, request=None, hardware=Non
         raise AnsibleFilterError("nvidia_driver_plan: expected the role's options as a mapping")
     if plan is not None and (not isinstance(plan, dict) or "stack" not in plan):
         raise AnsibleFilterError("nvidia_driver_plan: expected the plan (dlbox_plan, the result of dlbox.stack.resolve_stack) or none")
-    fits = _plan.plan_fits(plan, options.get("method"), str(options.get("branch") or ""), options.get("kernel_modules") or "")
+    fits = _plan.plan_fits(plan, options.get("method") or "", str(options.get("branch") or ""), options.get("kernel_modules") or "",
+                           options.get("profile") or "")
     try:
         got = _role_plan.role_plan("nvidia_driver", plan if fits else None, host=host, request=request, hardware=hardware,
                                    overrides=None if fits else _plan.overrides(options), data_path=data_path)

@@ -95,9 +95,13 @@ def plan_text(plan, host_name=None, roles=None):
         lines.append(_hardware_line(host))
     if ok:
         drv = stack.get("driver")
-        lines.append("Driver:     " + _part(drv, lambda d: "R%s%s, %s kernel modules, >= %s%s" % (
+        lines.append("Driver:     " + _part(drv, lambda d: "R%s%s, %s kernel modules, >= %s, %s profile%s%s" % (
             d.get("branch"), " %s" % d["designation"] if d.get("designation") else "", d.get("kernel_modules"),
-            d.get("min_version"), " [%s]" % ", ".join(d["packages"]) if d.get("packages") else "")))
+            d.get("min_version"), d.get("profile") or "desktop",
+            " (%s)" % d["profile_reason"] if d.get("profile_reason") else "",
+            " [%s]" % ", ".join(d["packages"]) if d.get("packages") else "")))
+        if drv and drv.get("method_reason"):
+            lines.append("Source:     %s: %s" % (drv.get("method"), drv["method_reason"]))
         lines.append("CUDA:       " + _part(stack.get("cuda"), lambda c: "%s%s" % (
             c.get("version"), " (%s)" % c["package"] if c.get("package") else "")))
         lines.append("cuDNN:      " + _part(stack.get("cudnn"), lambda c: str(c.get("version"))))

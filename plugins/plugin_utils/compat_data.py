@@ -148,7 +148,7 @@ SCHEMA = _Record(
              "open_modules": _Enum("unsupported", "allowed", "required")},
             {"first_cuda_by_cc": _Map(VERSION, VERSION), "last_cuda_by_cc": _Map(VERSION, VERSION)},
             sourced=True, open_keys=True)),
-        "gpus": _List(_Record({"name": TEXT}, {"arch": TEXT, "cc": VERSION}, sourced=True, open_keys=True)),
+        "gpus": _List(_Record({"name": TEXT}, {"arch": TEXT, "cc": VERSION, "display": BOOL}, sourced=True, open_keys=True)),
         "cuda": _Record({
             "toolkit_package": TEXT,
             "never_released": _List(_Record({"version": VERSION}, sourced=True)),
@@ -212,7 +212,10 @@ SCHEMA = _Record(
             {"service": TEXT,
              "packages": _List(_Record({"branch_min": INT, "branch_max": _Optional(INT), "package": TEXT, "meta": _Optional(TEXT)},
                                        {"method": _Enum("distro", "nvidia_repo")}, sourced=True)),
-             "nvlink5": _Record({"cc_min": VERSION, "extra_packages": _List(TEXT)}, sourced=True)},
+             "nvlink5": _Record({"cc_min": VERSION, "extra_packages": _List(TEXT)}, {"supported": BOOL}, sourced=True)},
+            {"driver_profile": _List(_Record(
+                {"method": _Enum("distro", "nvidia_repo"), "os_family": TEXT, "profile": _Enum("desktop", "server")},
+                {"depends": TEXT}, sourced=True))},
             sourced=True),
         "machines": _Map(_Record({"cuda_repo": TEXT, "pytorch_cuda": BOOL, "tensorflow_cuda": BOOL}, sourced=True)),
         "os": _Record({

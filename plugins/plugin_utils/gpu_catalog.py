@@ -190,6 +190,7 @@ class GpuIndex(object):
             record.update(
                 memory_gb=entry.get("memory_gb"),
                 form=entry.get("form"),
+                display=entry.get("display"),
                 open_modules=entry.get("open_modules"),
                 jetson=bool(entry.get("jetson")),
                 jetson_family=entry.get("jetson_family"),
@@ -341,7 +342,8 @@ class GpuIndex(object):
     def classify(self, gpus):
         """Host GPUs (``pci_device_id``, ``name``, ``pci_name``, optional ``compute_capability``) with catalog facts.
 
-        Adds ``catalog_name``, ``arch``, ``arch_name``, ``cc``, ``memory_gb``, ``form``, ``jetson``,
+        Adds ``catalog_name``, ``arch``, ``arch_name``, ``cc``, ``memory_gb``, ``form``, ``display`` (False: no display
+        output, data/compat.yml ``gpus``), ``jetson``,
         ``open_modules``, ``legacy_branch``, ``chip``, ``known`` and, for a device id the catalog lacks whose
         chip pci.ids names, ``warning``. The PCI id decides; a name counts only when it matches exactly.
         """
@@ -366,6 +368,7 @@ class GpuIndex(object):
                     cc=record.get("cc"),
                     memory_gb=record.get("memory_gb"),
                     form=record.get("form"),
+                    display=record.get("display"),
                     jetson=bool(record.get("jetson")),
                     open_modules=record.get("open_modules"),
                     legacy_branch=record.get("legacy"),
@@ -403,7 +406,7 @@ class GpuIndex(object):
             cc = gpu.get("compute_capability") or gpu.get("compute_cap") or gpu.get("cc")
             cc = str(cc) if cc else None
             arch = self.arch_for_cc(cc) if cc else None
-        gpu.update(catalog_name=name, arch=arch, cc=cc, memory_gb=None, form=None, jetson=False, open_modules=None,
+        gpu.update(catalog_name=name, arch=arch, cc=cc, memory_gb=None, form=None, display=None, jetson=False, open_modules=None,
                    legacy_branch=None, chip=chip, known=False)
         if warning:
             gpu["warning"] = warning

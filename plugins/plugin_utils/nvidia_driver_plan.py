@@ -306,6 +306,56 @@ def fabric_manager_version(madison_text, package, driver_version):
     return {"ok": match is not None, "version": match, "available": available}
 
 
+_UNMET = re.compile(r"^\s*(?P<name>\S+)\s*:\s*(?:PreDepends|Depends|Conflicts|Breaks):\s*(?P<what>.+?)\s*$")
+
+
+def _series(name, branch):
+    """The driver series a package name of ``branch`` belongs to: "-server" or "" (None when it names no branch)."""
+    match = re.search(r"-%d(?P<server>-server)?(?=$|-)" % int(branch), name)
+    if match is None:
+        return None
+    return match.group("server") or ""
+
+
+def check_fabric_manager_simulation(text, package, driver_version, branch, rc=0, stderr=""):
+    """Does Fabric Manager resolve to the same driver series, at the driver's exact version, in one ``apt-get -s``?
+
+    ``text``: the simulation of the driver set together with ``package`` (Fabric Manager); ``rc``/``stderr``: apt's exit
+    status and errors (an unmet dependency of Fabric Manager, e.g. Ubuntu's nvidia-fabricmanager-580 on
+    nvidia-kernel-common-580-server-<version> next to the desktop set, ends "held broken packages"). Returns ``{ok, simulated, version, package_version,
+    driver_version, series: [...], problems: [...]}``; ``series`` lists the driver series apt would install
+    ("-server", ""); ``simulated``: Fabric Manager was part of the simulation (else its version is judged from
+    ``apt-cache madison`` by :func:`fabric_manager_version`).
+    """
+    problems = []
+    unmet = []
+    for line in ((text or "") + "\n" + (stderr or "")).splitlines():
+        match = _UNMET.match(line)
+        if match and match.group("name") == package:
+            unmet.append("%s %s" % (package, line.split(":", 1)[1].strip()))
+    if unmet or rc not in (0, None):
+        errors = " ".join(line.strip() for line in ((text or "") + "\n" + (stderr or "")).splitlines() if line.startswith("E:"))
+        problems.append("apt cannot install it together with the driver: %s%s." % (
+            "; ".join(unmet) if unmet else "exit status %s" % rc, (" (%s)" % errors) if errors else ""))
+    installs = nd.parse_apt_simulate(text)
+    full = dict((item["name"], item["version"]) for item in installs)
+    fm_version = full.get(package)  # one already installed is replaced or kept as the driver is: madison judges it
+    upstream = nd.upstream_version(fm_version) if fm_version else None
+    if upstream and driver_version and upstream != nd.upstream_version(driver_version):
+        problems.append("apt would install %s %s, the driver %s: Fabric Manager must have exactly the driver's version."
+                        % (package, upstream, nd.upstream_version(driver_version)))
+    series = sorted(set(found for found in (_series(item["name"], branch) for item in installs
+                                             if item["name"] != package and item["name"].startswith(nd.DRIVER_PREFIXES))
+                        if found is not None))
+    if len(series) > 1:
+        problems.append("apt would install two driver series of R%s at once (%s)." % (
+            branch, ", ".join(sorted(item["name"] for item in installs if _series(item["name"], branch) is not None
+                                     and item["name"] != package))))
+    return {"ok": not problems, "simulated": package in full, "version": upstream, "package_version": fm_version,
+            "driver_version": nd.upstream_version(driver_version) if driver_version else None,
+            "series": series, "problems": problems}
+
+
 def rollback_plan(packages, kept, family):
     """After a failed branch change: what to purge and what to reinstall from the kept copies.
 
@@ -333,12 +383,15 @@ def _bool(value):
     return value if isinstance(value, bool) else str(value).strip().lower() in _TRUE
 
 
-def plan_fits(plan, method, branch, kernel_modules):
-    """Whether ``dlbox_plan`` already says this method, branch and module flavour (else the role resolves again)."""
+def plan_fits(plan, method, branch, kernel_modules, profile=""):
+    """Whether ``dlbox_plan`` already says this method, branch, module flavour and profile (else the role resolves
+    again); an empty value is the plan's choice."""
     driver = ((plan or {}).get("stack") or {}).get("driver") if isinstance(plan, dict) else None
     if driver is None:
         return False
-    if (driver.get("method") or "") != method:
+    if method and (driver.get("method") or "") != method:
+        return False
+    if profile and (driver.get("profile") or "") != profile:
         return False
     if branch and str(driver.get("branch")) != str(branch):
         return False
@@ -347,7 +400,8 @@ def plan_fits(plan, method, branch, kernel_modules):
 
 def overrides(options):
     """The role's variables that pin a part of the plan, as request overrides: {key: (variable, value)}."""
-    return {"driver_method": ("nvidia_driver_method", options.get("method")),
+    return {"driver_method": ("nvidia_driver_method", options.get("method") or ""),
+            "driver_profile": ("nvidia_driver_profile", options.get("profile") or ""),
             "driver_branch": ("nvidia_driver_branch", str(options.get("branch") or "")),
             "kernel_modules": ("nvidia_driver_kernel_modules", options.get("kernel_modules") or "")}
 
@@ -390,11 +444,17 @@ def decide(data, options, plan, host=None, facts=None):
     o = options
     facts = facts or {}
     host = host or {}
-    method = o.get("method")
+    planned = ((plan or {}).get("stack") or {}).get("driver") or {}
+    # the plan's method and profile: the role's variables reached the plan as request overrides (empty: the plan chose)
+    method = planned.get("method") or o.get("method") or "distro"
+    profile = planned.get("profile") or o.get("profile") or "desktop"
+    o = dict(o, method=method, profile=profile)
     distribution = o.get("distribution") or ""
     out = {"ok": True, "errors": [], "warnings": [], "skip_reason": "", "packages_only": False,
            "build_only": bool(o.get("build_kernels")), "driver": None, "fabric_manager": None, "set": None,
            "signing": None, "components": [], "sources": [], "change": None, "pin": None, "simulate": None,
+           "method": method, "method_reason": planned.get("method_reason"), "profile": profile,
+           "profile_reason": planned.get("profile_reason"), "fm_check": None, "fm_install_names": [],
            "family": list((data.get("driver_package_names") or {}).get("family") or []),
            "upgrade_blacklist": list((data.get("driver_package_names") or {}).get("upgrade_blacklist") or [])}
     if distribution not in SUPPORTED:
@@ -415,12 +475,12 @@ def decide(data, options, plan, host=None, facts=None):
     if driver is not None and driver.get("family"):
         out["family"] = list(driver["family"])
     if driver is not None and method == "distro" and names.get("handled"):
-        primary = (driver.get("packages") or [names["handled"][0]])[0]
+        primary = driver.get("archive_package") or (driver.get("packages") or [names["handled"][0]])[0]
         if primary not in names["handled"]:
             return _refused(out, "Driver branch %s (nvidia_driver_branch) comes from %s's archive only as %s (the tesla / legacy "
                                  "packages), which this role does not install yet; leave nvidia_driver_branch empty for %s's %s "
                                  "branch. Nothing was changed." % (driver.get("branch"), distribution,
-                                                                   ", ".join(driver.get("packages") or []), distribution,
+                                                                   primary, distribution,
                                                                    names["handled"][0]))
     if method == "distro" and not names.get("fabric_manager", True) and (plan.get("host") or {}).get("nvswitch"):
         return _refused(out, "nvidia_driver_method: distro cannot drive this NVSwitch host: %s's archive has no NVIDIA Fabric "
@@ -463,7 +523,7 @@ def decide(data, options, plan, host=None, facts=None):
         if flavour is None:
             return out
         try:
-            out["set"] = driver_packages(names, branch, driver["kernel_modules"], o.get("profile", "desktop"), signing["path"], flavour)
+            out["set"] = driver_packages(names, branch, driver["kernel_modules"], profile, signing["path"], flavour)
             nk.finish(out)
         except ValueError as exc:
             return _refused(out, "nvidia_driver_profile / nvidia_driver_secure_boot_signing: %s. Nothing was changed." % exc)
@@ -495,7 +555,9 @@ def decide(data, options, plan, host=None, facts=None):
     if change["action"] == "refuse":
         return _refused(out, change["problem"])
     changing = change["action"] == "change"
-    out["simulate"] = {"packages": out["set"]["packages"], "recommends": o.get("profile") == "desktop",
+    fm_names = [fm["package"]] if fm is not None else []
+    out["simulate"] = {"packages": out["set"]["packages"] + [n for n in fm_names if n not in out["set"]["packages"]],
+                       "fabric_manager": fm_names, "recommends": profile == "desktop",
                        "sandbox": method == "nvidia_repo" or changing,
                        "remove": [p["name"] for p in installed["packages"]] if changing else [],
                        "pin_name": o.get("pin_name") if method == "nvidia_repo" else "none",
@@ -539,9 +601,18 @@ def _judge(out, o, driver, facts, installed):
     """The verdict on apt's simulation: the version to install, the names to give apt, Fabric Manager's version."""
     branch = int(driver["branch"])
     the_set = out["set"]
+    profile = o.get("profile")
     sim = facts.get("simulation") or {}
     pending = bool(facts.get("pending"))
     errors_text = " ".join(line for line in (sim.get("stderr") or "").splitlines() if line.startswith("E:"))
+    fm = out["fabric_manager"]
+    if fm is not None and not pending and sim.get("rc") not in (0, None):
+        # Fabric Manager was simulated with the driver: say when it is what apt cannot resolve
+        fm_check = check_fabric_manager_simulation(sim.get("stdout") or "", fm["package"], None, branch, rc=sim.get("rc"),
+                                                   stderr=sim.get("stderr") or "")
+        if any(fm["package"] + " " in p for p in fm_check["problems"]):
+            out["fm_check"] = fm_check
+            return _fm_refused(out, fm, fm_check, the_set, profile)
     if o.get("method") == "distro":
         if sim.get("rc") != 0:
             return _refused(out, "apt cannot install %s for driver branch %s (%s modules, nvidia_driver_profile=%s, signing=%s): %s "
@@ -592,11 +663,21 @@ def _judge(out, o, driver, facts, installed):
                                  "changed." % (target, branch, driver.get("min_version")))
         out["expect_branch"] = branch
     fm = out["fabric_manager"]
+    if fm is not None and not pending:
+        fm_check = check_fabric_manager_simulation(sim.get("stdout") or "", fm["package"], out["target_version"], branch,
+                                                   rc=sim.get("rc", 0), stderr=sim.get("stderr") or "")
+        out["fm_check"] = fm_check
+        if not fm_check["ok"]:
+            return _fm_refused(out, fm, fm_check, the_set, profile)
     if fm is not None:
         if pending:
             out["fm"] = {"ok": True, "version": "%s-*" % out["target_version"], "available": []}
+        elif (out.get("fm_check") or {}).get("simulated"):
+            out["fm"] = {"ok": True, "version": out["fm_check"]["package_version"], "available": [out["fm_check"]["version"]]}
         else:
             out["fm"] = fabric_manager_version(facts.get("madison") or "", fm["package"], out["target_version"])
+        if out["fm"]["ok"] and out["fm"]["version"] and not pending:
+            out["fm_install_names"] = ["%s=%s" % (fm["package"], out["fm"]["version"])]
         if not out["fm"]["ok"]:
             return _refused(out, "This NVSwitch host needs NVIDIA Fabric Manager (%s) at exactly the driver's version %s (driver branch "
                                  "%s), and the repositories have %s. Without it nvidia-fabricmanager.service does not start and the "
@@ -604,6 +685,14 @@ def _judge(out, o, driver, facts, installed):
                                  "(nvidia_driver_branch). Nothing was changed." % (
                                      fm["package"], out["target_version"], branch, ", ".join(out["fm"]["available"]) or "no version of it"))
     return out
+
+
+def _fm_refused(out, fm, fm_check, the_set, profile):
+    return _refused(out, "Fabric Manager (%s) does not resolve to the driver's series on this NVSwitch host: %s Without it "
+                         "nvidia-fabricmanager.service does not start and the GPUs run no CUDA work. The driver set is %s "
+                         "(nvidia_driver_profile=%s); leave nvidia_driver_profile empty for the plan's profile, or ask for "
+                         "a driver branch whose version has a Fabric Manager build (nvidia_driver_branch). Nothing was "
+                         "changed." % (fm["package"], " ".join(fm_check["problems"]), " ".join(the_set["packages"]), profile))
 
 
 def _after(out, o, driver, facts):

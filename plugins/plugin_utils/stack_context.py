@@ -99,6 +99,7 @@ class PlanContext(object):
             self.installed = str(self.host["modules"]["nvidia_version"])
         self.jetson = self.host.get("jetson")
         self.nvswitch = bool(self.host.get("nvswitches"))
+        self.method_choice = None  # (method, why): the method the plan chose when the request names none
         self.driver = None  # {"branch": int, "version": str|None, "installed": bool, "changed": bool, "entry": {...}}
         self.python = None
         self._set_gpus([g for g in classified_gpus(self.index, self.host.get("gpus") or [], gpu_index) if not g.get("jetson")])
@@ -224,6 +225,8 @@ def driver_method(plan):
     requested = plan.request.get("driver_method")
     if requested not in (None, "", "auto"):
         return str(requested).strip().lower()
+    if getattr(plan, "method_choice", None):
+        return plan.method_choice[0]
     return plan.index.default_driver_method
 
 
@@ -240,19 +243,20 @@ def archive_branches(plan):
     return ((plan.index.distro_drivers.get(plan.os_key) or {}).get("distro") or {}).get("branches") or []
 
 
-def driver_release(plan, branch, method, flavours):
+def driver_release(plan, branch, method, flavours, prefer=None):
     """The confirmed release of ``branch`` for an install method, or None when the data confirms none.
 
     nvidia_repo: the newest Linux version of the branch in driver_branches (NVIDIA's release notes);
     distro: the OS archive's package of one of ``flavours`` that installs this branch itself (not a
-    transitional package pulling another branch). Returns {version, package, flavour}.
+    transitional package pulling another branch); ``prefer`` ("server"/"desktop"): that archive flavour first.
+    Returns {version, package, flavour}.
     """
     if method == "distro":
         for archive_branch in archive_branches(plan):
             if int(archive_branch["branch"]) != branch:
                 continue
             for flavour in flavours:
-                for name in ARCHIVE_FLAVOURS.get(flavour, ()):
+                for name in sorted(ARCHIVE_FLAVOURS.get(flavour, ()), key=lambda n: not (prefer and n.startswith(prefer))):
                     found = (archive_branch.get("flavours") or {}).get(name)
                     if found and found.get("pulls_branch") is None:
                         return {"version": found["version"], "package": found["package"], "flavour": name}

@@ -92,6 +92,7 @@ def _tensorflow_problem(var, key, value):
 REQUEST_KEYS = {
     "driver_branch": lambda v, k, x: _version_problem(v, k, x, _BRANCH, "580"),
     "driver_method": lambda v, k, x: _choice_problem(v, k, x, ("distro", "nvidia_repo")),
+    "driver_profile": lambda v, k, x: _choice_problem(v, k, x, ("desktop", "server")),
     "kernel_modules": lambda v, k, x: _choice_problem(v, k, x, ("open", "proprietary")),
     "cuda": lambda v, k, x: _version_problem(v, k, x, _CUDA, "12.8"),
     "cudnn": lambda v, k, x: _version_problem(v, k, x, _CUDNN, "9.10", NONE_WORDS),

@@ -37,6 +37,7 @@ from ansible_collections.dlbox.stack.plugins.plugin_utils.versions import (
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_index import (
     CompatIndex,
 )
+from ansible_collections.dlbox.stack.plugins.plugin_utils.nvidia_driver_plan import driver_packages
 from ansible_collections.dlbox.stack.plugins.plugin_utils.stack_input import (
     LATEST_WORDS,
     NONE_WORDS,
@@ -44,6 +45,7 @@ from ansible_collections.dlbox.stack.plugins.plugin_utils.stack_input import (
     check_request,
 )
 from ansible_collections.dlbox.stack.plugins.plugin_utils.stack_context import (
+    ARCHIVE_FLAVOURS,
     CPU_VARIANT,
     DEFAULT_MACHINE,
     JETSON_MACHINE,
@@ -51,6 +53,7 @@ from ansible_collections.dlbox.stack.plugins.plugin_utils.stack_context import (
     PlanContext,
     Report,
     STACK_PARTS,
+    archive_branches,
     branch_is_eol,
     branch_order,
     driver_at_least,
@@ -109,9 +112,16 @@ def pick_driver(plan, report):
                             "CUDA %s.x build." % (reason, floor, branch, floor, newest_cuda_major_for_branch(plan, branch))])
         method = driver_method(plan)
         if installed_branch != branch and driver_release(plan, branch, method, module_flavours(plan)) is None:
-            if method == "distro":
-                report.add(["Driver branch R%s is not installable from %s's own archive (driver_method: distro ships %s); request one "
-                            "of those, or driver_method: nvidia_repo." % (branch, plan.os_key or "this OS", installable_branches(plan, method))])
+            if method == "distro" and not plan.asked("driver_method") and driver_release(plan, branch, "nvidia_repo", ()) is not None:
+                why = "%s; NVIDIA's repository has R%s" % (archive_lacks(plan, branch), branch)
+                plan.method_choice = ("nvidia_repo", why)
+                report.note("Driver branch R%s is planned from NVIDIA's repository (driver_method: nvidia_repo): %s (name "
+                            "driver_method to choose the source yourself)." % (branch, why))
+            elif method == "distro":
+                report.add(["Driver branch R%s is not installable from %s's own archive: %s (driver_method: distro ships %s); "
+                            "request driver_method: nvidia_repo, which installs R%s from NVIDIA's repository, or one of those "
+                            "branches." % (branch, plan.os_key or "this OS", archive_lacks(plan, branch),
+                                           installable_branches(plan, method), branch)])
             else:
                 report.warn("Driver branch R%s has no Linux release confirmed in data/compat.yml; the version NVIDIA's repository "
                             "installs is unknown here (confirmed: %s)." % (branch, installable_branches(plan, method)))
@@ -160,6 +170,23 @@ def pick_driver(plan, report):
     if branch_is_eol(plan, entry):
         report.warn(eol_choice_warning(plan, branch, entry))
     return {"branch": branch, "version": None, "installed": False, "changed": False, "entry": entry}
+
+
+def archive_lacks(plan, branch):
+    """Why the OS archive cannot give ``branch``: its packages are transitional (named with the branch they pull and
+    the data's date), or it has none."""
+    found = next((b for b in archive_branches(plan) if int(b["branch"]) == int(branch)), None)
+    flavours = [f for name in module_flavours(plan) for f in ARCHIVE_FLAVOURS.get(name, ())]
+    have = (found or {}).get("flavours") or {}
+    pulls = [(have[name].get("package"), have[name].get("pulls"), have[name].get("pulls_branch"))
+             for name in flavours if name in have and have[name].get("pulls_branch") is not None]
+    archive = (plan.index.distro_drivers.get(plan.os_key) or {}).get("distro") or {}
+    date = archive.get("date") or (plan.index.data.get("distro_drivers") or {}).get("date") or plan.index.date
+    if pulls:
+        package, pulled, pulled_branch = pulls[0]
+        return ("the archive's %s is a transitional package that installs %s (R%s) instead (archive data of %s)"
+                % (package, pulled or "another branch", pulled_branch, date))
+    return "the archive has no R%s package for these kernel modules (archive data of %s)" % (branch, date)
 
 
 def eol_words(entry):
@@ -554,8 +581,9 @@ def pick_fabric_manager(plan, report):
     version = exact or "%s.*" % branch
     report.warn("Fabric Manager and the driver must have exactly the same version: pin %s to %s and upgrade both "
                 "together, or nvidia-fabricmanager.service will not start." % (package, exact or "the R%s driver version that gets installed" % branch))
+    need = fabric_manager_profile(plan, method)
     return {"package": package, "version": version, "branch": branch, "packages": packages,
-            "service": plan.index.fabric["service"]}
+            "service": plan.index.fabric["service"], "driver_profile": need[0] if need else None}
 
 
 def pick_container_toolkit(plan, report):
@@ -764,10 +792,11 @@ def resolve_gpus(plan, report):
         flavour = pick_modules(plan, report)
         entry = plan.driver.get("entry") or {}
         method = driver_method(plan)
-        release = driver_release(plan, plan.driver["branch"], method, (flavour,)) if flavour else None
+        profile, profile_why = pick_profile(plan, report, method, flavour)
+        release = driver_release(plan, plan.driver["branch"], method, (flavour,), prefer=profile) if flavour else None
         repo = None
         if method == "distro":
-            packages = [release["package"]] if release else None
+            packages = _distro_packages(plan, flavour, profile, release)
         else:
             packages = _driver_packages(plan, flavour) if entry.get("packages") else None
             repo = _driver_repo_names(plan, flavour)
@@ -776,8 +805,12 @@ def resolve_gpus(plan, report):
             "min_version": None,  # filled below, once CUDA is known
             "kernel_modules": flavour,
             "method": method,
+            "method_reason": plan.method_choice[1] if plan.method_choice else None,
+            "profile": profile,
+            "profile_reason": profile_why,
             "version_available": plan.installed if plan.driver.get("installed") else (release or {}).get("version"),
             "packages": packages,
+            "archive_package": (release or {}).get("package") if method == "distro" else None,
             "repo": repo,
             "family": list(plan.index.driver_names.get("family") or []),
             "designation": entry.get("designation"),
@@ -804,7 +837,95 @@ def resolve_gpus(plan, report):
     stack["container_toolkit"] = pick_container_toolkit(plan, report)
     if stack.get("driver") is not None:
         stack["driver"]["min_version"] = _driver_min_version(plan, cuda_rel)
+    report.add(rule_nvlink5(plan))
     return stack
+
+
+def rule_nvlink5(plan):
+    """HGX B200/B300 (NVLink5 SXM modules): refused while the data says dlbox.stack cannot drive them."""
+    nvl5 = plan.index.fabric.get("nvlink5") or {}
+    if not nvl5 or nvl5.get("supported", True):
+        return []
+    errors = []
+    for gpu in plan.kinds:
+        if gpu.get("form") == "sxm" and gpu.get("cc") and compare_versions(gpu["cc"], nvl5["cc_min"]) >= 0:
+            errors.append(
+                "%s is an SXM module of an NVLink5 system (HGX/DGX B200, B300): its NVSwitches are not PCIe devices, so "
+                "they are not detected, and the system needs %s at the driver's version besides Fabric Manager, which "
+                "dlbox.stack does not install yet (data/compat.yml fabric_manager.nvlink5.supported: false); nothing will "
+                "be changed. Install the driver, Fabric Manager and %s as NVIDIA's Fabric Manager User Guide describes."
+                % (gpu_label(gpu), " and ".join(nvl5.get("extra_packages") or []), ", ".join(nvl5.get("extra_packages") or [])))
+    return errors
+
+
+def fabric_manager_profile(plan, method):
+    """The driver profile Fabric Manager's package needs on this OS and method (data fabric_manager.driver_profile):
+    ``(profile, rule)`` or None."""
+    if not plan.nvswitch:
+        return None
+    family = (plan.os_key or "").split("-", 1)[0]
+    for rule in plan.index.fabric.get("driver_profile") or []:
+        if rule.get("method") == method and rule.get("os_family") == family:
+            return rule["profile"], rule
+    return None
+
+
+def pick_profile(plan, report, method, flavour):
+    """The driver profile: ``server`` (compute-only, no X) or ``desktop``, and why (one phrase).
+
+    Requested (``driver_profile``) wins, but not against Fabric Manager's dependency on the -server series; else
+    server on NVSwitch hosts and where every GPU has no display output (data ``gpus[].display: false``).
+    """
+    need = fabric_manager_profile(plan, method)
+    requested = plan.request.get("driver_profile")
+    if requested not in (None, "", "auto"):
+        profile = str(requested).strip().lower()
+        if need is not None and need[0] != profile:
+            report.add(["driver_profile: %s cannot go with Fabric Manager on this NVSwitch host: %s's Fabric Manager package "
+                        "depends on the %s driver series at the driver's exact version (%s; data/compat.yml "
+                        "fabric_manager.driver_profile), which the %s packages cannot satisfy; use driver_profile: %s "
+                        "(nvidia_driver_profile: %s) or leave it unset." % (
+                            profile, plan.os_key, need[0], str(need[1].get("depends") or "").replace(
+                                "{branch}", str(plan.driver["branch"])).replace("{version}", "<version>"),
+                            profile, need[0], need[0])])
+        return profile, "requested (driver_profile: %s)" % profile
+    if need is not None:
+        return need[0], ("NVSwitch host: %s's Fabric Manager depends on the %s driver series (%s)"
+                         % (plan.os_key, need[0], str(need[1].get("depends") or "").replace(
+                             "{branch}", str(plan.driver["branch"])).replace("{version}", "<version>")))
+    if plan.nvswitch:
+        profile, why = "server", "NVSwitch host (a data-center system, no display)"
+    elif plan.kinds and all(g.get("display") is False for g in plan.kinds):
+        profile, why = "server", "%s: no display output (data/compat.yml gpus display: false)" % ", ".join(
+            g.get("catalog_name") or "?" for g in plan.kinds)
+    else:
+        return "desktop", "GPUs with display outputs"
+    family = (plan.os_key or "").split("-", 1)[0]
+    suffix = (((plan.index.driver_names.get("distro") or {}).get(family)) or {}).get("server_suffix")
+    if method == "distro" and suffix and flavour and plan.driver and not plan.driver.get("installed"):
+        found = next((b for b in archive_branches(plan) if int(b["branch"]) == plan.driver["branch"]), None)
+        if found is not None and not any(n.startswith("server") for n in (found.get("flavours") or {})):
+            report.note("The server driver set is planned for these GPUs, but %s's archive has no -server package of R%s; the "
+                        "desktop set is planned instead." % (plan.os_key, plan.driver["branch"]))
+            return "desktop", "%s's archive has no R%s server set" % (plan.os_key, plan.driver["branch"])
+    return profile, why
+
+
+def _distro_packages(plan, flavour, profile, release):
+    """The distribution archive's set the nvidia_driver role installs (data driver_package_names.distro): the DKMS set,
+    or Canonical's signed precompiled set when Secure Boot is on (Ubuntu). The archive's package when no names fit."""
+    fallback = [release["package"]] if release else None
+    family = (plan.os_key or "").split("-", 1)[0]
+    names = ((plan.index.driver_names.get("distro") or {}).get(family)) or {}
+    if not names or not flavour:
+        return fallback
+    signing = "precompiled" if family == "ubuntu" and plan.host.get("secure_boot") else "dkms"
+    try:
+        found = driver_packages(names, plan.driver["branch"], flavour, profile, signing,
+                                plan.host.get("kernel_flavour") or "generic")
+    except ValueError:
+        return fallback
+    return found["packages"]
 
 
 def _driver_min_version(plan, cuda_rel):

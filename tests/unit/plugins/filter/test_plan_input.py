@@ -96,6 +96,6 @@ def test_resolve_checks_its_request_too():
 def test_one_list_of_request_keys():
     """The README and the role docs name the request keys; they come from stack_input.REQUEST_KEYS only."""
     assert set(stack_input.REQUEST_KEYS) == {
-        "driver_branch", "driver_method", "kernel_modules", "cuda", "cudnn", "pytorch", "pytorch_variant", "tensorflow",
+        "driver_branch", "driver_method", "driver_profile", "kernel_modules", "cuda", "cudnn", "pytorch", "pytorch_variant", "tensorflow",
         "python", "jetpack",
     }

@@ -257,8 +257,8 @@ def test_same_branch_is_a_plain_install():
     out = p.decide(DATA, options(method="nvidia_repo", branch="580"), repo_plan(580), facts={"installed": R580})
     assert out["ok"] and out["change"]["action"] == "install" and out["simulate"]["remove"] == []
     out = p.decide(DATA, options(), debian_plan(), facts={"installed": []})
-    assert out["simulate"] == {"packages": out["set"]["packages"], "recommends": False, "sandbox": False, "remove": [],
-                               "pin_name": "none", "pin_text": ""}
+    assert out["simulate"] == {"packages": out["set"]["packages"], "fabric_manager": [], "recommends": False, "sandbox": False,
+                               "remove": [], "pin_name": "none", "pin_text": ""}
 
 
 # --- apt's verdict ------------------------------------------------------------------------------------
