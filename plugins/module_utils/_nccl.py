@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.dlbox.stack.plugins.module_utils.hostfacts import parse_nvidia_smi_topo
+from ansible_collections.dlbox.stack.plugins.module_utils._gpu_facts import parse_nvidia_smi_topo
 from ansible_collections.dlbox.stack.plugins.module_utils.versions import version_tuple
 
 _NV = re.compile(r"^NV(\d+)$")
@@ -45,7 +45,7 @@ P2P_CHOICES = ("auto", "enabled", "disabled", "nvlink")
 # --------------------------------------------------------------------------------------------------
 def _pairs(text):
     """GPUs and the cell of every GPU pair of an nvidia-smi matrix, through gpu_facts' parser
-    (``hostfacts.parse_nvidia_smi_topo``: tabs or spaces, terminal escapes, legends); no matrix -> none."""
+    (``_gpu_facts.parse_nvidia_smi_topo``: tabs or spaces, terminal escapes, legends); no matrix -> none."""
     try:
         parsed = parse_nvidia_smi_topo(text or "")
     except ValueError:

@@ -18,7 +18,7 @@ description:
     GPUs come from C(lspci -Dnn); when C(lspci) is missing too, from C(/sys/bus/pci/devices).
   - A missing executable is not an error. Which probes ran, and how they ended, is recorded in
     C(dlbox_host.probes).
-  - All parsing lives in the C(hostfacts) module_utils and is unit-tested against recorded outputs.
+  - All parsing lives in the C(_gpu_facts) module_utils and is unit-tested against recorded outputs.
 author:
   - dlbox.stack developers (@dlbox)
 options:
@@ -177,7 +177,7 @@ import platform
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dlbox.stack.plugins.module_utils.hostfacts import build_host_facts
+from ansible_collections.dlbox.stack.plugins.module_utils._gpu_facts import build_host_facts
 
 _SECURE_BOOT_VAR = "sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
 

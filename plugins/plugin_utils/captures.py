@@ -23,7 +23,7 @@ import csv
 import io
 import os
 
-from ansible_collections.dlbox.stack.plugins.module_utils import hostfacts
+from ansible_collections.dlbox.stack.plugins.module_utils import _gpu_facts as gpu_facts
 
 __all__ = ["CaptureError", "KINDS", "detect_kind", "parse_capture", "parse_query_gpu_csv", "hardware_from_captures"]
 
@@ -40,12 +40,12 @@ def detect_kind(text):
     head = (text or "").lstrip()[:4096]
     if "<nvidia_smi_log" in head or (head.startswith("<?xml") and "nvidia_smi" in head):
         return "nvidia-smi-xml"
-    if hostfacts.parse_nv_tegra_release_line(text):
+    if gpu_facts.parse_nv_tegra_release_line(text):
         return "nv_tegra_release"
     first = head.splitlines()[0].lower() if head else ""
     if "," in first and ("name" in first or "pci.device_id" in first or "compute_cap" in first):
         return "nvidia-smi-csv"
-    if hostfacts.parse_lspci_nn(text) or _looks_like_lspci(text):
+    if gpu_facts.parse_lspci_nn(text) or _looks_like_lspci(text):
         return "lspci"
     return None
 
@@ -96,9 +96,9 @@ def parse_query_gpu_csv(text):
         gpus.append({
             "name": field("name", "gpu_name"),
             "pci_device_id": _device_id(field("pci.device_id")),
-            "pci_bus_id": hostfacts.normalize_pci_bus_id(field("pci.bus_id", "gpu_bus_id")),
+            "pci_bus_id": gpu_facts.normalize_pci_bus_id(field("pci.bus_id", "gpu_bus_id")),
             "compute_capability": field("compute_cap"),
-            "memory_mb": hostfacts._mib(memory) if memory else None,  # pylint: disable=protected-access
+            "memory_mb": gpu_facts._mib(memory) if memory else None,  # pylint: disable=protected-access
             "vendor_id": "10de",
             "source": "nvidia-smi-csv",
         })
@@ -111,7 +111,7 @@ def parse_capture(text):
     kind = detect_kind(text)
     if kind == "nvidia-smi-xml":
         try:
-            parsed = hostfacts.parse_nvidia_smi_xml(text)
+            parsed = gpu_facts.parse_nvidia_smi_xml(text)
         except ValueError as exc:
             raise CaptureError(str(exc)) from exc
         return kind, {"driver_version": parsed.get("driver_version"),
@@ -119,12 +119,12 @@ def parse_capture(text):
     if kind == "nvidia-smi-csv":
         return kind, parse_query_gpu_csv(text)
     if kind == "lspci":
-        devices = hostfacts.parse_lspci_nn(text)
+        devices = gpu_facts.parse_lspci_nn(text)
         gpus = [{"pci_bus_id": d["pci_bus_id"], "vendor_id": "10de", "pci_device_id": d["pci_device_id"], "name": d["name"],
                  "pci_name": d["name"], "source": "lspci"} for d in devices if d["kind"] == "gpu"]
         return kind, {"gpus": gpus, "nvswitches": [d for d in devices if d["kind"] == "nvswitch"]}
     if kind == "nv_tegra_release":
-        return kind, {"l4t_release": hostfacts.parse_nv_tegra_release_line(text)}
+        return kind, {"l4t_release": gpu_facts.parse_nv_tegra_release_line(text)}
     raise CaptureError("is the output of none of: nvidia-smi -q -x, nvidia-smi --query-gpu=... --format=csv, lspci -nn, "
                        "/etc/nv_tegra_release")
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 
-from ansible_collections.dlbox.stack.plugins.module_utils import hostfacts
+from ansible_collections.dlbox.stack.plugins.module_utils import _gpu_facts as gpu_facts
 from ansible_collections.dlbox.stack.plugins.plugin_utils import captures as plan_captures
 
 __all__ = ["KINDS", "recognize", "extract_facts"]
@@ -250,7 +250,7 @@ def _smi_table(text):
     for line in _lines(text):
         row1 = _SMI_ROW1_RE.match(line)
         if row1:
-            pending = _gpu(name=row1.group("name").strip(), pci_bus_id=hostfacts.normalize_pci_bus_id(row1.group("bus")),
+            pending = _gpu(name=row1.group("name").strip(), pci_bus_id=gpu_facts.normalize_pci_bus_id(row1.group("bus")),
                            persistence=row1.group("pers") == "On", source="nvidia-smi")
             gpus.append(pending)
             continue
@@ -290,7 +290,7 @@ def _smi_q(text):
         stripped = line.strip()
         head = re.match(r"^GPU\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])$", stripped)
         if head:
-            current = _gpu(pci_bus_id=hostfacts.normalize_pci_bus_id(head.group(1)), source="nvidia-smi-q")
+            current = _gpu(pci_bus_id=gpu_facts.normalize_pci_bus_id(head.group(1)), source="nvidia-smi-q")
             gpus.append(current)
             section = None
             continue
@@ -312,32 +312,32 @@ def _smi_q(text):
         if key == "Product Name":
             ensure()["name"] = value
         elif key == "Persistence Mode":
-            ensure()["persistence"] = hostfacts._enabled(value)  # pylint: disable=protected-access
+            ensure()["persistence"] = gpu_facts._enabled(value)  # pylint: disable=protected-access
         elif section == "throttle" and key in _THROTTLE_KEYS:
             gpu = ensure()
             gpu["throttle_active"] = gpu["throttle_active"] or []
             if value == "Active":
                 gpu["throttle_active"].append(key)
         elif section == "fb" and key == "Total":
-            ensure()["memory_mib"] = hostfacts._mib(value)  # pylint: disable=protected-access
+            ensure()["memory_mib"] = gpu_facts._mib(value)  # pylint: disable=protected-access
         elif section == "util" and key == "Gpu":
-            ensure()["util_pct"] = hostfacts._to_int(value)  # pylint: disable=protected-access
+            ensure()["util_pct"] = gpu_facts._to_int(value)  # pylint: disable=protected-access
         elif section == "remap" and key in ("Correctable Error", "Uncorrectable Error", "Pending",
                                             "Remapping Failure Occurred"):
             gpu = ensure()
             gpu["remapped_rows"] = gpu["remapped_rows"] or {}
             field = {"Correctable Error": "correctable", "Uncorrectable Error": "uncorrectable", "Pending": "pending",
                      "Remapping Failure Occurred": "failure"}[key]
-            gpu["remapped_rows"][field] = (hostfacts._to_int(value) if field in ("correctable", "uncorrectable")  # pylint: disable=protected-access
-                                           else hostfacts._enabled(value))  # pylint: disable=protected-access
+            gpu["remapped_rows"][field] = (gpu_facts._to_int(value) if field in ("correctable", "uncorrectable")  # pylint: disable=protected-access
+                                           else gpu_facts._enabled(value))  # pylint: disable=protected-access
         elif section == "retired" and key in ("Single Bit ECC", "Double Bit ECC", "Pending Page Blacklist",
                                               "Pending Page Retirement"):
             gpu = ensure()
             gpu["retired_pages"] = gpu["retired_pages"] or {}
             field = {"Single Bit ECC": "single_bit", "Double Bit ECC": "double_bit"}.get(key, "pending")
-            gpu["retired_pages"][field] = (hostfacts._enabled(value) if field == "pending"  # pylint: disable=protected-access
-                                           else hostfacts._to_int(value))  # pylint: disable=protected-access
-    links = hostfacts.parse_nvidia_smi_q_pcie(text)
+            gpu["retired_pages"][field] = (gpu_facts._enabled(value) if field == "pending"  # pylint: disable=protected-access
+                                           else gpu_facts._to_int(value))  # pylint: disable=protected-access
+    links = gpu_facts.parse_nvidia_smi_q_pcie(text)
     for link in links:
         target = next((g for g in gpus if link["pci_bus_id"] and g["pci_bus_id"] == link["pci_bus_id"]), None)
         if target is None:
@@ -350,7 +350,7 @@ def _smi_q(text):
 
 
 def _smi_xml(text):
-    parsed = hostfacts.parse_nvidia_smi_xml(text)
+    parsed = gpu_facts.parse_nvidia_smi_xml(text)
     import xml.etree.ElementTree as ET  # pylint: disable=import-outside-toplevel
     start = text.find("<?xml")
     root = ET.fromstring(text[start if start >= 0 else text.find("<nvidia_smi_log"):].strip())
@@ -369,22 +369,22 @@ def _smi_xml(text):
         remap = element.find("remapped_rows")
         remapped = None
         if remap is not None and len(remap):
-            remapped = {"uncorrectable": hostfacts._to_int(hostfacts._text(remap, "remapped_row_unc")),  # pylint: disable=protected-access
-                        "pending": hostfacts._enabled(hostfacts._text(remap, "remapped_row_pending")),  # pylint: disable=protected-access
-                        "failure": hostfacts._enabled(hostfacts._text(remap, "remapped_row_failure"))}  # pylint: disable=protected-access
+            remapped = {"uncorrectable": gpu_facts._to_int(gpu_facts._text(remap, "remapped_row_unc")),  # pylint: disable=protected-access
+                        "pending": gpu_facts._enabled(gpu_facts._text(remap, "remapped_row_pending")),  # pylint: disable=protected-access
+                        "failure": gpu_facts._enabled(gpu_facts._text(remap, "remapped_row_failure"))}  # pylint: disable=protected-access
         retired = element.find("retired_pages")
         retired_pages = None
         if retired is not None:
             retired_pages = {
-                "single_bit": hostfacts._to_int(hostfacts._text(retired, "multiple_single_bit_retirement/retired_count")),  # pylint: disable=protected-access
-                "double_bit": hostfacts._to_int(hostfacts._text(retired, "double_bit_retirement/retired_count")),  # pylint: disable=protected-access
-                "pending": hostfacts._enabled(hostfacts._text(retired, "pending_retirement")  # pylint: disable=protected-access
-                                              or hostfacts._text(retired, "pending_blacklist")),  # pylint: disable=protected-access
+                "single_bit": gpu_facts._to_int(gpu_facts._text(retired, "multiple_single_bit_retirement/retired_count")),  # pylint: disable=protected-access
+                "double_bit": gpu_facts._to_int(gpu_facts._text(retired, "double_bit_retirement/retired_count")),  # pylint: disable=protected-access
+                "pending": gpu_facts._enabled(gpu_facts._text(retired, "pending_retirement")  # pylint: disable=protected-access
+                                              or gpu_facts._text(retired, "pending_blacklist")),  # pylint: disable=protected-access
             }
         link = gpu.get("pcie_link")
         gpus.append(_gpu(name=gpu.get("name"), pci_bus_id=gpu.get("pci_bus_id"), memory_mib=gpu.get("memory_mb"),
                          persistence=gpu.get("persistence_mode"),
-                         util_pct=hostfacts._to_int(hostfacts._text(element, "utilization/gpu_util")),  # pylint: disable=protected-access
+                         util_pct=gpu_facts._to_int(gpu_facts._text(element, "utilization/gpu_util")),  # pylint: disable=protected-access
                          pcie_link={k: link[k] for k in ("gen_max", "gen_current", "width_max", "width_current")}
                          if link else None,
                          throttle_active=active, retired_pages=retired_pages, remapped_rows=remapped,
@@ -401,7 +401,7 @@ def _smi_csv(text):
         values = dict(zip(header, [cell.strip() for cell in row.split(",")]))
         persistence = values.get("persistence_mode")
         gpus.append(_gpu(name=gpu.get("name"), pci_bus_id=gpu.get("pci_bus_id"), memory_mib=gpu.get("memory_mb"),
-                         persistence=hostfacts._enabled(persistence) if persistence else None,  # pylint: disable=protected-access
+                         persistence=gpu_facts._enabled(persistence) if persistence else None,  # pylint: disable=protected-access
                          source="nvidia-smi-csv"))
     return {"driver_version": parsed.get("driver_version"), "cuda_version": None}, gpus
 
@@ -445,7 +445,7 @@ def extract_facts(texts):
     facts = {}
     for item in texts or []:
         text = item[1] if isinstance(item, (tuple, list)) else item
-        text = hostfacts._ANSI_RE.sub("", text or "")  # pylint: disable=protected-access
+        text = gpu_facts._ANSI_RE.sub("", text or "")  # pylint: disable=protected-access
         kinds = set(recognize(text))
         if not kinds:
             continue
@@ -479,7 +479,7 @@ def extract_facts(texts):
                     names.add(match.group("name"))
         if "proc-driver-version" in kinds:
             line = next(line for line in _lines(text) if "NVRM version:" in line)
-            facts["proc_version"] = hostfacts.parse_nvidia_proc_version(line[line.index("NVRM version:"):])
+            facts["proc_version"] = gpu_facts.parse_nvidia_proc_version(line[line.index("NVRM version:"):])
         if "uname" in kinds:
             match = _UNAME_A_RE.search(text)
             if match:
@@ -491,7 +491,7 @@ def extract_facts(texts):
                         facts["uname_r"] = match.group("release")
                         break
         if "os-release" in kinds:
-            facts["os_release"] = hostfacts.parse_os_release(text)
+            facts["os_release"] = gpu_facts.parse_os_release(text)
         if "dkms" in kinds:
             entries = facts.setdefault("dkms", [])
             for match in _DKMS_RE.finditer(text):
@@ -520,10 +520,10 @@ def extract_facts(texts):
             if re.search(r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] ", text, re.M):
                 facts["pci_seen"] = True  # a device list, not grepped LnkSta lines
             devices = facts.setdefault("pci_devices", [])
-            for device in hostfacts.parse_lspci_nn(text):
+            for device in gpu_facts.parse_lspci_nn(text):
                 devices.append({"pci_bus_id": device["pci_bus_id"], "name": device["name"], "kind": device["kind"],
                                 "driver_in_use": None})
-            for link in hostfacts.parse_lspci_links(text):
+            for link in gpu_facts.parse_lspci_links(text):
                 facts.setdefault("pci_links", []).append(link)
                 if link["nvidia"]:
                     known = next((d for d in devices if d["pci_bus_id"] == link["pci_bus_id"]), None)
@@ -536,7 +536,7 @@ def extract_facts(texts):
             facts["pci_seen"] = True
             devices = facts.setdefault("pci_devices", [])
             for match in _SYSFS_PCI_RE.finditer(text):
-                gpu = hostfacts.classify_sysfs_pci(match.group("addr"), match.group("vendor"), match.group("device"),
+                gpu = gpu_facts.classify_sysfs_pci(match.group("addr"), match.group("vendor"), match.group("device"),
                                                    match.group("cls"))
                 if gpu and not any(d["pci_bus_id"] == gpu["pci_bus_id"] for d in devices):
                     devices.append({"pci_bus_id": gpu["pci_bus_id"], "name": None, "kind": gpu.get("kind", "gpu"),

@@ -118,7 +118,7 @@ def resolve(host, request=None, hardware=None, data_path=None, catalog_path=None
         return stack_resolver.refused_plan(data, problems, {"planning": hardware is not None})
     if hardware:
         if hardware.get("captures"):
-            # captured outputs are read by hostfacts' parsers: imported only for a plan that brings captures
+            # captured outputs are read by _gpu_facts' parsers: imported only for a plan that brings captures
             # pylint: disable-next=import-outside-toplevel
             from ansible_collections.dlbox.stack.plugins.plugin_utils.captures import CaptureError, hardware_from_captures
 

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Unit tests for the pure host/GPU fact parsers (plugins/module_utils/hostfacts.py).
+"""Unit tests for the pure host/GPU fact parsers (plugins/module_utils/_gpu_facts.py).
 
 nvidia-smi inputs are the real outputs under tests/fixtures (see tests/fixtures/SOURCES.md).
 Cases the fixtures do not cover (no <cuda_version>, <compute_capability>) are made by editing a
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.dlbox.stack.plugins.module_utils import hostfacts as hf
+from ansible_collections.dlbox.stack.plugins.module_utils import _gpu_facts as hf
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 

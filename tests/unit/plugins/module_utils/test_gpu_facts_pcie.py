@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.dlbox.stack.plugins.module_utils import hostfacts as hf
+from ansible_collections.dlbox.stack.plugins.module_utils import _gpu_facts as hf
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 
