@@ -260,7 +260,9 @@ SCENARIOS = [
             "stack.driver.branch": 535,
             "stack.driver.method": "distro",
             "stack.driver.kernel_modules": "proprietary",
-            "stack.driver.packages": ["nvidia-driver"],
+            "stack.driver.packages": ["nvidia-kernel-dkms", "nvidia-driver", "firmware-nvidia-gsp"],
+            "stack.driver.archive_package": "nvidia-driver",
+            "stack.driver.profile": "desktop",
             "stack.driver.version_available": "535.309.01",
         },
         ["Driver branch R535 is end-of-life since 2026-06 (no security updates), and the newest branch for these GPUs that "
@@ -331,19 +333,6 @@ SCENARIOS = [
         {"gpus": ["Jetson AGX Thor"]},
         {},
         {"stack.driver": None, "stack.jetpack.version": "7.2", "stack.pytorch.variant": "cu130", "stack.pytorch.version": "2.15.0"},
-        [],
-    ),
-    (
-        "8x B200 + NVSwitch: open modules, NVLink5 extras",
-        B200_HGX,
-        {},
-        {
-            "stack.driver.branch": 580,
-            "stack.driver.kernel_modules": "open",
-            "stack.fabric_manager.packages": ["nvidia-fabricmanager", "nvlsm", "libnvsdm"],
-            "stack.pytorch.version": "2.15.0",
-            "stack.python.version": "3.12",
-        },
         [],
     ),
     (
@@ -622,7 +611,9 @@ REFUSALS = [
         "a transitional package is not a release of its branch",
         RTX4090,
         {"driver_method": "distro", "driver_branch": 590},
-        ["Driver branch R590 is not installable from ubuntu-22.04's own archive (driver_method: distro ships R615, R580"],
+        ["Driver branch R590 is not installable from ubuntu-22.04's own archive: the archive's nvidia-driver-590-open is a "
+         "transitional package that installs nvidia-driver-595-open (R595)", "(driver_method: distro ships R615, R580",
+         "request driver_method: nvidia_repo, which installs R590"],
         {},
     ),
     (
@@ -665,6 +656,14 @@ REFUSALS = [
         {"gpus": ["RTX 3090"], "os": "windows-11"},
         {},
         ["OS 'windows-11' is not one dlbox.stack plans for", "e.g. ubuntu-22.04 or debian-12"],
+        {},
+    ),
+    (
+        "8x B200 HGX (NVLink5 SXM): refused until NVLSM and libnvsdm are installed",
+        B200_HGX,
+        {},
+        ["B200 (Blackwell, CC 10.0) is an SXM module of an NVLink5 system", "NVSwitches are not PCIe devices",
+         "needs nvlsm and libnvsdm at the driver's version", "fabric_manager.nvlink5.supported: false", "nothing will be changed"],
         {},
     ),
     (
