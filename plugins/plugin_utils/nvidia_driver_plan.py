@@ -612,7 +612,7 @@ def _judge(out, o, driver, facts, installed):
                                                    stderr=sim.get("stderr") or "")
         if any(fm["package"] + " " in p for p in fm_check["problems"]):
             out["fm_check"] = fm_check
-            return _fm_refused(out, fm, fm_check, the_set, profile)
+            return _fm_refused(out, fm, fm_check, the_set, profile, facts)
     if o.get("method") == "distro":
         if sim.get("rc") != 0:
             return _refused(out, "apt cannot install %s for driver branch %s (%s modules, nvidia_driver_profile=%s, signing=%s): %s "
@@ -620,7 +620,7 @@ def _judge(out, o, driver, facts, installed):
                                  "was changed." % (" ".join(the_set["packages"]), branch, driver["kernel_modules"], o.get("profile"),
                                                    out["signing"]["path"], errors_text))
         present = dict((n, v) for n, v, _a in nd.package_items(facts["installed"]) if n in the_set["packages"])
-        check = check_simulation(sim.get("stdout") or "", the_set["primary"], branch, the_set["same_version"], present)
+        check = check_simulation(_without(sim.get("stdout") or "", fm), the_set["primary"], branch, the_set["same_version"], present)
         out["check"] = check
         if not (check["ok"] or (o.get("other_branch") == "warn" and check["version"] is not None)):
             return _refused(out, "Asked for driver branch %s (%s), but apt would install %s. Ubuntu keeps retired branches as "
@@ -645,7 +645,8 @@ def _judge(out, o, driver, facts, installed):
                 return _refused(out, "apt cannot install %s (driver branch %s, %s modules) from NVIDIA's repository: %s Is branch %s "
                                      "in the repository (cuda_repo_base_url)? Choose another nvidia_driver_branch. Nothing was "
                                      "changed." % (" ".join(the_set["packages"]), branch, driver["kernel_modules"], errors_text, branch))
-            check = check_branch_simulation(sim.get("stdout") or "", branch, out["family"], (driver.get("repo") or {}).get("same_version"),
+            check = check_branch_simulation(_without(sim.get("stdout") or "", fm), branch, out["family"],
+                                            (driver.get("repo") or {}).get("same_version"),
                                             the_set["kernel_package"], the_set["packages"])
             out["repo_check"] = check
             if not check["ok"]:
@@ -668,7 +669,7 @@ def _judge(out, o, driver, facts, installed):
                                                    rc=sim.get("rc", 0), stderr=sim.get("stderr") or "")
         out["fm_check"] = fm_check
         if not fm_check["ok"]:
-            return _fm_refused(out, fm, fm_check, the_set, profile)
+            return _fm_refused(out, fm, fm_check, the_set, profile, facts)
     if fm is not None:
         if pending:
             out["fm"] = {"ok": True, "version": "%s-*" % out["target_version"], "available": []}
@@ -687,12 +688,23 @@ def _judge(out, o, driver, facts, installed):
     return out
 
 
-def _fm_refused(out, fm, fm_check, the_set, profile):
-    return _refused(out, "Fabric Manager (%s) does not resolve to the driver's series on this NVSwitch host: %s Without it "
+def _without(text, fm):
+    """apt's simulation without Fabric Manager's own lines (the driver's checks judge the driver; FM is judged apart)."""
+    if fm is None:
+        return text
+    return "\n".join(line for line in (text or "").splitlines()
+                     if not re.match(r"^(Inst|Conf|Remv)\s+%s\s" % re.escape(fm["package"]), line.strip()))
+
+
+def _fm_refused(out, fm, fm_check, the_set, profile, facts):
+    available = fabric_manager_version(facts.get("madison") or "", fm["package"], "")["available"]
+    return _refused(out, "Fabric Manager (%s) does not resolve to the driver's series on this NVSwitch host: %s%s Without it "
                          "nvidia-fabricmanager.service does not start and the GPUs run no CUDA work. The driver set is %s "
                          "(nvidia_driver_profile=%s); leave nvidia_driver_profile empty for the plan's profile, or ask for "
                          "a driver branch whose version has a Fabric Manager build (nvidia_driver_branch). Nothing was "
-                         "changed." % (fm["package"], " ".join(fm_check["problems"]), " ".join(the_set["packages"]), profile))
+                         "changed." % (fm["package"], " ".join(fm_check["problems"]),
+                                       " The repositories have %s of it." % ", ".join(available) if available else "",
+                                       " ".join(the_set["packages"]), profile))
 
 
 def _after(out, o, driver, facts):

@@ -29,6 +29,9 @@ ROLES = (
     ("python_env", "python_env", None),
 )
 SWITCHES = ("driver", "cuda", "cudnn", "nccl", "docker", "python_env", "kernel_headers")
+# Roles that install from NVIDIA's CUDA repository for x86_64 or sbsa (cuda_repo): never on a Jetson (L4T) system,
+# whose CUDA, cuDNN and NCCL come with JetPack from NVIDIA's Jetson repository.
+CUDA_REPO_ROLES = ("cuda", "cudnn", "nccl")
 TRUE_WORDS = ("true", "yes", "on", "1")
 FALSE_WORDS = ("false", "no", "off", "0")
 
@@ -103,12 +106,26 @@ def _skip_reason(role, plan):
     no_gpu = not (host.get("gpu_count") or 0) and not host.get("jetson")
     if no_gpu:
         return "no NVIDIA GPU on this host"
-    if host.get("jetson") and role in ("nvidia_driver", "cuda", "cudnn"):
+    if host.get("jetson") and role == "nvidia_driver":
         return "JetPack provides it on a Jetson"
+    if _jetson(plan) and role in CUDA_REPO_ROLES:
+        return jetson_skip_reason(role, plan)
     if role == "nccl":
         return "NCCL is planned for two or more GPUs or an NVSwitch system"
     return "the plan has no %s" % {"nvidia_driver": "driver", "cuda": "CUDA toolkit", "cudnn": "cuDNN",
                                    "docker": "container toolkit", "nvidia_container_toolkit": "container toolkit"}.get(role, role)
+
+
+def _jetson(plan):
+    return bool((plan.get("host") or {}).get("jetson") or (plan.get("stack") or {}).get("jetpack"))
+
+
+def jetson_skip_reason(role, plan):
+    """Why a role that uses NVIDIA's x86_64/sbsa repositories is skipped on a Jetson (L4T) host."""
+    jetpack = (plan.get("stack") or {}).get("jetpack") or {}
+    have = {"cuda": "CUDA %s" % jetpack.get("cuda"), "cudnn": "cuDNN %s" % jetpack.get("cudnn"), "nccl": "its libraries"}[role]
+    return ("Jetson (L4T): JetPack %s brings %s from NVIDIA's Jetson repository; this role installs from NVIDIA's "
+            "x86_64/sbsa CUDA repository, which must never go onto an L4T system" % (jetpack.get("version") or "", have))
 
 
 def workstation_roles(plan, switches=None):
@@ -126,6 +143,11 @@ def workstation_roles(plan, switches=None):
             continue
         planned = gpus if role == "python_env" else stack.get(part) is not None
         chosen = flags[switch]
+        if role in CUDA_REPO_ROLES and _jetson(plan):
+            # no switch turns these on over L4T: they would add NVIDIA's x86_64/sbsa repository
+            why = jetson_skip_reason(role, plan) + (" (-e %s=true does not change that)" % var if chosen else "")
+            roles.append({"role": role, "run": False, "switch": var, "why": why})
+            continue
         run = planned if chosen is None else chosen
         if run and chosen and not planned:
             why = "%s (-e %s=true)" % (_runs(role, plan), var)

@@ -133,3 +133,33 @@ def test_bad_switch_names_the_variable():
         workstation_roles(plan, {"cuda": "maybe"})
     with pytest.raises(AnsibleFilterError, match="unknown workstation switch dlbox_workstation_gpu"):
         workstation_roles(plan, {"gpu": True})
+
+
+# --- the driver profile and set, the source of a branch, Jetson (issues 24, 25) ----------------------------
+
+def test_nvswitch_plan_text_shows_the_server_profile_and_its_packages():
+    plan = resolve_stack({}, {}, {"gpus": ["H100 SXM"] * 8, "nvswitch": True, "os": "ubuntu-22.04"})
+    line = _line(plan_text(plan), "Driver:")
+    assert ", server profile (NVSwitch host: ubuntu-22.04's Fabric Manager depends on the server driver series" in line
+    assert line.endswith("[nvidia-headless-580-server-open, nvidia-utils-580-server]")
+
+
+def test_transitional_branch_plan_text_says_where_it_comes_from():
+    plan = resolve_stack({}, {"driver_branch": "535"}, {"gpus": ["RTX 4090"], "os": "ubuntu-22.04"})
+    line = _line(plan_text(plan), "Source:")
+    assert line.startswith("Source:     nvidia_repo: the archive's nvidia-driver-535")
+    assert "is a transitional package that installs nvidia-driver-580" in line
+
+
+@pytest.mark.parametrize("switches", [{}, {"cuda": True, "cudnn": True, "nccl": True}])
+def test_jetson_plan_runs_no_role_that_uses_the_x86_or_sbsa_repositories(switches):
+    plan = resolve_stack({}, {}, {"gpus": ["Jetson AGX Orin"]})
+    assert plan["stack"]["jetpack"] and plan["stack"]["cuda"]  # JetPack's CUDA is planned ...
+    decided = workstation_roles(plan, switches)
+    for role in ("cuda", "cudnn", "nccl"):  # ... but not installed from NVIDIA's x86_64/sbsa repository
+        assert decided["run"][role] is False
+    lines = plan_text(plan, "orin", roles=decided)
+    roles = _role_lines(lines)
+    assert "skipped  Jetson (L4T): JetPack 6.2.2 brings CUDA 12.6 from NVIDIA's Jetson repository" in roles["cuda"]
+    assert "must never go onto an L4T system" in roles["cudnn"] and "must never go onto an L4T system" in roles["nccl"]
+    assert " skipped " in roles["nvidia_driver"]

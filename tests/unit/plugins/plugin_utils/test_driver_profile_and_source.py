@@ -223,3 +223,17 @@ def test_decide_refuses_fm_that_needs_another_series_before_any_change(data):
     assert not out["ok"]
     assert "Fabric Manager (nvidia-fabricmanager-580) does not resolve to the driver's series" in out["errors"][0]
     assert "nvidia_driver_profile" in out["errors"][0] and "Nothing was changed." in out["errors"][0]
+
+
+def test_repo_fm_at_another_branch_in_the_simulation_is_named_with_the_repositorys_versions():
+    """NVIDIA's repository without a Fabric Manager build of the driver's version: apt's candidate is another branch's.
+    The Fabric Manager Inst line is CONSTRUCTED in apt's format (the test module's simulations are too)."""
+    from test_nvidia_driver_plan import DATA, MADISON, R580, SIM_595, options, repo_plan
+    sim = SIM_595.replace("595.71.05", "590.48.01").replace("595", "590")
+    sim += "\nInst nvidia-fabricmanager (595.71.05-1 cuda-fixture [amd64])\n"
+    facts = {"installed": R580, "simulation": {"rc": 0, "stdout": sim}, "madison": MADISON}
+    out = ndp.decide(DATA, options(method="nvidia_repo", branch="590", change_branch=True), repo_plan(590), facts=facts)
+    assert not out["ok"]
+    assert "Fabric Manager (nvidia-fabricmanager)" in out["errors"][0]
+    assert "apt would install nvidia-fabricmanager 595.71.05, the driver 590.48.01" in out["errors"][0]
+    assert "The repositories have 595.71.05, 580.95.05 of it." in out["errors"][0]
