@@ -176,7 +176,10 @@ def archive_lacks(plan, branch):
     """Why the OS archive cannot give ``branch``: its packages are transitional (named with the branch they pull and
     the data's date), or it has none."""
     found = next((b for b in archive_branches(plan) if int(b["branch"]) == int(branch)), None)
-    flavours = [f for name in module_flavours(plan) for f in ARCHIVE_FLAVOURS.get(name, ())]
+    names = module_flavours(plan)
+    if int(branch) < int(plan.index.kernel_modules.get("open_default_from_branch") or 0):
+        names = sorted(names, key=lambda n: n != "proprietary")  # the flavour the plan would pick for that branch
+    flavours = [f for name in names for f in ARCHIVE_FLAVOURS.get(name, ())]
     have = (found or {}).get("flavours") or {}
     pulls = [(have[name].get("package"), have[name].get("pulls"), have[name].get("pulls_branch"))
              for name in flavours if name in have and have[name].get("pulls_branch") is not None]

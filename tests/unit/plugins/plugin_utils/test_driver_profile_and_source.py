@@ -125,7 +125,7 @@ def test_transitional_branch_without_a_method_comes_from_nvidia_repo(data, branc
     plan = plan_for(data, {"gpus": ["RTX 4090"], "os": "ubuntu-22.04"}, {"driver_branch": branch})
     assert plan["ok"], plan["errors"]
     assert driver(plan)["branch"] == int(branch) and driver(plan)["method"] == "nvidia_repo"
-    assert "is a transitional package that installs nvidia-driver-580-open (R580)" in driver(plan)["method_reason"]
+    assert "nvidia-driver-%s is a transitional package that installs nvidia-driver-580 (R580)" % branch in driver(plan)["method_reason"]
     assert any("Driver branch R%s is planned from NVIDIA's repository" % branch in note for note in plan["notes"])
 
 
@@ -135,7 +135,7 @@ def test_transitional_branch_with_distro_is_refused_naming_nvidia_repo(data, bra
     assert not plan["ok"]
     text = " ".join(plan["errors"])
     assert "Driver branch R%s is not installable from ubuntu-22.04's own archive" % branch in text
-    assert "nvidia-driver-%s-open is a transitional package" % branch in text
+    assert "nvidia-driver-%s is a transitional package" % branch in text
     assert "request driver_method: nvidia_repo" in text
 
 
