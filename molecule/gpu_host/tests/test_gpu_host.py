@@ -1,0 +1,92 @@
+"""playbooks/workstation.yml on the FIXTURE GPU host (tests/fixtures/gpu_host: a model of an RTX 4090 machine, NOT a GPU).
+
+Run 1 on the fresh machine ends green with "pending reboot"; the stub reboot loads the module; run 2 runs the GPU checks;
+run 3 changes nothing; nvidia_driver_reboot: if_needed regenerates the initramfs before it reboots; connection: local
+refuses if_needed before any change. Every figure here is a fixture result.
+"""
+
+import json
+import os
+import re
+
+import pytest
+
+EPH = os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]
+HOST = "dlbox-gpu_host-" + os.environ.get("MOLECULE_DISTRO", "debian12")
+
+
+def _read(name):
+    with open(os.path.join(EPH, name), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def run(n):
+    meta = json.loads(_read("run-%s.json" % n))
+    log = _read("run-%s.log" % n)
+    recap = re.search(r"^%s\s*:\s*(.*)$" % re.escape(HOST), log, re.M)
+    assert recap, "run %s: no recap line for %s in its log:\n%s" % (n, HOST, log[-3000:])
+    counts = dict((k, int(v)) for k, v in re.findall(r"(\w+)=(\d+)", recap.group(1)))
+    summary = json.loads(_read("summary-%s.json" % n))
+    print("run %s: %.1f s wall, recap %s" % (n, meta["seconds"], recap.group(1).strip()))
+    return meta, log, counts, summary
+
+
+def events(host):
+    return host.file("/opt/dlbox-fixture-gpu/state/events.log").content_string.splitlines()
+
+
+def test_run1_ends_green_with_pending_reboot():
+    meta, log, counts, summary = run(1)
+    assert meta["rc"] == 0 and counts["failed"] == 0 and counts["unreachable"] == 0, log[-4000:]
+    assert summary["driver_state"] == "pending_reboot"
+    assert summary["installed"]["driver"].startswith("nvidia-open 580.95.05")
+    assert any(p.startswith("pending reboot: NVIDIA driver 580.95.05 is installed") for p in summary["pending"]), summary
+    text = "\n".join(summary["text"])
+    assert "pending reboot" in text and "Next:" in text and "reboot, then run the same command again" in text
+    # dlbox-check ran without its GPU requirement, said as pending, not failed
+    assert "dlbox-check's GPU requirement: pending reboot" in log
+    # the handlers ran before the summary (flushed by nvidia_driver), not after the play
+    assert log.index("REBOOT NEEDED on %s" % HOST) < log.index("TASK [dlbox.stack.summary : Show the summary]")
+
+
+def test_the_stub_reboot_loaded_the_installed_module(host):
+    lines = events(host)
+    assert any(line.startswith("reboot from boot ") for line in lines), lines
+    assert any(re.match(r"boot \S+ loaded 580\.95\.05$", line) for line in lines), lines
+
+
+def test_run2_runs_the_gpu_checks_and_passes():
+    meta, log, counts, summary = run(2)
+    assert meta["rc"] == 0 and counts["failed"] == 0, log[-4000:]
+    assert summary["driver_state"] == "loaded" and summary["pending"] == [] and summary["next"] == []
+    assert "pending reboot" not in log
+    assert "TASK [dlbox.stack.python_env : Run dlbox-check in every environment]" in log
+    assert "Pending: nothing" in summary["text"]
+
+
+def test_run3_changes_nothing():
+    meta, log, counts, summary = run(3)
+    assert meta["rc"] == 0 and counts["failed"] == 0 and counts["changed"] == 0, log[-4000:]
+    assert summary["changed"] == [] and summary["pending"] == []
+
+
+def test_if_needed_flushes_the_handlers_before_the_reboot(host):
+    lines = events(host)
+    start = max(i for i, line in enumerate(lines) if line.startswith("unloaded by the test in boot "))
+    after = lines[start + 1:]
+    boot = lines[start].rsplit(" ", 1)[1]
+    assert after[:2] == ["update-initramfs -u -k all in boot %s" % boot, "reboot from boot %s" % boot], lines
+    state = json.loads(host.file("/opt/dlbox-fixture-gpu/state/if_needed.json").content_string)
+    assert state["state"] == "loaded" and state["loaded_version"] == "580.95.05"
+
+
+def test_connection_local_refuses_if_needed_before_any_change():
+    got = _read("local-refusal.txt")
+    assert got.startswith("Refuse a reboot that cannot continue the play (connection local)"), got
+    assert "nvidia_driver_reboot: if_needed cannot work" in got and "Nothing was changed" in got
+
+
+@pytest.mark.parametrize("n", ["1", "2", "3"])
+def test_each_run_is_timed(n):
+    meta = json.loads(_read("run-%s.json" % n))
+    assert meta["seconds"] > 0
