@@ -64,3 +64,13 @@ def test_a_fabric_stuck_in_progress_fails_naming_fabric_manager_with_its_journal
     assert "journalctl -u nvidia-fabricmanager" in stuck["msg"] and "NVSwitches" in stuck["msg"]
     assert stuck["seconds"] >= 20
     assert len(results["stuck_log"]) >= 4 and all(line.endswith("In Progress") for line in results["stuck_log"])
+
+
+def test_check_mode_on_the_fresh_host_reports_and_claims_nothing(host):
+    check = _json(host, "/root/dlbox-check-fresh.json")
+    assert check["rc"] == 0, check["tail"]
+    assert check["unchanged"], "check mode changed the host"
+    # the only change reported is the install check mode would make; no install, no enabled service claimed
+    assert [c for c in check["changed"] if "would" not in c] == [] or all(
+        not re.search(r"Install the driver|Enable Fabric Manager|Start Fabric Manager", c) for c in check["changed"])
+    assert any("would make" in c for c in check["changed"]), check["changed"]
