@@ -23,15 +23,23 @@ def kernel_flavour(release):
     return match.group("flavour") if match else None
 
 
-def headers_meta_candidates(release, distribution, architecture):
-    """Headers meta packages to try, best first: the running kernel's flavour, then the default kernel's.
+def headers_meta_candidates(release, distribution, architecture, packages=None):
+    """Headers meta packages to try, best first: the flavour of the installed kernel metas, the running kernel's
+    flavour, then the default kernel's.
 
-    A custom or foreign kernel (no distribution flavour) gets only the distribution default; an
-    unknown distribution or architecture gets only the flavour package, if any.
+    ``packages``: dpkg's kernel packages (``dpkg-query -W -f KERNEL_DPKG_FORMAT`` text, or its parsed list): the
+    flavour of the installed linux-image-<flavour> metas that follow the newest kernel comes first
+    (linux-headers-generic-hwe-24.04 on an HWE machine, whose running release ends in "-generic" too; several
+    flavours on that kernel: each, sorted). A custom or foreign kernel (no distribution flavour) gets only the
+    distribution default; an unknown distribution or architecture gets only the flavour package, if any.
     """
     out = []
+    if isinstance(packages, str):
+        packages = parse_kernel_packages(packages)
+    for meta_flavour in flavour_from_metas(packages or [])["candidates"]:
+        out.append("linux-headers-%s" % meta_flavour)
     flavour = kernel_flavour(release)
-    if flavour:
+    if flavour and "linux-headers-%s" % flavour not in out:
         out.append("linux-headers-%s" % flavour)
     default = DEFAULT_HEADERS_META.get((distribution or "").lower(), {}).get(architecture or "")
     if default and default not in out:

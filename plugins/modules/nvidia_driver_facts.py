@@ -60,6 +60,14 @@ options:
   modinfo:
     description: With keys C(module) and C(kernels), the module version C(modinfo -k KERNEL -F version) reports for each kernel.
     type: dict
+  kernel:
+    description:
+      - Read the kernel side for Ubuntu's signed modules and DKMS, in RV(kernel); nothing is changed.
+      - The running release, dpkg's kernel packages with their C(Depends) (C(linux-image-*), C(linux-headers-*),
+        C(linux-generic*), C(linux-virtual*), C(linux-modules-nvidia-*)), the kernels in C(/boot) (C(vmlinuz-*)) and
+        the C(linux-modules-nvidia-*) names apt knows for those kernels plus the flavour metas (C(apt-cache pkgnames)).
+    type: bool
+    default: false
 attributes:
   check_mode:
     support: full
@@ -140,6 +148,18 @@ modinfo:
   description: For each kernel of O(modinfo), the module version C(modinfo) reports (or its error).
   returned: when O(modinfo) is given
   type: dict
+kernel:
+  description:
+    - C(running) (the release C(uname -r) prints), C(packages) (C(name), C(version), C(installed), C(depends)),
+      C(boot) (the releases of C(/boot/vmlinuz-*)), C(next_boot) (the newest of them, grub's default; else the newest
+      installed C(linux-image-<release>), else the running release) and C(module_names) (the C(linux-modules-nvidia-*) packages apt knows
+      for the running, booted and installed kernels, and the flavour metas).
+  returned: when O(kernel=true)
+  type: dict
+  sample: {"running": "6.8.0-90-generic", "boot": ["6.8.0-90-generic", "7.0.0-44-generic"], "next_boot": "7.0.0-44-generic",
+           "packages": [{"name": "linux-image-generic-hwe-24.04", "version": "7.0.0-44.44~24.04.1", "installed": true,
+                         "depends": "linux-image-7.0.0-44-generic, linux-modules-7.0.0-44-generic"}],
+           "module_names": ["linux-modules-nvidia-580-open-7.0.0-44-generic", "linux-modules-nvidia-580-open-generic-hwe-24.04"]}
 """
 
 import glob
@@ -151,6 +171,7 @@ import tempfile
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.dlbox.stack.plugins.module_utils import _nvidia_driver as nd
+from ansible_collections.dlbox.stack.plugins.module_utils import kernel as kernel_utils
 
 _ENV = {"LC_ALL": "C", "LANG": "C"}
 DPKG_QUERY = ["dpkg-query", "-W", "-f", "${Package}\t${Version}\t${Architecture}\t${db:Status-Abbrev}\n"]
@@ -221,6 +242,22 @@ def read_sources():
     return out
 
 
+def read_kernel(module):
+    """The kernel side: running release, dpkg's kernel packages, /boot's kernels, the module packages apt knows."""
+    running = os.uname().release
+    _rc, out, _err = _run(module, ["dpkg-query", "-W", "-f", kernel_utils.KERNEL_DPKG_FORMAT] + kernel_utils.KERNEL_PACKAGE_PATTERNS)
+    packages = kernel_utils.parse_kernel_packages(out)  # rc 1 when a pattern matches nothing: the rest is still listed
+    boot = sorted(os.path.basename(path)[len("vmlinuz-"):] for path in glob.glob("/boot/vmlinuz-*"))
+    releases = [running] + boot + kernel_utils.installed_kernels(packages) + \
+        [m["kernel"] for m in kernel_utils.image_metas(packages)]
+    names = []
+    if module.get_bin_path("apt-cache"):
+        _rc, names_text, _err = _run(module, ["apt-cache", "pkgnames", "linux-modules-nvidia-"])
+        names = kernel_utils.module_names_for(names_text.splitlines(), releases)
+    next_boot = kernel_utils.next_boot_kernel(boot or kernel_utils.installed_kernels(packages), running)
+    return {"running": running, "packages": packages, "boot": boot, "next_boot": next_boot, "module_names": names}
+
+
 def main():
     module = AnsibleModule(
         argument_spec={
@@ -232,6 +269,7 @@ def main():
             "dkms": {"type": "dict"},
             "kernels": {"type": "bool", "default": False},
             "modinfo": {"type": "dict"},
+            "kernel": {"type": "bool", "default": False},
         },
         supports_check_mode=True,
     )
@@ -275,6 +313,8 @@ def main():
             m_rc, m_out, m_err = _run(module, ["modinfo", "-k", kernel, "-F", "version", p["modinfo"].get("module") or "nvidia"])
             found[kernel] = m_out.strip() if m_rc == 0 else (m_out + m_err).strip()
         result["modinfo"] = found
+    if p["kernel"]:
+        result["kernel"] = read_kernel(module)
     module.exit_json(**result)
 
 
