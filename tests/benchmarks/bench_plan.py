@@ -7,6 +7,8 @@ taken twice in the same run: without the disk cache of the loaded data and GPU i
 issue 20) and with it (a cache folder made empty first, so the first worker builds it).
 
     python tests/benchmarks/bench_plan.py [HOSTS] [FORKS]      (default 116 hosts, 20 forks)
+
+BENCH_BEFORE=<git ref> adds the plan.yml of that commit, with the data cache, in the same run (before/after).
 """
 
 from __future__ import annotations
@@ -39,10 +41,10 @@ def inventory(folder, count):
     return path
 
 
-def run(inv, forks, cache):
+def run(inv, forks, cache, playbook="playbooks/plan.yml"):
     env = dict(os.environ, DLBOX_STACK_CACHE_DIR=cache, ANSIBLE_FORKS=str(forks))
     start = time.perf_counter()
-    done = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inv), "playbooks/plan.yml"],
+    done = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inv), str(playbook)],
                           cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
     seconds = time.perf_counter() - start
     # plan.yml fails the hosts whose stack is refused (none of these is); any other failure is a broken bench
@@ -59,13 +61,21 @@ def main(argv):
     try:
         one, many = inventory(folder, 1), inventory(folder, count)
         cache = os.path.join(folder, "cache")
+        variants = [("without the data cache (each worker loads data/ again)", "off", "playbooks/plan.yml"),
+                    ("with the data cache", cache, "playbooks/plan.yml")]
+        before = os.environ.get("BENCH_BEFORE")
+        if before:
+            old = Path(folder) / "plan-before.yml"
+            old.write_text(subprocess.run(["git", "show", "%s:playbooks/plan.yml" % before], cwd=ROOT, check=True,
+                                          capture_output=True, text=True).stdout)
+            variants.insert(1, ("of %s, with the data cache" % before, cache, old))
         figures = {}
-        for label, cache_dir in (("without the data cache (each worker loads data/ again)", "off"), ("with the data cache", cache)):
+        for label, cache_dir, playbook in variants:
             if cache_dir != "off":
                 shutil.rmtree(cache_dir, ignore_errors=True)
-            run(one, forks, cache_dir)  # warm the OS file cache (and build the data cache)
-            single = min(run(one, forks, cache_dir) for _attempt in range(2))
-            fleet = run(many, forks, cache_dir)
+            run(one, forks, cache_dir, playbook)  # warm the OS file cache (and build the data cache)
+            single = min(run(one, forks, cache_dir, playbook) for _attempt in range(2))
+            fleet = run(many, forks, cache_dir, playbook)
             figures[label] = (single, fleet)
             print("plan.yml %s: 1 host %.2f s; %d hosts (%d forks) %.2f s = %.1f x one host"
                   % (label, single, count, forks, fleet, fleet / single))
