@@ -1,0 +1,277 @@
+"""nvidia_driver_kernel and module_utils.kernel: the kernel flavour, the running kernel's signed module, the kernel that
+boots next, and what is never held, on captures RECORDED against Ubuntu's live archive (tests/fixtures/kernel/, dated,
+with their commands: real dpkg-query answers over a dpkg status built from the archive's real control data, and real
+`apt-cache pkgnames` lists).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.dlbox.stack.plugins.module_utils import kernel as k
+from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_kernel as nk
+from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_plan as p
+from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat
+
+ROOT = Path(__file__).resolve().parents[4]
+FIX = ROOT / "tests" / "fixtures" / "kernel"
+DATA = load_compat(str(ROOT / "tests" / "unit" / "data" / "compat-frozen.yml"))
+HWE = {"ubuntu2204": "22.04", "ubuntu2404": "24.04"}
+# The kernels the archive's metas pointed at when the captures were recorded (see the captures' apt-cache-show-metas.txt).
+GA_KERNEL = {"ubuntu2204": "5.15.0-204-generic", "ubuntu2404": "6.8.0-151-generic"}
+HWE_KERNEL = {"ubuntu2204": "6.8.0-149-generic", "ubuntu2404": "7.0.0-44-generic"}
+OLD_KERNEL = {"ubuntu2204": "5.15.0-25-generic", "ubuntu2404": "6.8.0-31-generic"}
+
+
+def capture(distro, name):
+    return "".join(line for line in (FIX / distro / name).read_text(encoding="utf-8").splitlines(True) if not line.startswith("#"))
+
+
+def packages(distro, case):
+    return k.parse_kernel_packages(capture(distro, "dpkg-query-kernel-%s.txt" % case))
+
+
+def module_names(distro):
+    return capture(distro, "apt-cache-pkgnames-linux-modules-nvidia-580-open.txt").split()
+
+
+def kernel_facts(distro, case, running, boot=()):
+    return {"running": running, "packages": packages(distro, case), "boot": list(boot), "module_names": module_names(distro)}
+
+
+# --- the flavour, from the installed metas ------------------------------------------------------------------
+
+@pytest.mark.parametrize("distro", ["ubuntu2204", "ubuntu2404"])
+@pytest.mark.parametrize(("case", "flavour", "kernel"), [
+    ("ga-desktop", "generic", GA_KERNEL),
+    ("hwe-desktop", "generic-hwe-{hwe}", HWE_KERNEL),
+    ("ga-server", "virtual", GA_KERNEL),
+    ("hwe-server", "virtual-hwe-{hwe}", HWE_KERNEL),
+    ("ga-and-hwe", "generic-hwe-{hwe}", HWE_KERNEL),   # both metas: the one on the newest kernel
+    ("hwe-desktop-with-module", "generic-hwe-{hwe}", HWE_KERNEL),
+])
+def test_flavour_from_the_recorded_metas(distro, case, flavour, kernel):
+    found = k.flavour_from_metas(packages(distro, case))
+    assert found["flavour"] == flavour.format(hwe=HWE[distro])
+    assert found["kernel"] == kernel[distro]
+
+
+@pytest.mark.parametrize("distro", ["ubuntu2204", "ubuntu2404"])
+def test_release_pocket_ga_and_hwe_on_one_kernel_is_ambiguous(distro):
+    # The release pocket's linux-image-generic-hwe-XX.04 is the GA kernel: both metas on one kernel.
+    found = k.flavour_from_metas(packages(distro, "release-pocket-ga-and-hwe"))
+    assert found["flavour"] is None and found["kernel"] == OLD_KERNEL[distro]
+    assert found["candidates"] == ["generic", "generic-hwe-%s" % HWE[distro]]
+    out = nk.decide_flavour(kernel_facts(distro, "release-pocket-ga-and-hwe", OLD_KERNEL[distro]), "", OLD_KERNEL[distro], 580, "", "-open")
+    assert out["flavour"] is None
+    assert "nvidia_driver_kernel_flavour" in out["problem"] and "Nothing was changed" in out["problem"]
+    assert "generic-hwe-%s" % HWE[distro] in out["problem"] and OLD_KERNEL[distro] in out["problem"]
+    # the variable settles it
+    assert nk.decide_flavour(kernel_facts(distro, "release-pocket-ga-and-hwe", OLD_KERNEL[distro]), "generic")["flavour"] == "generic"
+
+
+@pytest.mark.parametrize("distro", ["ubuntu2204", "ubuntu2404"])
+def test_hwe_machine_running_a_generic_release_gets_the_hwe_meta(distro):
+    # uname -r ends in -generic on the HWE kernel too: the old rule gave the GA meta.
+    running = HWE_KERNEL[distro]
+    assert k.kernel_flavour(running) == "generic"
+    out = nk.decide_flavour(kernel_facts(distro, "hwe-desktop", running), "", running, 580, "", "-open")
+    assert out["flavour"] == "generic-hwe-%s" % HWE[distro] and out["problem"] is None
+    assert out["source"] == "installed kernel meta linux-image-generic-hwe-%s" % HWE[distro]
+
+
+@pytest.mark.parametrize("distro", ["ubuntu2204", "ubuntu2404"])
+def test_server_virtual_meta_has_no_module_meta_and_is_refused_naming_the_variable(distro):
+    # linux-virtual: the archive has no linux-modules-nvidia-580-open-virtual (recorded pkgnames).
+    assert "linux-modules-nvidia-580-open-virtual" not in module_names(distro)
+    out = nk.decide_flavour(kernel_facts(distro, "ga-server", GA_KERNEL[distro]), "", GA_KERNEL[distro], 580, "", "-open")
+    assert out["flavour"] is None and "nvidia_driver_kernel_flavour" in out["problem"]
+    assert "linux-modules-nvidia-580-open-virtual" in out["problem"]
+
+
+def test_no_meta_and_no_facts_fall_back_to_the_running_release():
+    assert nk.decide_flavour(None, "", "6.8.0-1015-nvidia")["flavour"] == "nvidia"
+    assert nk.decide_flavour(None, "", "6.18.44-fc-v769")["flavour"] == "generic"
+    # the test container: dpkg has no kernel package (dpkg-l-container.txt)
+    assert "linux-image" not in capture("ubuntu2404", "dpkg-l-container.txt")
+    container = {"running": "6.18.44-fc-v769", "packages": [], "module_names": module_names("ubuntu2404")}
+    assert nk.decide_flavour(container, "", "6.18.44-fc-v769", 580, "", "-open")["flavour"] == "generic"
+
+
+# --- the running kernel's signed module, or the kernel that boots next ------------------------------------------
+
+@pytest.mark.parametrize("distro", ["ubuntu2204", "ubuntu2404"])
+def test_running_kernel_with_a_signed_module_gets_its_per_abi_package(distro):
+    running = HWE_KERNEL[distro]
+    out = nk.signed_module(580, "", "-open", "generic-hwe-%s" % HWE[distro], kernel_facts(distro, "hwe-desktop", running), running)
+    assert out["install"] == ["linux-modules-nvidia-580-open-%s" % running]
+    assert out["pending_reboot_reason"] == "" and out["problem"] is None
+
+
+def test_running_kernel_without_a_module_defers_to_the_kernel_that_boots_next():
+    # 24.04 HWE desktop still running the release kernel: the archive has no 580 module for 6.8.0-31-generic.
+    running = OLD_KERNEL["ubuntu2404"]
+    assert "linux-modules-nvidia-580-open-%s" % running not in module_names("ubuntu2404")
+    facts = kernel_facts("ubuntu2404", "hwe-desktop", running, boot=[running, "7.0.0-44-generic"])
+    out = nk.signed_module(580, "", "-open", "generic-hwe-24.04", facts, running)
+    assert out["install"] == [] and out["problem"] is None and out["next_boot"] == "7.0.0-44-generic"
+    assert out["pending_reboot_reason"] == (
+        "The running kernel 6.8.0-31-generic has no signed NVIDIA module in the archive (no "
+        "linux-modules-nvidia-580-open-6.8.0-31-generic); the module is installed for kernel 7.0.0-44-generic, which "
+        "boots next: reboot into it to load the driver.")
+
+
+def test_container_kernel_without_module_and_without_meta_is_refused_naming_the_kernel():
+    running = "6.18.44-fc-v769"
+    facts = {"running": running, "packages": [], "boot": [], "module_names": module_names("ubuntu2404")}
+    out = nk.signed_module(580, "", "-open", "generic", facts, running)
+    assert out["pending_reboot_reason"] == ""
+    assert "The running kernel 6.18.44-fc-v769 has no signed NVIDIA module" in out["problem"]
+    assert "linux-image-generic" in out["problem"] and "Nothing was changed" in out["problem"]
+
+
+def test_meta_with_a_newer_kernel_than_boot_is_the_next_boot():
+    # the HWE meta installed, /boot still only the old kernel: the module meta brings 7.0.0-44's module (and its
+    # Depends linux-image-7.0.0-44-generic | linux-image-unsigned-7.0.0-44-generic, recorded).
+    running = OLD_KERNEL["ubuntu2404"]
+    out = nk.signed_module(580, "", "-open", "generic-hwe-24.04", kernel_facts("ubuntu2404", "hwe-desktop", running, boot=[running]), running)
+    assert out["next_boot"] == "7.0.0-44-generic" and "7.0.0-44-generic, which boots next" in out["pending_reboot_reason"]
+
+
+def test_recorded_module_meta_depends_on_the_per_abi_package_of_the_meta_kernel():
+    text = capture("ubuntu2404", "apt-cache-depends-nvidia-metas.txt")
+    assert "Depends: linux-modules-nvidia-580-open-7.0.0-44-generic" in text
+    assert "Depends: linux-modules-nvidia-580-open-6.8.0-151-generic" in text
+
+
+# --- through the role's decision (nvidia_driver_plan.decide) ---------------------------------------------------------
+
+def _ubuntu_plan():
+    return {"ok": True, "errors": [], "host": {"nvswitch": False},
+            "stack": {"driver": {"branch": 580, "kernel_modules": "open", "method": "distro", "packages": ["nvidia-driver-580-open"],
+                                 "repo": None, "family": DATA["driver_package_names"]["family"], "min_version": "580.0",
+                                 "version_available": None}, "fabric_manager": None}}
+
+
+def _options(running, **over):
+    base = dict(method="distro", branch="", kernel_modules="", profile="desktop", other_branch="refuse", change_branch=False,
+                keep_dir="/var/backups/dlbox-nvidia-driver", in_container="skip", build_kernels=[], kernel_flavour="",
+                secure_boot="auto", secure_boot_signing="auto", mok_key="", mok_certificate="",
+                shim_mok_dir="/var/lib/shim-signed/mok", pin_name="dlbox-00-nvidia-driver-branch.pref", hostname="gpu1",
+                distribution="Ubuntu", distribution_version="24.04", kernel=running, check_mode=False, request_text="{}")
+    base.update(over)
+    return base
+
+
+def test_decide_hwe_running_kernel_installs_the_hwe_meta_and_the_per_abi_package():
+    running = HWE_KERNEL["ubuntu2404"]
+    out = p.decide(DATA, _options(running), _ubuntu_plan(), host={"secure_boot": True},
+                   facts={"kernel": kernel_facts("ubuntu2404", "hwe-desktop", running)})
+    assert out["ok"] and out["signing"]["path"] == "precompiled"
+    assert "linux-modules-nvidia-580-open-generic-hwe-24.04" in out["set"]["packages"]
+    assert out["set"]["packages"][-1] == "linux-modules-nvidia-580-open-7.0.0-44-generic"
+    assert out["kernel"]["flavour"] == "generic-hwe-24.04" and out["pending_reboot_reason"] == ""
+    # the branch is kept by name (the pin), not by holds
+    assert "Pin: version 580.*" in out["pin"]
+
+
+def test_decide_ambiguous_is_refused_before_any_change():
+    running = OLD_KERNEL["ubuntu2404"]
+    out = p.decide(DATA, _options(running), _ubuntu_plan(), host={"secure_boot": True},
+                   facts={"installed": [], "kernel": kernel_facts("ubuntu2404", "release-pocket-ga-and-hwe", running)})
+    assert not out["ok"] and "nvidia_driver_kernel_flavour" in out["errors"][0]
+    assert out["set"] is None and out["simulate"] is None
+
+
+def test_decide_defers_to_the_next_boot_before_any_change():
+    running = OLD_KERNEL["ubuntu2404"]
+    out = p.decide(DATA, _options(running), _ubuntu_plan(), host={"secure_boot": True},
+                   facts={"kernel": kernel_facts("ubuntu2404", "hwe-desktop", running, boot=[running, "7.0.0-44-generic"])})
+    assert out["ok"] and "6.8.0-31-generic" in out["pending_reboot_reason"] and "7.0.0-44-generic" in out["pending_reboot_reason"]
+    assert not any(n.endswith(running) for n in out["set"]["packages"])
+
+
+def test_decide_dkms_path_keeps_the_flavour_but_adds_no_module_package():
+    running = HWE_KERNEL["ubuntu2404"]
+    out = p.decide(DATA, _options(running), _ubuntu_plan(), host={"secure_boot": False},
+                   facts={"kernel": kernel_facts("ubuntu2404", "hwe-desktop", running)})
+    assert out["ok"] and out["signing"]["path"] == "dkms" and out["pending_reboot_reason"] == ""
+    assert not any(n.startswith("linux-modules-nvidia") for n in out["set"]["packages"])
+
+
+# --- never held, never blacklisted ------------------------------------------------------------------------------
+
+def test_after_install_on_the_signed_path_holds_nothing_that_follows_the_kernel():
+    running = HWE_KERNEL["ubuntu2404"]
+    after = [{"name": n, "version": v, "arch": "amd64"} for n, v in [
+        ("nvidia-headless-no-dkms-580-open", "580.178.04-0ubuntu0.24.04.1"), ("nvidia-utils-580", "580.178.04-0ubuntu0.24.04.1"),
+        ("nvidia-kernel-common-580", "580.178.04-0ubuntu0.24.04.1"), ("libnvidia-gl-580", "580.178.04-0ubuntu0.24.04.1"),
+        ("xserver-xorg-video-nvidia-580", "580.178.04-0ubuntu0.24.04.1"),
+        ("linux-modules-nvidia-580-open-generic-hwe-24.04", "7.0.0-44.44~24.04.1"),
+        ("linux-modules-nvidia-580-open-7.0.0-44-generic", "7.0.0-44.44~24.04.1"),
+        ("linux-objects-nvidia-580-open-7.0.0-44-generic", "7.0.0-44.44~24.04.1"),
+        ("linux-signatures-nvidia-7.0.0-44-generic", "7.0.0-44.44~24.04.1")]]
+    out = p.decide(DATA, _options(running), _ubuntu_plan(), host={"secure_boot": True},
+                   facts={"kernel": kernel_facts("ubuntu2404", "hwe-desktop", running), "installed": [], "after": after})
+    assert out["holds"] == []
+    assert not [n for n in out["blacklist"] if n.startswith(("linux-modules-nvidia", "linux-objects-nvidia", "linux-signatures-nvidia"))]
+    assert "nvidia-kernel-common-580" not in out["blacklist"] and "nvidia-utils-580" in out["blacklist"]
+
+
+def test_keep_lists_on_the_dkms_path_keeps_the_userland_holds():
+    held, blacklist = nk.keep_lists(["nvidia-driver-580-open", "linux-modules-nvidia-580-open-generic"],
+                                    ["nvidia-driver-580-open", "linux-objects-nvidia-580-open-6.8.0-90-generic",
+                                     "linux-signatures-nvidia-6.8.0-90-generic", "nvidia-kernel-common-580"], "dkms", 580)
+    assert held == ["nvidia-driver-580-open"]
+    assert blacklist == ["nvidia-driver-580-open", "nvidia-kernel-common-580"]
+
+
+def test_the_data_blacklist_keeps_no_kernel_follower():
+    live = load_compat(str(ROOT / "data" / "compat.yml"))
+    assert not [r for r in live["driver_package_names"]["upgrade_blacklist"] if "linux-" in r]
+
+
+def test_recorded_per_abi_module_requires_the_exact_userland_version():
+    # why nothing is held on the signed path: the module requires nvidia-kernel-common-580 at exactly its version
+    text = capture("ubuntu2404", "apt-cache-show-per-abi-module.txt")
+    assert "nvidia-kernel-common-580 (<= 580.178.04-1), nvidia-kernel-common-580 (>= 580.178.04)" in text
+
+
+# --- the kernel that boots next; DKMS; headers ------------------------------------------------------------------------
+
+def test_next_boot_kernel_is_the_newest_in_boot():
+    assert k.next_boot_kernel(["6.8.0-31-generic", "7.0.0-44-generic", "6.8.0-151-generic"], "6.8.0-31-generic") == "7.0.0-44-generic"
+    assert k.next_boot_kernel([], "6.18.44-fc-v769") == "6.18.44-fc-v769"
+    assert k.release_key("6.8.0-151-generic") > k.release_key("6.8.0-31-generic")
+
+
+def test_installed_kernels_from_the_recorded_status():
+    assert k.installed_kernels(packages("ubuntu2404", "ga-and-hwe")) == ["7.0.0-44-generic", "6.8.0-151-generic"]
+
+
+def test_dkms_includes_the_kernel_that_boots_next():
+    assert nk.dkms_kernels(["6.8.0-151-generic"], "7.0.0-44-generic") == ["6.8.0-151-generic", "7.0.0-44-generic"]
+    assert nk.dkms_kernels(["7.0.0-44-generic"], "7.0.0-44-generic") == ["7.0.0-44-generic"]
+
+
+@pytest.mark.parametrize("distro", ["ubuntu2204", "ubuntu2404"])
+@pytest.mark.parametrize(("case", "first"), [
+    ("hwe-desktop", "linux-headers-generic-hwe-{hwe}"),
+    ("ga-desktop", "linux-headers-generic"),
+    ("hwe-server", "linux-headers-virtual-hwe-{hwe}"),
+])
+def test_common_headers_meta_follows_the_installed_metas(distro, case, first):
+    text = capture(distro, "dpkg-query-kernel-%s.txt" % case)
+    got = k.headers_meta_candidates(HWE_KERNEL[distro], "Ubuntu", "x86_64", text)
+    assert got[0] == first.format(hwe=HWE[distro])
+    assert "linux-headers-generic" in got
+
+
+def test_module_names_for_keeps_the_kernels_and_the_metas():
+    names = module_names("ubuntu2404")
+    kept = k.module_names_for(names, ["7.0.0-44-generic", "6.18.44-fc-v769"])
+    assert "linux-modules-nvidia-580-open-7.0.0-44-generic" in kept
+    assert "linux-modules-nvidia-580-open-generic-hwe-24.04" in kept
+    assert "linux-modules-nvidia-580-open-6.8.0-151-generic" not in kept
