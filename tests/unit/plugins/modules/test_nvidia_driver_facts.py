@@ -82,3 +82,28 @@ def test_status_without_the_removed_packages():
     out = facts.without_packages(status, ["nvidia-open", "nvidia-driver-cuda"])
     assert out == ("Package: bash\nStatus: install ok installed\nVersion: 5.2\n\n"
                    "Package: nvidia-open-580\nVersion: 580.95.05-1\n\n")
+
+
+def test_kernel_probe_reads_metas_boot_and_the_module_names_for_those_kernels(capsys, monkeypatch, tmp_path):
+    # dpkg-query's answer: the recorded HWE desktop status (tests/fixtures/kernel, real control data, built status)
+    kfix = FIX.parent / "kernel" / "ubuntu2404"
+    dpkg_kernel = "".join(l for l in (kfix / "dpkg-query-kernel-hwe-desktop.txt").read_text(encoding="utf-8").splitlines(True)
+                          if not l.startswith("#"))
+    names = "".join(l for l in (kfix / "apt-cache-pkgnames-linux-modules-nvidia-580-open.txt").read_text(encoding="utf-8")
+                    .splitlines(True) if not l.startswith("#"))
+    monkeypatch.setattr(facts.glob, "glob", lambda pattern: ["/boot/vmlinuz-6.8.0-31-generic"] if pattern == "/boot/vmlinuz-*" else [])
+    monkeypatch.setattr(facts.os, "uname", lambda: type("U", (), {"release": "6.8.0-31-generic"})())
+    result, calls = run_module(capsys, monkeypatch, {"kernel": True}, {
+        "dpkg-query -W -f ${Package}\t${Version}\t${db:Status-Abbrev}\t${Depends}": (0, dpkg_kernel, ""),
+        "dpkg-query -W": (0, DPKG, ""),
+        "apt-cache pkgnames linux-modules-nvidia-": (0, names, "")})
+    kernel = result["kernel"]
+    assert kernel["running"] == "6.8.0-31-generic" and kernel["boot"] == ["6.8.0-31-generic"]
+    # /boot has only the old kernel; the newest one dpkg has is not there yet: /boot decides (grub's menu)
+    assert kernel["next_boot"] == "6.8.0-31-generic"
+    assert {"name": "linux-image-generic-hwe-24.04", "version": "7.0.0-44.44~24.04.1", "installed": True,
+            "depends": "linux-image-7.0.0-44-generic, linux-modules-7.0.0-44-generic, linux-main-modules-zfs-7.0.0-44-generic, "
+                       "linux-main-modules-v4l2loopback-7.0.0-44-generic, linux-firmware, intel-microcode, amd64-microcode"} in kernel["packages"]
+    assert "linux-modules-nvidia-580-open-7.0.0-44-generic" in kernel["module_names"]
+    assert "linux-modules-nvidia-580-open-generic-hwe-24.04" in kernel["module_names"]
+    assert "linux-modules-nvidia-580-open-6.8.0-151-generic" not in kernel["module_names"]
