@@ -27,6 +27,9 @@ from __future__ import annotations
 import re
 
 from ansible_collections.dlbox.stack.plugins.module_utils import kernel as k
+from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import LazyModule
+
+_plan = LazyModule("plugin_utils.nvidia_driver_plan")  # it imports this module: its branch_pin, on first use
 
 # Packages that must follow the kernel (never held, never kept from unattended-upgrades).
 KERNEL_FOLLOWERS = re.compile(r"^linux-(?:modules|objects|signatures)-nvidia-")
@@ -182,9 +185,7 @@ def finish(out):
     if the_set and extra:
         the_set["packages"] = the_set["packages"] + [n for n in extra if n not in the_set["packages"]]
     if the_set and the_set.get("signing") == "precompiled" and out.get("pin") is None:
-        from ansible_collections.dlbox.stack.plugins.plugin_utils.nvidia_driver_plan import branch_pin  # (it imports this module)
-
-        out["pin"] = branch_pin((out.get("driver") or {}).get("branch"), out.get("family") or [],
+        out["pin"] = _plan.branch_pin((out.get("driver") or {}).get("branch"), out.get("family") or [],
                                 "Ubuntu's signed modules: the driver keeps its branch by name, the module packages follow the kernel")
     if "holds" in out and the_set:
         out["holds"], out["blacklist"] = keep_lists(out.get("holds"), out.get("blacklist"), the_set.get("signing"),
