@@ -518,6 +518,13 @@ def decide(data, options, plan, host=None, facts=None):
         if problem:
             return _refused(out, problem)
     branch = int(driver["branch"])
+    kept = _installed_series(options, driver, fm, names, facts, out["family"], branch)
+    if kept is not None and kept != profile:
+        profile = kept
+        o = dict(o, profile=profile)
+        out["profile"] = profile
+        out["profile_reason"] = ("kept: the installed R%s packages are the %s set (nvidia_driver_profile: %s changes it)"
+                                 % (branch, kept, "server" if kept == "desktop" else "desktop"))
     if method == "distro":
         flavour = nk.apply(out, o, facts, names, branch, driver["kernel_modules"])  # kernel flavour, signed module (issue 25)
         if flavour is None:
@@ -579,6 +586,23 @@ def decide(data, options, plan, host=None, facts=None):
     if "failed" in facts and changing:
         out["rollback"] = rollback_plan(facts["failed"], facts.get("kept") or [], out["family"])
     return out
+
+
+def _installed_series(options, driver, fm, names, facts, family, branch):
+    """The profile of the installed set of ``branch`` when the archive names its series apart (Ubuntu's -server) and
+    nothing asked for another: "server", "desktop" or None. Keeps a machine on the set it has instead of switching the
+    series under it (the plan's default is server for GPUs without a display); Fabric Manager's need wins."""
+    if options.get("profile") or driver.get("method") != "distro" or not names.get("server_suffix") or "installed" not in facts:
+        return None
+    if fm is not None and fm.get("driver_profile"):
+        return None
+    series = set(_series(p["name"], branch) for p in nd.installed_driver(facts["installed"], family)["packages"])
+    series.discard(None)
+    if series == {names["server_suffix"]}:
+        return "server"
+    if series == {""}:
+        return "desktop"
+    return None
 
 
 def _mok_problem(o, signing, mok):

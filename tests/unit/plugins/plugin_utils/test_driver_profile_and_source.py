@@ -237,3 +237,18 @@ def test_repo_fm_at_another_branch_in_the_simulation_is_named_with_the_repositor
     assert "Fabric Manager (nvidia-fabricmanager)" in out["errors"][0]
     assert "apt would install nvidia-fabricmanager 595.71.05, the driver 590.48.01" in out["errors"][0]
     assert "The repositories have 595.71.05, 580.95.05 of it." in out["errors"][0]
+
+
+def test_an_installed_desktop_set_is_kept_unless_the_profile_is_asked_for(data):
+    """A datacenter PCIe GPU whose machine already runs Ubuntu's desktop R580 set keeps it (no series switch under it)."""
+    from test_nvidia_driver_plan import installed
+    plan = plan_for(data, {"gpus": ["H100 PCIe"], "os": "ubuntu-22.04", "driver_version": "580.178.04"})
+    assert driver(plan)["profile"] == "server"
+    have = installed(("nvidia-driver-580-open", "580.178.04-0ubuntu0.22.04.1"), ("nvidia-utils-580", "580.178.04-0ubuntu0.22.04.1"),
+                     ("libnvidia-compute-580", "580.178.04-0ubuntu0.22.04.1"))
+    out = ndp.decide(data, _hgx_options(hostname="pcie1"), plan, host={}, facts={"installed": have})
+    assert out["ok"], out["errors"]
+    assert out["profile"] == "desktop" and out["profile_reason"].startswith("kept: the installed R580 packages are the desktop set")
+    assert out["set"]["packages"] == ["nvidia-driver-580-open"]
+    asked = ndp.decide(data, _hgx_options(hostname="pcie1", profile="server"), plan, host={}, facts={"installed": have})
+    assert asked["profile"] == "server" and asked["set"]["packages"][0] == "nvidia-headless-580-server-open"
