@@ -144,14 +144,6 @@ def keep_lists(holds, blacklist, signing, branch):
     return held, keep_out
 
 
-def dkms_kernels(with_headers, next_boot):
-    """DKMS builds for every kernel with headers and for the kernel that boots next (its headers are installed first)."""
-    out = list(with_headers or [])
-    if next_boot and next_boot not in out:
-        out.append(next_boot)
-    return out
-
-
 def apply(out, options, facts, names, branch, kernel_modules):
     """``nvidia_driver_plan.decide``'s hook for the distribution path: fills ``out['kernel']`` and returns the flavour,
     or None after a refusal (``out['ok']`` False)."""

@@ -251,11 +251,6 @@ def test_installed_kernels_from_the_recorded_status():
     assert k.installed_kernels(packages("ubuntu2404", "ga-and-hwe")) == ["7.0.0-44-generic", "6.8.0-151-generic"]
 
 
-def test_dkms_includes_the_kernel_that_boots_next():
-    assert nk.dkms_kernels(["6.8.0-151-generic"], "7.0.0-44-generic") == ["6.8.0-151-generic", "7.0.0-44-generic"]
-    assert nk.dkms_kernels(["7.0.0-44-generic"], "7.0.0-44-generic") == ["7.0.0-44-generic"]
-
-
 @pytest.mark.parametrize("distro", ["ubuntu2204", "ubuntu2404"])
 @pytest.mark.parametrize(("case", "first"), [
     ("hwe-desktop", "linux-headers-generic-hwe-{hwe}"),
