@@ -391,8 +391,8 @@ def plan_fits(plan, method, branch, kernel_modules, profile=""):
         return False
     if method and (driver.get("method") or "") != method:
         return False
-    if profile and (driver.get("profile") or "") != profile:
-        return False
+    if profile and driver.get("profile") and driver["profile"] != profile:
+        return False  # a plan that names no profile (made before plans had one, or by hand) leaves the role's
     if branch and str(driver.get("branch")) != str(branch):
         return False
     return not (kernel_modules and driver.get("kernel_modules") != kernel_modules)

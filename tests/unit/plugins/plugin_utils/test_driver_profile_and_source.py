@@ -116,6 +116,9 @@ def test_the_role_sends_method_and_profile_only_when_set():
     assert ndp.plan_fits(plan, "", "", "", "")
     assert not ndp.plan_fits(plan, "distro", "", "", "")
     assert not ndp.plan_fits(plan, "", "", "", "desktop")
+    # a plan without a profile (made by hand, or before plans had one) fits the role's profile
+    del plan["stack"]["driver"]["profile"]
+    assert ndp.plan_fits(plan, "nvidia_repo", "535", "open", "server")
 
 
 # --- issue 25: a branch the archive has only as a transitional package ---------------------------------------
