@@ -54,3 +54,35 @@ def test_reboot_never_records_the_need_and_does_not_reboot(host):
     assert recorded == {"required": True, "loaded": None}
     # /run is a tmpfs: the marker is still there, so nothing rebooted after the role wrote it
     assert host.file("/run/reboot-required").content_string == "*** System restart required ***\n"
+
+
+# --- Fabric Manager with the driver, one apt transaction (issue 24) ---------------------------------------
+
+def fm_checks(host):
+    return {r["name"]: r for r in json.loads(host.file("/root/dlbox-fm-checks.json").content_string)}
+
+
+def test_hgx_server_set_and_fabric_manager_resolve_in_one_transaction(host):
+    result = fm_checks(host)["server_set_with_fabric_manager"]
+    assert result["msg"] == "ACCEPTED", result["msg"]
+    assert result["profile"] == "server"
+    branch = converge(host)["branch"]
+    assert result["plan_packages"] == ["nvidia-headless-%s-server-open" % branch, "nvidia-utils-%s-server" % branch]
+    # ONE simulation: the driver set and Fabric Manager together
+    assert result["simulated"] == result["plan_packages"] + ["nvidia-fabricmanager-%s" % branch]
+    assert result["rc"] == 0 and "held broken packages" not in result["stdout"] + result["stderr"]
+    # Fabric Manager's Depends (nvidia-kernel-common-<branch>-server-<version>) is satisfied by the -server series
+    inst = [line.split()[1] for line in result["stdout"].splitlines() if line.startswith("Inst ")]
+    assert "nvidia-fabricmanager-%s" % branch in inst and "nvidia-kernel-common-%s-server" % branch in inst
+    assert "nvidia-kernel-common-%s" % branch not in inst
+    check = result["fm_check"]
+    assert check["ok"] and check["series"] == ["-server"] and check["version"] == check["driver_version"]
+    assert result["fm_install_names"] == ["nvidia-fabricmanager-%s=%s" % (branch, check["package_version"])]
+
+
+def test_desktop_set_with_fabric_manager_is_refused_by_apts_answer(host):
+    result = fm_checks(host)["desktop_set_with_fabric_manager"]
+    branch = converge(host)["branch"]
+    assert result["rc"] != 0 and "held broken packages" in result["stdout"] + result["stderr"]
+    assert "Fabric Manager (nvidia-fabricmanager-%s) does not resolve to the driver's series" % branch in result["msg"]
+    assert "Depends: nvidia-kernel-common-%s-server-" % branch in result["msg"] and "Nothing was changed" in result["msg"]
