@@ -153,6 +153,9 @@ def acng_conf(opts):
     ]
     if opts.get("apt_upstream_proxy") or opts.get("upstream_proxy"):
         lines.append("Proxy: %s" % (opts.get("apt_upstream_proxy") or opts["upstream_proxy"]))
+        # no HTTP pipelining through a proxy: behind another apt-cacher-ng, pipelined downloads failed with
+        # "503 Connection closed, check DlMaxRetries" after the first few files; one request at a time did not
+        lines.append("PipelineDepth: 1")
     for item in opts["apt_remaps"]:
         # /<name> on the cache is the HTTPS repository: clients use http://<cache>:<port>/<name>/ as its base URL
         lines.append("Remap-dlbox%s: /%s ; %s" % (item["name"].replace("-", ""), item["name"], item["url"]))
@@ -160,7 +163,8 @@ def acng_conf(opts):
 
 
 def proxpi_unit(opts, venv):
-    """proxpi's systemd unit: gunicorn in the venv, the cache in /var/cache/dlbox-proxpi, logs in /var/log."""
+    """proxpi's systemd unit: gunicorn in the venv, the cache in /var/cache/dlbox-proxpi, its log in the journal,
+    the access log in /var/log/dlbox-package-cache."""
     env = {
         "PROXPI_INDEX_URL": opts["pypi_upstream"],
         "PROXPI_CACHE_DIR": "/var/cache/dlbox-proxpi",
@@ -192,8 +196,6 @@ def proxpi_unit(opts, venv):
         "ExecStart=%s/bin/gunicorn --workers 1 --threads 32 --timeout 1800 --bind %s:%d "
         "--access-logfile /var/log/dlbox-package-cache/proxpi-access.log --access-logformat %s proxpi.server:app"
         % (venv, bind, opts["pypi_port"], ACCESS_LOG_FORMAT),
-        "StandardOutput=append:/var/log/dlbox-package-cache/proxpi.log",
-        "StandardError=append:/var/log/dlbox-package-cache/proxpi.log",
         "Restart=on-failure",
         "",
         "[Install]",

@@ -6,7 +6,7 @@ Measured at the cache host from the caches' own logs (the suite's test cache, th
 not looked at):
 - apt-cacher-ng, /var/log/apt-cacher-ng/apt-cacher.log: one line a transfer, ``time|I|bytes|client|path`` for bytes
   fetched upstream on behalf of ``client``, ``time|O|bytes|client|path`` for bytes served to it;
-- proxpi (log level DEBUG), /var/log/dlbox-package-cache/proxpi.log: each upstream request with the size of its
+- proxpi (log level DEBUG), its journal (``journalctl -u dlbox-proxpi -o cat``): each upstream request with the size of its
   answer, in time order; gunicorn's access log (proxpi-access.log) says which client asked for what and when
   (end time and duration), so each upstream request is given to the client whose requests were in flight then.
   The converge installs the clients one after another, so at most one client asks at any time.
@@ -15,6 +15,7 @@ not looked at):
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import re
 
@@ -65,10 +66,15 @@ def _pip_figures(host):
         start = end - int(match.group(7)) / 1e6
         low, high = windows.get(client, (start, end))
         windows[client] = (min(low, start), max(high, end))
-        served[client] += 0 if match.group(6) == "-" else int(match.group(6))
+        size = 0 if match.group(6) == "-" else int(match.group(6))
+        if match.group(5) == "200" and size == 0 and not match.group(4).endswith("/"):
+            # gunicorn counts no bytes for a file proxpi hands over whole: its size in proxpi's cache instead
+            name = match.group(4).rsplit("/", 1)[-1]
+            size = int(host.check_output("find /var/cache/dlbox-proxpi/ -name %s -printf '%%s\\n' | head -n 1", name) or 0)
+        served[client] += size
     upstream = {client: 0 for client in CLIENTS}
     upstream["nobody"] = 0
-    for line in host.file("/var/log/dlbox-package-cache/proxpi.log").content_string.splitlines():
+    for line in host.check_output("journalctl -u dlbox-proxpi -o cat --no-pager").splitlines():
         match = _UPSTREAM.match(line)
         if not match:
             continue
@@ -87,6 +93,10 @@ def test_fleet_fetches_upstream_once(host):
     for client in CLIENTS:
         print("[package_cache] %-28s apt %10d / %10d   pip %9d / %9d"
               % (client, apt[client]["upstream"], apt[client]["served"], pip[client]["upstream"], pip[client]["served"]))
+    for client in CLIENTS[1:]:
+        print("[package_cache] %-28s upstream as a share of the first client's: apt %.2f%%, pip %.2f%%"
+              % (client, 100.0 * apt[client]["upstream"] / max(apt[CLIENTS[0]]["upstream"], 1),
+                 100.0 * pip[client]["upstream"] / max(pip[CLIENTS[0]]["upstream"], 1)))
     print("[package_cache] pip upstream bytes outside every client's requests: %d" % unattributed)
     first, later = CLIENTS[0], CLIENTS[1:]
     # the first client really went through the cache: the packages and the indexes came from upstream
@@ -99,3 +109,13 @@ def test_fleet_fetches_upstream_once(host):
         # ... and the cache fetched almost nothing upstream for it: at most 2% of the first client's bytes
         assert apt[client]["upstream"] <= 0.02 * apt[first]["upstream"], apt
         assert pip[client]["upstream"] <= 0.02 * pip[first]["upstream"], pip
+
+
+# --- check mode on the fresh cache host (prepare.yml) ---------------------------------------------------------
+def test_check_mode_on_a_fresh_cache_host_changes_nothing(host):
+    run = json.loads(host.file("/root/dlbox-check-fresh.json").content_string)
+    assert run["rc"] == 0, "\n".join(run["tail"])
+    assert run["unchanged"] is True
+    # it says what a real run would do
+    assert "Install apt-cacher-ng, python3-venv and python3-packaging" in run["changed"], run["changed"]
+    assert "Write proxpi's systemd unit" in run["changed"], run["changed"]

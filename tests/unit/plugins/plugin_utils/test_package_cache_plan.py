@@ -70,7 +70,13 @@ def test_an_apt_upstream_proxy_wins_for_apt_cacher_ng_only():
     got = pc.decide(options(inventory_hostname="cache1.lab", upstream_proxy="http://proxy.lab:3128",
                             apt_upstream_proxy="http://acng.region:3142"))
     assert "Proxy: http://acng.region:3142" in got["server"]["acng_conf"].splitlines()
+    assert "PipelineDepth: 1" in got["server"]["acng_conf"].splitlines()
     assert "HTTPS_PROXY=http://proxy.lab:3128" in got["server"]["unit"]
+
+
+def test_without_an_upstream_proxy_apt_cacher_ng_fetches_directly_and_pipelines():
+    conf = pc.decide(options(inventory_hostname="cache1.lab"))["server"]["acng_conf"]
+    assert "Proxy:" not in conf and "PipelineDepth" not in conf
 
 
 def test_the_proxpi_unit_runs_the_venv_gunicorn_with_the_index():
