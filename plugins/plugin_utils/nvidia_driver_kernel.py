@@ -155,11 +155,17 @@ def apply(out, options, facts, names, branch, kernel_modules):
     out["kernel"] = {"flavour": decided["flavour"], "flavour_source": decided["source"], "candidates": decided["candidates"],
                      "install": [], "next_boot": None}
     out.setdefault("pending_reboot_reason", "")
+    precompiled = (out.get("signing") or {}).get("path") == "precompiled"
+    if decided["problem"] and not precompiled:
+        # DKMS builds for every kernel: the flavour names no package there, so nothing to refuse
+        flavour = (decided["candidates"] or [k.kernel_flavour(options.get("kernel") or "") or "generic"])[0]
+        out["kernel"].update(flavour=flavour, flavour_source="not needed on the DKMS path (%s)" % ", ".join(decided["candidates"]))
+        return flavour
     if decided["problem"]:
         out["ok"] = False
         out["errors"].append(decided["problem"])
         return None
-    if (out.get("signing") or {}).get("path") == "precompiled":
+    if precompiled:
         module = signed_module(branch, server, open_, decided["flavour"], kernel_facts, options.get("kernel") or "")
         out["kernel"].update(install=module["install"], next_boot=module["next_boot"], running_package=module["running_package"])
         out["pending_reboot_reason"] = module["pending_reboot_reason"]

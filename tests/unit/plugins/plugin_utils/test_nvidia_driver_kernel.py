@@ -185,6 +185,13 @@ def test_decide_ambiguous_is_refused_before_any_change():
     assert out["set"] is None and out["simulate"] is None
 
 
+def test_decide_ambiguous_on_the_dkms_path_is_no_refusal():
+    running = OLD_KERNEL["ubuntu2404"]
+    out = p.decide(DATA, _options(running), _ubuntu_plan(), host={"secure_boot": False},
+                   facts={"installed": [], "kernel": kernel_facts("ubuntu2404", "release-pocket-ga-and-hwe", running)})
+    assert out["ok"] and out["signing"]["path"] == "dkms" and out["set"]["packages"] == ["nvidia-driver-580-open"]
+
+
 def test_decide_defers_to_the_next_boot_before_any_change():
     running = OLD_KERNEL["ubuntu2404"]
     out = p.decide(DATA, _options(running), _ubuntu_plan(), host={"secure_boot": True},
