@@ -23,8 +23,9 @@ def test_driver_and_fabric_manager_came_in_one_apt_transaction(host):
     transactions = [t for t in history.split("\n\n") if "nvidia-fabricmanager" in t]
     assert len(transactions) == 1, transactions
     one = transactions[0]
-    assert re.search(r"Commandline: .*nvidia-fabricmanager=580\.95\.05", one) or "Commandline" not in one
-    assert "nvidia-open" in one and "nvidia-kernel-open-dkms:amd64 (580.95.05" in one
+    # apt-get ... --no-remove (fail_on_autoremove) install <driver set> nvidia-fabricmanager=<version>: one command
+    assert re.search(r"Commandline: .* --no-remove install .*nvidia-open-580=580\.95\.05\S* .*nvidia-fabricmanager=580\.95\.05-1", one), one
+    assert "nvidia-fabricmanager:amd64 (580.95.05-1)" in one and "nvidia-dkms-580-open:amd64 (580.95.05" in one
     assert "Remove:" not in one
     assert host.package("nvidia-fabricmanager").version == "580.95.05-1"
 
