@@ -134,6 +134,7 @@ def resolve(host, request=None, hardware=None, data_path=None, catalog_path=None
 _PLANNED_AT = {
     "driver_branch": ("driver", "branch"),
     "driver_method": ("driver", "method"),
+    "driver_profile": ("driver", "profile"),
     "kernel_modules": ("driver", "kernel_modules"),
     "pytorch_variant": ("pytorch", "variant"),
 }
