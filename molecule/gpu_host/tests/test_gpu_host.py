@@ -22,7 +22,7 @@ def _read(name):
 
 def run(n):
     meta = json.loads(_read("run-%s.json" % n))
-    log = _read("run-%s.log" % n)
+    log = re.sub(r"\x1b\[[0-9;]*m", "", _read("run-%s.log" % n))  # Molecule's runs may force colour
     recap = re.search(r"^%s\s*:\s*(.*)$" % re.escape(HOST), log, re.M)
     assert recap, "run %s: no recap line for %s in its log:\n%s" % (n, HOST, log[-3000:])
     counts = dict((k, int(v)) for k, v in re.findall(r"(\w+)=(\d+)", recap.group(1)))
