@@ -119,11 +119,12 @@ test-heavy: collection images
 	bash tests/scripts/molecule.sh python_env_tensorflow nvidia_driver_ubuntu cuda_distro; \
 	echo "make test-heavy: all green in $$(( $$(date +%s) - start )) s"
 
-bench: collection
+bench: collection images
 	$(BIN)/python tests/benchmarks/bench_resolver.py
 	@start=$$(date +%s%N); ansible-playbook playbooks/plan.yml -e dlbox_target=$(LIMIT) >/dev/null; \
 	  echo "plan.yml on this machine: $$(( ($$(date +%s%N) - start) / 1000000 )) ms wall"
 	$(BIN)/python tests/benchmarks/bench_plan.py $(BENCH_HOSTS) $(BENCH_FORKS)
+	bash tests/benchmarks/bench_workstation_noop.sh
 
 # Vendor data from the real package indexes (Ubuntu's and Debian's archives, PyPI): report what differs
 # from data/compat.yml (also in build/data-refresh-report.txt) and rewrite its machine-maintained section
