@@ -67,7 +67,8 @@ def parse_probe(text):
     packages = {}
     for line in found["packages"]:
         parts = line.split("\t")
-        if len(parts) == 3 and parts[0].startswith("ii"):
+        # installed ("ii"), held ones included ("hi": the driver role holds its packages)
+        if len(parts) == 3 and parts[0][1:2] == "i":
             packages[parts[1].split(":")[0]] = parts[2]
     envs = {}
     for line in found["envs"]:

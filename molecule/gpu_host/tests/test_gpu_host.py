@@ -59,7 +59,7 @@ def test_run2_runs_the_gpu_checks_and_passes():
     meta, log, counts, summary = run(2)
     assert meta["rc"] == 0 and counts["failed"] == 0, log[-4000:]
     assert summary["driver_state"] == "loaded" and summary["pending"] == [] and summary["next"] == []
-    assert "pending reboot" not in log
+    assert "GPU requirement: pending reboot" not in log and "pending reboot:" not in log
     assert "TASK [dlbox.stack.python_env : Run dlbox-check in every environment]" in log
     assert "Pending: nothing" in summary["text"]
 

@@ -90,6 +90,12 @@ def test_driver_state_of_the_driver_role_wins_over_the_proc_probe():
     assert "Pending: nothing" in ws.summary_text(loaded)
 
 
+def test_held_packages_are_installed():
+    """The driver role holds its packages (dpkg status "hi"): they are installed all the same; "rc" is not."""
+    text = "## packages\nhi \tnvidia-open-580\t580.95.05-1ubuntu1\nrc \tnvidia-driver-535\t535.1-1\n## cuda\n"
+    assert ws.installed(ws.parse_probe(text))["driver"] == "nvidia-open-580 580.95.05-1ubuntu1"
+
+
 def test_not_a_probe_is_an_error():
     with pytest.raises(ws.SummaryError, match="expected the summary role's probe output"):
         ws.parse_probe("hello")
