@@ -32,7 +32,7 @@ def _default_environments(plan):
 
 
 def python_env_plan(environments, plan, host=None, request=None, hardware=None, requirements=None, options=None,
-               check_only=False, data_path=None):
+                    check_only=False, data_path=None):
     """Decide every environment of ``python_env_environments`` from the plan.
 
     ``plan`` is ``dlbox_plan`` (``resolve_stack``'s result), or None to resolve it once here

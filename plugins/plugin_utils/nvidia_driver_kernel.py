@@ -184,7 +184,7 @@ def finish(out):
         the_set["packages"] = the_set["packages"] + [n for n in extra if n not in the_set["packages"]]
     if the_set and the_set.get("signing") == "precompiled" and out.get("pin") is None:
         out["pin"] = _plan.branch_pin((out.get("driver") or {}).get("branch"), out.get("family") or [],
-                                "Ubuntu's signed modules: the driver keeps its branch by name, the module packages follow the kernel")
+                                      "Ubuntu's signed modules: the driver keeps its branch by name, the module packages follow the kernel")
     if "holds" in out and the_set:
         out["holds"], out["blacklist"] = keep_lists(out.get("holds"), out.get("blacklist"), the_set.get("signing"),
                                                     (out.get("driver") or {}).get("branch"))

@@ -345,7 +345,7 @@ def check_fabric_manager_simulation(text, package, driver_version, branch, rc=0,
         problems.append("apt would install %s %s, the driver %s: Fabric Manager must have exactly the driver's version."
                         % (package, upstream, nd.upstream_version(driver_version)))
     series = sorted(set(found for found in (_series(item["name"], branch) for item in installs
-                                             if item["name"] != package and item["name"].startswith(nd.DRIVER_PREFIXES))
+                                            if item["name"] != package and item["name"].startswith(nd.DRIVER_PREFIXES))
                         if found is not None))
     if len(series) > 1:
         problems.append("apt would install two driver series of R%s at once (%s)." % (

@@ -19,8 +19,6 @@ import json
 import os
 import re
 
-import testinfra.utils.ansible_runner
-
 DISTRO = os.environ.get("MOLECULE_DISTRO", "debian12")
 CACHE = "dlbox-pcache-%s" % DISTRO
 CLIENTS = ["dlbox-pcache-client%d-%s" % (n, DISTRO) for n in (1, 2, 3)]

@@ -52,7 +52,7 @@ def test_empty_list_means_one_environment_per_planned_framework(resolver):
 
 def test_plain_environment_uses_the_plan_and_gets_pip_args(resolver):
     out = python_env.python_env_plan([{"name": "t", "frameworks": ["pytorch"], "torchvision": False}], PLAN,
-                           options={"no_index": True, "find_links": ["/srv/wh"]})
+                                     options={"no_index": True, "find_links": ["/srv/wh"]})
     env = out["environments"][0]
     assert env["pip_args"] == ["--no-index", "--find-links", "/srv/wh"]
     assert env["requirements"] == ["torch==2.13.0+cpu"] and env["stack"]["pytorch"] == TORCH
@@ -62,7 +62,7 @@ def test_plain_environment_uses_the_plan_and_gets_pip_args(resolver):
 def test_an_environment_that_sets_a_version_is_resolved_again(resolver):
     hardware = {"gpus": [], "os": "debian-12"}
     out = python_env.python_env_plan([{"name": "t", "frameworks": ["pytorch"], "pytorch": "2.13", "python": "3.11"}], PLAN,
-                           host={"os": "x"}, request={"cuda": "12.4", "kernel_modules": "open"}, hardware=hardware)
+                                     host={"os": "x"}, request={"cuda": "12.4", "kernel_modules": "open"}, hardware=hardware)
     assert out["ok"]
     assert resolver == [{"host": {"os": "x"}, "request": {"kernel_modules": "open", "pytorch": "2.13", "python": "3.11"},
                          "hardware": hardware}]

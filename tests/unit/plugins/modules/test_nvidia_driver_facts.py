@@ -92,7 +92,7 @@ def test_kernel_probe_reads_metas_boot_and_the_module_names_for_those_kernels(ca
     names = "".join(l for l in (kfix / "apt-cache-pkgnames-linux-modules-nvidia-580-open.txt").read_text(encoding="utf-8")
                     .splitlines(True) if not l.startswith("#"))
     monkeypatch.setattr(facts.glob, "glob", lambda pattern: ["/boot/vmlinuz-6.8.0-31-generic"] if pattern == "/boot/vmlinuz-*" else [])
-    monkeypatch.setattr(facts.os, "uname", lambda: type("U", (), {"release": "6.8.0-31-generic"})())
+    monkeypatch.setattr(facts.os, "uname", type("U", (), {"release": "6.8.0-31-generic"}))
     result, calls = run_module(capsys, monkeypatch, {"kernel": True}, {
         "dpkg-query -W -f ${Package}\t${Version}\t${db:Status-Abbrev}\t${Depends}": (0, dpkg_kernel, ""),
         "dpkg-query -W": (0, DPKG, ""),

@@ -69,7 +69,7 @@ def test_needs_tensorflow_plan():
 
 def test_cpu_torch_request_pins_the_local_label():
     out = _python_env.environment_request({"name": "t", "frameworks": ["pytorch"], "packages": [" six==1.17.0 "]},
-                                     {"python": {"version": "3.11"}, "pytorch": CPU_TORCH}, NO_GPU, VAR + "[0]")
+                                          {"python": {"version": "3.11"}, "pytorch": CPU_TORCH}, NO_GPU, VAR + "[0]")
     assert out["errors"] == []
     assert out["requirements"] == ["torch==2.13.0+cpu", "torchvision==0.28.0+cpu", "six==1.17.0"]
     assert out["python"] == "3.11" and out["modules"] == ["torch"] and out["gpu_expected"] is False
@@ -78,7 +78,7 @@ def test_cpu_torch_request_pins_the_local_label():
 def test_pypi_torch_has_no_label_and_no_torchvision_when_off():
     torch = dict(CU13_TORCH, variant="pypi", index_url=None)
     out = _python_env.environment_request({"name": "t", "frameworks": ["pytorch"], "torchvision": False},
-                                     {"python": {"version": "3.12"}, "pytorch": torch}, ONE_GPU, "x")
+                                          {"python": {"version": "3.12"}, "pytorch": torch}, ONE_GPU, "x")
     assert out["requirements"] == ["torch==2.14.1"]
     assert out["gpu_expected"] is True
 
@@ -91,15 +91,15 @@ def test_pypi_torch_has_no_label_and_no_torchvision_when_off():
 ])
 def test_tensorflow_package_follows_gpu_and_arch(host, variant, arch, requirement):
     out = _python_env.environment_request({"name": "tf", "frameworks": ["tensorflow"], "variant": variant},
-                                     {"python": {"version": "3.11"}, "tensorflow": TF}, host, "x")
+                                          {"python": {"version": "3.11"}, "tensorflow": TF}, host, "x")
     assert out["requirements"] == [requirement]
     assert out["modules"] == ["tensorflow"]
 
 
 def test_two_cuda_majors_in_one_environment_are_refused_with_the_reason():
     out = _python_env.environment_request({"name": "both", "frameworks": ["pytorch", "tensorflow"]},
-                                     {"python": {"version": "3.11"}, "pytorch": CU13_TORCH, "tensorflow": TF},
-                                     ONE_GPU, VAR + "[2]")
+                                          {"python": {"version": "3.11"}, "pytorch": CU13_TORCH, "tensorflow": TF},
+                                          ONE_GPU, VAR + "[2]")
     assert len(out["errors"]) == 1
     error = out["errors"][0]
     for word in ("python_env_environments[2]", "'both'", "CUDA 12 and 13", "PyTorch 2.14.1 cu132 carries CUDA 13",
@@ -109,8 +109,8 @@ def test_two_cuda_majors_in_one_environment_are_refused_with_the_reason():
 
 def test_cpu_torch_beside_tensorflow_gpu_is_fine():
     out = _python_env.environment_request({"name": "both", "frameworks": ["pytorch", "tensorflow"]},
-                                     {"python": {"version": "3.11"}, "pytorch": CPU_TORCH, "tensorflow": TF},
-                                     ONE_GPU, "x")
+                                          {"python": {"version": "3.11"}, "pytorch": CPU_TORCH, "tensorflow": TF},
+                                          ONE_GPU, "x")
     assert out["errors"] == [] and out["cuda_majors"] == [12]
 
 
@@ -200,13 +200,13 @@ def test_render_lock_pins_every_installed_dist_with_its_hash():
 
 def test_render_lock_reports_what_has_no_hash():
     lock = _python_env.render_lock([{"name": "six", "version": "1.17.0"}, {"name": "pip", "version": "25"}],
-                              {"six-1.16.0-py2.py3-none-any.whl": "a" * 64})
+                                   {"six-1.16.0-py2.py3-none-any.whl": "a" * 64})
     assert lock["missing"] == ["six==1.17.0"]
 
 
 def test_render_lock_keeps_several_files_of_one_version():
     lock = _python_env.render_lock([{"name": "six", "version": "1.17.0"}],
-                              {"six-1.17.0-py2.py3-none-any.whl": "b" * 64, "six-1.17.0.tar.gz": "a" * 64})
+                                   {"six-1.17.0-py2.py3-none-any.whl": "b" * 64, "six-1.17.0.tar.gz": "a" * 64})
     assert lock["text"] == "six==1.17.0 \\\n    --hash=sha256:%s \\\n    --hash=sha256:%s\n" % ("a" * 64, "b" * 64)
 
 
