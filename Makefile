@@ -116,7 +116,7 @@ test: venv
 # cuda_distro: Debian's real nvidia-cuda-toolkit (about 1.6 GB of .debs) compiling and linking with its nvcc.
 test-heavy: collection images
 	@start=$$(date +%s); \
-	bash tests/scripts/molecule.sh python_env_tensorflow nvidia_driver_ubuntu cuda_distro; \
+	bash tests/scripts/molecule.sh --heavy && \
 	echo "make test-heavy: all green in $$(( $$(date +%s) - start )) s"
 
 bench: collection images

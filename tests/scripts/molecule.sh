@@ -2,6 +2,8 @@
 # Run Molecule scenarios on every test platform that exists, several scenarios at a time.
 #
 #   tests/scripts/molecule.sh [scenario ...]      (default: every scenario under molecule/ but `heavy` ones)
+#   tests/scripts/molecule.sh --heavy             (what `make test` leaves out: every `heavy` scenario, and the
+#                                                  `heavy=PLATFORM,...` platforms of the others)
 #
 # Platforms come from MOLECULE_DISTROS (space-separated) or build/platforms, written by
 # tests/images/build.sh. .config/molecule/scenarios.txt, one table, says which scenarios run on fewer
@@ -21,13 +23,34 @@ jobs_max=${MOLECULE_JOBS:-3}
 table=.config/molecule/scenarios.txt
 # field SCENARIO N: column N of the scenario's line in the table ("" when it is not listed)
 field() { awk -v s="$1" -v n="$2" '$1 !~ /^#/ && $1 == s { print $n; exit }' "$table"; }
+# The heavy column: "heavy" leaves the whole scenario out of `make test`; "heavy=ubuntu2204" only that platform
+# (it runs in `make test-heavy`). A scenario named on the command line runs on all its platforms.
+mode=named
+[ "${1:-}" = --heavy ] && { mode=heavy; shift; }
 scenarios=("$@")
 if [ ${#scenarios[@]} -eq 0 ]; then
+  [ "$mode" = named ] && mode=light
   for f in molecule/*/molecule.yml; do
     s=$(basename "$(dirname "$f")")
-    [ "$(field "$s" 4)" = heavy ] || scenarios+=("$s")
+    h=$(field "$s" 4)
+    case "$mode:$h" in
+      light:heavy|heavy:-|heavy:) ;;
+      *) scenarios+=("$s") ;;
+    esac
   done
 fi
+# platform_wanted SCENARIO DISTRO: whether this run takes the scenario on that platform
+platform_wanted() {
+  local h only
+  only=$(field "$1" 2)
+  if [ -n "$only" ] && [ "$only" != all ] && [[ ",$only," != *",$2,"* ]]; then return 1; fi
+  h=$(field "$1" 4)
+  case "$mode:$h" in
+    light:heavy=*) [[ ",${h#heavy=}," != *",$2,"* ]] ;;
+    heavy:heavy=*) [[ ",${h#heavy=}," == *",$2,"* ]] ;;
+    *) return 0 ;;
+  esac
+}
 read -r -a distros <<< "${MOLECULE_DISTROS:-$(tr '\n' ' ' < build/platforms 2>/dev/null)}"
 if [ ${#distros[@]} -eq 0 ]; then
   echo "molecule.sh: no test platforms (run tests/images/build.sh first)" >&2
@@ -57,15 +80,12 @@ while read -r _ s; do ordered+=("$s"); done < <(
 
 # One scenario on each of its platforms, in turn; one result line a platform.
 run_scenario() {
-  local s=$1 d log start verdict total=0 only
+  local s=$1 d log start verdict total=0
   local base=(--base-config .config/molecule/config.yml)
   [ "$(field "$s" 3)" = dind ] && base+=(--base-config .config/molecule/dind.yml)
-  only=$(field "$s" 2)
   : > "build/molecule-results/$s.txt"
   for d in "${distros[@]}"; do
-    if [ -n "$only" ] && [ "$only" != all ] && [[ ",$only," != *",$d,"* ]]; then
-      continue
-    fi
+    platform_wanted "$s" "$d" || continue
     log="build/molecule-logs/$s-$d.log"
     start=$(date +%s)
     if MOLECULE_DISTRO="$d" molecule "${base[@]}" test -s "$s" >"$log" 2>&1; then verdict=PASS; else verdict=FAIL; fi
