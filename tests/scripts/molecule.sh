@@ -117,5 +117,15 @@ for s in "${ordered[@]}"; do
   passed=$(( passed + $(grep -c '^\[molecule\] PASS' "build/molecule-results/$s.txt") ))
   failed=$(( failed + $(grep -c '^\[molecule\] FAIL' "build/molecule-results/$s.txt") ))
 done
+# The failures once more, last, in a few lines: CI shows only the end of the output.
+for s in "${ordered[@]}"; do
+  grep '^\[molecule\] FAIL' "build/molecule-results/$s.txt" | while read -r _ _ _ d _ log; do
+    log=${log#(}; log=${log%)}
+    echo "[molecule] FAILED $s on $d, its last failure ($log):"
+    sed -e 's/\x1b\[[0-9;]*m//g' -e 's/^[[:space:]│]*//' "$log" |
+      awk '/fatal: |FAILED! =>|ERROR! / { n = NR } { line[NR] = $0 } END { for (i = n; n && i < n + 8 && i <= NR; i++) print line[i] }' |
+      cut -c1-400 | sed 's/^/    /'
+  done
+done
 echo "molecule: $passed passed, $failed failed in $(( $(date +%s) - start_all )) s ($jobs_max scenarios at a time)"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
