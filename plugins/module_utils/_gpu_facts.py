@@ -867,7 +867,7 @@ def secure_boot_from_efivar(data):
 # disks / ECC memory
 # --------------------------------------------------------------------------------------------
 
-_VIRTUAL_DISK_RE = re.compile(r"^(loop|ram|zram|sr|fd|dm-|md|nbd|drbd)\d*")
+_VIRTUAL_DISK_RE = re.compile(r"^(loop|ram|zram|sr|fd|dm-|nbd|drbd)\d*")
 
 
 def classify_disk(name, rotational, size_sectors):
@@ -875,8 +875,9 @@ def classify_disk(name, rotational, size_sectors):
 
     ``rotational`` is the text of ``queue/rotational`` (``"0"``/``"1"``), ``size_sectors`` the
     text of ``size`` (512-byte sectors, whatever the logical block size). ``kind`` is ``nvme``
-    for ``nvme*``, ``ssd`` for non-rotational, ``hdd`` for rotational. ``size_gb`` is decimal GB
-    rounded. Loop, RAM, zram, optical, device-mapper and md devices and empty disks -> None.
+    for ``nvme*``, ``md`` for a software RAID array (``md*``), ``ssd`` for non-rotational, ``hdd`` for
+    rotational. ``size_gb`` is decimal GB rounded. Loop, RAM, zram, optical and device-mapper devices and
+    empty disks -> None.
     """
     name = (name or "").strip()
     if not name or _VIRTUAL_DISK_RE.match(name):
@@ -889,6 +890,8 @@ def classify_disk(name, rotational, size_sectors):
         return None
     if name.startswith("nvme"):
         kind = "nvme"
+    elif re.match(r"^md\d+$", name):
+        kind = "md"
     elif str(rotational).strip() == "0":
         kind = "ssd"
     elif str(rotational).strip() == "1":

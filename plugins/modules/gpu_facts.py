@@ -110,7 +110,7 @@ ansible_facts:
           type: dict
           sample: {total_mb: 64000, ecc: null}
         disks:
-          description: Physical block devices; C(kind) is C(nvme), C(ssd) or C(hdd); C(size_gb) in decimal GB.
+          description: Physical block devices; C(kind) is C(nvme), C(ssd), C(hdd) or C(md) (a software RAID array); C(size_gb) in decimal GB.
           type: list
           elements: dict
           sample: [{name: nvme0n1, kind: nvme, size_gb: 1000}]

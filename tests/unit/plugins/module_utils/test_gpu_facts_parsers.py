@@ -624,7 +624,8 @@ def test_secure_boot_from_efivar(data, expected):
         (("zram0", "0", "8388608"), None),
         (("dm-0", "0", "8388608"), None),
         (("sr0", "1", "2097151"), None),
-        (("md0", "0", "8388608"), None),
+        (("md0", "0", "8388608"), {"name": "md0", "kind": "md", "size_gb": 4}),
+        (("md127", "1", "15002931200"), {"name": "md127", "kind": "md", "size_gb": 7682}),
         (("sdc", "1", "0"), None),
     ],
 )
