@@ -1,0 +1,32 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters ``dlbox.stack.offline_needs`` and ``dlbox.stack.offline_check`` of offline mode (dlbox_offline)."""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import LazyModule
+
+_offline = LazyModule("plugin_utils.offline")
+
+
+def offline_needs(workstation, packages, python_env=None):
+    """What one plan needs from the mirror folder (see plugin_utils.offline.needs)."""
+    try:
+        return _offline.needs(workstation, list(packages or []), python_env)
+    except ValueError as exc:
+        raise AnsibleFilterError("offline_needs: %s" % exc)
+
+
+def offline_check(need, mirror, installed="", release=""):
+    """Every artifact the mirror folder lacks for `need` (see plugin_utils.offline.check)."""
+    if not isinstance(need, dict) or not isinstance(mirror, dict):
+        raise AnsibleFilterError("offline_check: expected offline_needs's result and the folder as mappings")
+    return _offline.check(need, mirror, installed or "", release or "")
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"offline_needs": offline_needs, "offline_check": offline_check}

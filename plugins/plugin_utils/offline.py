@@ -1,0 +1,238 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Offline mode (dlbox_offline): what one plan needs from a mirror folder, and what that folder lacks.
+
+Pure: the caller reads the folder (made by playbooks/mirror.yml) and the host's dpkg status and passes text and file
+names in; nothing here touches a host or the network. The offline preflight (playbooks/offline.yml) refuses a run
+with every missing artifact listed before any change; mirror.yml asks the same question to know what to fetch.
+
+The folder:  apt/Packages + apt/*.deb (an apt "flat" repository: dpkg-scanpackages's index and the .debs it names),
+             wheels/*.whl (playbooks/wheelhouse.yml's wheelhouse), keys/ (repository keys), manifest.json.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Roles of the workstation whose packages come from a vendor's repository (keyring downloaded from the vendor, a
+# sources list the role writes): the mirror folder does not carry those yet, so offline mode refuses them by name.
+VENDOR_ROLES = {
+    "nvidia_driver": "the NVIDIA driver (the OS archive's non-free section or NVIDIA's repository)",
+    "cuda": "the CUDA toolkit (NVIDIA's CUDA repository)",
+    "cudnn": "cuDNN (NVIDIA's CUDA repository or PyPI)",
+    "nccl": "NCCL (NVIDIA's CUDA repository)",
+    "docker": "Docker (Docker's repository or the OS archive)",
+    "nvidia_container_toolkit": "the NVIDIA Container Toolkit (NVIDIA's repository)",
+}
+SWITCH_OF_ROLE = {
+    "nvidia_driver": "dlbox_workstation_driver", "cuda": "dlbox_workstation_cuda",
+    "cudnn": "dlbox_workstation_cudnn", "nccl": "dlbox_workstation_nccl", "docker": "dlbox_workstation_docker",
+    "nvidia_container_toolkit": "dlbox_workstation_docker", "python_env": "dlbox_workstation_python_env",
+}
+_NAME = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
+
+
+class OfflineError(ValueError):
+    """Bad input to offline mode (the message names the variable)."""
+
+
+def parse_packages(text):
+    """An apt Packages index (dpkg-scanpackages output) -> {name: [stanza, ...]} (one per version in the index).
+
+    A stanza: {package, version, architecture, filename, size, sha256, depends (list of alternative groups, each a
+    list of package names), provides (names)}."""
+    index = {}
+    for block in re.split(r"\n\s*\n", (text or "").strip()):
+        fields = {}
+        key = None
+        for line in block.splitlines():
+            if line[:1] in (" ", "\t") and key:
+                fields[key] += "\n" + line.strip()
+            elif ":" in line:
+                key, _sep, value = line.partition(":")
+                key = key.strip().lower()
+                fields[key] = value.strip()
+        name = fields.get("package")
+        if not name:
+            continue
+        depends = []
+        for field in ("pre-depends", "depends"):
+            depends.extend(parse_relations(fields.get(field, "")))
+        index.setdefault(name, []).append({
+            "package": name,
+            "version": fields.get("version", ""),
+            "architecture": fields.get("architecture", ""),
+            "filename": fields.get("filename", ""),
+            "size": int(fields.get("size", "0") or 0),
+            "sha256": fields.get("sha256", ""),
+            "depends": depends,
+            "provides": [group[0] for group in parse_relations(fields.get("provides", ""))],
+            "text": block.strip(),
+        })
+    return index
+
+
+def parse_relations(text):
+    """'a (>= 1) | b, c:any' -> [['a', 'b'], ['c']]: names only (versions and architecture qualifiers dropped)."""
+    groups = []
+    for group in (text or "").split(","):
+        names = []
+        for alternative in group.split("|"):
+            name = re.sub(r"\(.*?\)|\[.*?\]|<.*?>", "", alternative).strip().split(":")[0].strip()
+            if name:
+                names.append(name)
+        if names:
+            groups.append(names)
+    return groups
+
+
+def parse_dpkg_status(text):
+    """`dpkg-query -W -f '${Package}\\t${Status}\\t${Provides}\\n'` -> the names installed (and what they provide)."""
+    installed = set()
+    for line in (text or "").splitlines():
+        parts = line.split("\t")
+        if len(parts) >= 2 and parts[1].strip().endswith(" installed"):
+            installed.add(parts[0].strip().split(":")[0])
+            if len(parts) >= 3:
+                installed.update(group[0] for group in parse_relations(parts[2]))
+    return installed
+
+
+def needs(workstation, packages, python_env=None):
+    """What one plan needs from the mirror folder.
+
+    workstation: the plan's role decision (dlbox_workstation: run, kernel_headers); packages: the apt packages common
+    installs (common_packages + common_extra_packages); python_env: {environments, find_links, no_index,
+    host_wheels} where python_env runs. Returns {apt: [names], wheels: bool, roles: [vendor roles that run],
+    kernel_headers: bool, python_env: {...} or None}."""
+    if not isinstance(workstation, dict) or not isinstance(workstation.get("run"), dict):
+        raise OfflineError("dlbox_workstation must be the plan's role decision (playbooks/plan.yml runs first)")
+    if not isinstance(packages, (list, tuple)) or not all(isinstance(p, str) for p in packages):
+        raise OfflineError("common_packages and common_extra_packages must be lists of package names")
+    bad = [p for p in packages if not _NAME.match(p.strip())]
+    if bad:
+        raise OfflineError("common_packages / common_extra_packages: %s is not a Debian package name" % ", ".join(bad))
+    run = workstation["run"]
+    return {
+        "apt": sorted(set(p.strip() for p in packages if p.strip())),
+        "roles": [role for role in VENDOR_ROLES if run.get(role)],
+        "kernel_headers": bool(workstation.get("kernel_headers")),
+        "python_env": dict(python_env or {}) if run.get("python_env") else None,
+    }
+
+
+def closure(wanted, index, installed=()):
+    """Follow the dependencies of `wanted` through the index. Returns (from_index, missing).
+
+    from_index: names to install from the folder (not installed yet), in a stable order;
+    missing: [{name, needed_by}] for each package or dependency group that neither the host nor the folder has
+    (needed_by None: asked for directly). Alternatives: the first one installed, else the first in the folder."""
+    installed = set(installed)
+    provided = {}
+    for name, stanzas in index.items():
+        for stanza in stanzas:
+            for virtual in stanza["provides"]:
+                provided.setdefault(virtual, name)
+    from_index, missing, seen, done = [], [], set(), set()
+    queue = [(name, None) for name in wanted]
+    while queue:
+        name, needed_by = queue.pop(0)
+        if name in installed or name in seen:
+            continue
+        seen.add(name)
+        real = name if name in index else provided.get(name)
+        if real is None:
+            missing.append({"name": name, "needed_by": needed_by})
+            continue
+        if real in installed or real in done:
+            continue
+        done.add(real)
+        from_index.append(real)
+        for group in index[real][-1]["depends"]:
+            if any(alt in installed for alt in group):
+                continue
+            choice = next((alt for alt in group if alt in index or alt in provided), None)
+            if choice is None:
+                missing.append({"name": " | ".join(group), "needed_by": real})
+                continue
+            queue.append((choice, real))
+    return from_index, missing
+
+
+def check(need, mirror, installed_text="", host_release=""):
+    """Every artifact `need` (from needs()) lacks in the mirror folder; the run goes ahead only with none.
+
+    mirror: {dir (the controller path, for messages), index (apt/Packages text, '' when absent), files (the paths
+    under the folder, relative), manifest (manifest.json as a mapping, {} when absent)}. installed_text: the host's
+    dpkg-query output (parse_dpkg_status). host_release: e.g. 'debian bookworm' (the manifest must name the same).
+
+    Returns {ok, missing: [{kind, name, why}], apt_install: [names from the folder], apt_files: [relative .deb
+    paths to carry to the host], packages_text (the index of just those), text: [lines]}."""
+    folder = mirror.get("dir") or "dlbox_offline_dir"
+    files = set(mirror.get("files") or [])
+    manifest = mirror.get("manifest") or {}
+    missing = []
+
+    def miss(kind, name, why):
+        missing.append({"kind": kind, "name": name, "why": why})
+
+    if not manifest:
+        miss("folder", "manifest.json", "%s/manifest.json is missing: make the folder with playbooks/mirror.yml" % folder)
+    elif host_release and manifest.get("release") and manifest.get("release") != host_release:
+        miss("folder", "manifest.json", "the folder was made for %s, this host is %s: run playbooks/mirror.yml on a "
+             "machine of this host's release" % (manifest.get("release"), host_release))
+
+    index = parse_packages(mirror.get("index") or "")
+    if need["apt"] and not index:
+        miss("folder", "apt/Packages", "%s/apt/Packages is missing or empty (dpkg-scanpackages's index)" % folder)
+    from_index, apt_missing = closure(need["apt"], index, parse_dpkg_status(installed_text))
+    for item in apt_missing:
+        why = ("asked for (common_packages / common_extra_packages)" if item["needed_by"] is None
+               else "a dependency of %s" % item["needed_by"])
+        miss("apt", item["name"], "not in %s/apt/Packages and not installed: %s" % (folder, why))
+    apt_files, apt_install, stanzas = [], [], []
+    for name in from_index:
+        stanza = index[name][-1]
+        path = stanza["filename"][2:] if stanza["filename"].startswith("./") else stanza["filename"]
+        if "apt/" + path not in files:
+            miss("apt", name, "%s/apt/%s is listed in the index but absent" % (folder, path))
+            continue
+        apt_files.append("apt/" + path)
+        apt_install.append(name)
+        stanzas.append(stanza["text"])
+
+    for role in need["roles"]:
+        miss("role", role, "%s is not carried by the mirror folder yet; skip the role offline (%s: false)"
+             % (VENDOR_ROLES[role], SWITCH_OF_ROLE[role]))
+    if need["kernel_headers"]:
+        miss("role", "kernel headers", "the running kernel's headers are not carried by the mirror folder yet "
+             "(dlbox_workstation_kernel_headers: false)")
+    env = need.get("python_env")
+    if env is not None:
+        wheels = sorted(f for f in files if f.startswith("wheels/") and f.endswith(".whl"))
+        if not wheels:
+            miss("wheels", "wheels/", "%s/wheels/ holds no wheel: mirror.yml fetches it where the plan runs "
+                 "python_env (playbooks/wheelhouse.yml)" % folder)
+        if not env.get("no_index"):
+            miss("wheels", "python_env_no_index", "must be true offline (pip would ask an index)")
+        if env.get("host_wheels") not in (env.get("find_links") or []):
+            miss("wheels", "python_env_find_links", "must include %s, where the offline run puts the wheels"
+                 % env.get("host_wheels"))
+
+    text = []
+    if missing:
+        text.append("Offline mode (dlbox_offline): %d artifact(s) missing from %s; nothing was changed:"
+                    % (len(missing), folder))
+        text.extend("  - %s %s: %s" % (m["kind"], m["name"], m["why"]) for m in missing)
+    else:
+        text.append("Offline mode: %d package(s) to install from %s, the rest is on the host"
+                    % (len(apt_files), folder))
+    return {
+        "ok": not missing,
+        "missing": missing,
+        "apt_install": apt_install,
+        "apt_files": apt_files,
+        "packages_text": "\n\n".join(stanzas) + ("\n" if stanzas else ""),
+        "text": text,
+    }

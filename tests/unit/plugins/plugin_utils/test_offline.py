@@ -1,0 +1,146 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Offline mode's decision (plugins/plugin_utils/offline.py): every missing artifact, before any change."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.dlbox.stack.plugins.filter.offline import offline_check, offline_needs
+from ansible_collections.dlbox.stack.plugins.plugin_utils import offline
+
+# In the form dpkg-scanpackages writes (fields trimmed to those the decision reads).
+INDEX = """Package: build-essential
+Version: 12.9
+Architecture: amd64
+Depends: libc6-dev | libc-dev, gcc (>= 4:12.2), make, dpkg-dev (>= 1.17.11)
+Filename: ./build-essential_12.9_amd64.deb
+Size: 7704
+
+Package: make
+Version: 4.3-4.1
+Architecture: amd64
+Depends: libc6 (>= 2.34)
+Filename: ./make_4.3-4.1_amd64.deb
+Size: 396000
+
+Package: gcc
+Version: 4:12.2.0-3
+Architecture: amd64
+Depends: cpp (= 4:12.2.0-3), gcc-12 (>= 12.2.0-1~)
+Filename: ./gcc_12.2.0-3_amd64.deb
+
+Package: cpp
+Version: 4:12.2.0-3
+Architecture: amd64
+Pre-Depends: dpkg (>= 1.17)
+Filename: ./cpp_12.2.0-3_amd64.deb
+
+Package: libc6-dev
+Version: 2.36-9+deb12u13
+Architecture: amd64
+Depends: libc6 (= 2.36-9+deb12u13), libc-dev-bin (= 2.36-9+deb12u13), linux-libc-dev
+Provides: libc-dev
+Filename: ./libc6-dev_2.36-9+deb12u13_amd64.deb
+
+Package: dpkg-dev
+Version: 1.21.22
+Architecture: all
+Depends: perl:any, libdpkg-perl (= 1.21.22), bzip2, xz-utils | awk
+Filename: ./dpkg-dev_1.21.22_all.deb
+"""
+FILES = ["apt/Packages", "apt/build-essential_12.9_amd64.deb", "apt/make_4.3-4.1_amd64.deb",
+         "apt/gcc_12.2.0-3_amd64.deb", "apt/cpp_12.2.0-3_amd64.deb", "apt/libc6-dev_2.36-9+deb12u13_amd64.deb",
+         "apt/dpkg-dev_1.21.22_all.deb"]
+# What a Debian 12 image has of it (dpkg-query -W -f '${Package}\t${Status}\t${Provides}\n').
+INSTALLED = "\n".join([
+    "libc6\tinstall ok installed\t", "dpkg\tinstall ok installed\t", "perl\tinstall ok installed\t",
+    "bzip2\tinstall ok installed\t", "mawk\tinstall ok installed\tawk", "curl\tdeinstall ok config-files\t",
+    "gcc-12\tinstall ok installed\t", "libc-dev-bin\tinstall ok installed\t", "linux-libc-dev\tinstall ok installed\t",
+    "libdpkg-perl\tinstall ok installed\t",
+])
+CPU = {"run": {"common": True, "nvidia_driver": False, "cuda": False, "python_env": False}, "kernel_headers": False}
+MANIFEST = {"release": "debian bookworm"}
+
+
+def mirror(files=FILES, index=INDEX, manifest=MANIFEST):
+    return {"dir": "/srv/mirror", "index": index, "files": list(files), "manifest": manifest}
+
+
+def run(need=None, **kw):
+    return offline.check(need or offline.needs(CPU, ["build-essential"]), mirror(**kw), INSTALLED, "debian bookworm")
+
+
+def test_parse_relations_drops_versions_arch_and_keeps_alternatives():
+    assert offline.parse_relations("a (>= 1) | b, c:any [amd64], d <!nocheck>") == [["a", "b"], ["c"], ["d"]]
+
+
+def test_a_complete_folder_installs_only_what_the_host_lacks_with_its_index():
+    result = run()
+    assert result["ok"], result["text"]
+    assert result["missing"] == []
+    assert result["apt_install"] == ["build-essential", "libc6-dev", "gcc", "make", "dpkg-dev", "cpp"]
+    assert "apt/make_4.3-4.1_amd64.deb" in result["apt_files"]
+    reparsed = offline.parse_packages(result["packages_text"])
+    assert sorted(reparsed) == sorted(result["apt_install"])     # the host's index lists just what is carried
+
+
+def test_every_missing_artifact_is_listed_at_once():
+    need = offline.needs({"run": dict(CPU["run"], cuda=True, python_env=True), "kernel_headers": True},
+                         ["build-essential", "jq"], {"no_index": False, "find_links": [],
+                                                     "host_wheels": "/var/lib/dlbox/offline/wheels"})
+    files = [f for f in FILES if not f.startswith("apt/make_")]
+    index = INDEX.replace("Package: cpp\nVersion: 4:12.2.0-3\n", "Package: cpp\nVersion: 4:12.2.0-3\n"
+                          "Depends: libisl23\n")
+    result = offline.check(need, mirror(files=files, index=index), INSTALLED, "debian bookworm")
+    assert not result["ok"]
+    got = {(m["kind"], m["name"]) for m in result["missing"]}
+    assert got == {("apt", "jq"), ("apt", "libisl23"), ("apt", "make"), ("role", "cuda"), ("role", "kernel headers"),
+                   ("wheels", "wheels/"), ("wheels", "python_env_no_index"), ("wheels", "python_env_find_links")}
+    why = {m["name"]: m["why"] for m in result["missing"]}
+    assert "a dependency of cpp" in why["libisl23"]
+    assert "listed in the index but absent" in why["make"]
+    assert "dlbox_workstation_cuda: false" in why["cuda"]
+    assert result["text"][0].startswith("Offline mode (dlbox_offline): 8 artifact(s) missing from /srv/mirror")
+    assert len(result["text"]) == 9
+
+
+def test_an_alternative_or_virtual_package_on_the_host_satisfies_a_dependency():
+    # dpkg-dev's "xz-utils | awk": mawk provides awk; build-essential's "libc6-dev | libc-dev" via Provides
+    index = INDEX.replace("Package: libc6-dev\n", "Package: libc6-dev-alt\n")
+    result = offline.check(offline.needs(CPU, ["build-essential"]), mirror(index=index), INSTALLED, "")
+    assert "libc6-dev-alt" in result["apt_install"]
+    assert not [m for m in result["missing"] if "awk" in m["name"]]
+
+
+def test_a_folder_of_another_release_or_without_manifest_is_refused():
+    result = offline.check(offline.needs(CPU, ["make"]), mirror(manifest={"release": "ubuntu jammy"}),
+                           INSTALLED, "debian bookworm")
+    assert [m["name"] for m in result["missing"]] == ["manifest.json"]
+    assert "made for ubuntu jammy, this host is debian bookworm" in result["missing"][0]["why"]
+    result = offline.check(offline.needs(CPU, ["make"]), mirror(index="", files=[], manifest={}), "", "")
+    assert {m["name"] for m in result["missing"]} == {"manifest.json", "apt/Packages", "make"}
+
+
+def test_nothing_needed_nothing_missing():
+    result = offline.check(offline.needs(CPU, ["libc6"]), mirror(), INSTALLED, "debian bookworm")
+    assert result["ok"] and result["apt_files"] == [] and result["packages_text"] == ""
+
+
+@pytest.mark.parametrize("workstation, packages, words", [
+    ({}, ["make"], "dlbox_workstation"),
+    (CPU, "make", "common_packages"),
+    (CPU, ["make; rm -rf /"], "not a Debian package name"),
+])
+def test_bad_input_names_the_variable(workstation, packages, words):
+    with pytest.raises(AnsibleFilterError, match=words):
+        offline_needs(workstation, packages if isinstance(packages, list) else [packages, 1])
+
+
+def test_filters_wrap_the_decision():
+    need = offline_needs(CPU, ["build-essential"])
+    assert offline_check(need, mirror(), INSTALLED, "debian bookworm")["ok"]
+    with pytest.raises(AnsibleFilterError):
+        offline_check("x", mirror())
