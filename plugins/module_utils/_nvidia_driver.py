@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.dlbox.stack.plugins.module_utils.kernel import dpkg_present
+
 # "Inst name [old] (new release [arch])" and "Inst name (new release [arch])" lines of apt-get -s.
 _INST = re.compile(r"^Inst (?P<name>\S+) (?:\[(?P<old>[^\]]+)\] )?\((?P<version>\S+)")
 # A driver branch in a package name: nvidia-headless-580-server, libnvidia-compute-535, ...-590-open
@@ -152,8 +154,7 @@ def parse_dpkg_query(text):
         parts = line.split("\t")
         if len(parts) < 4 or not parts[1]:
             continue
-        status = parts[3].strip()
-        if len(status) >= 2 and status[1] in "nc":
+        if not dpkg_present(parts[3]):
             continue
         out.append({"name": parts[0].split(":")[0], "version": parts[1], "arch": parts[2]})
     return out

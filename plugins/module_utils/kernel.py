@@ -63,18 +63,30 @@ _IMAGE_RELEASE = re.compile(r"^linux-image-(?:unsigned-)?(?P<release>\d+\.\d+(?:
 _DEPENDS_IMAGE = re.compile(r"(?:^|[,|]\s*)linux-image-(?:unsigned-)?(?P<release>\d+\.\d+(?:\.\d+)?-\d+[^\s,(|]*)")
 
 
+def dpkg_present(status):
+    """Whether dpkg's ``${db:Status-Abbrev}`` (``ii``, ``hi``, ``iF``, ``rc`` ...) says the package's files are on disk.
+
+    The one reading of it in the collection (``parse_kernel_packages`` here and ``_nvidia_driver.parse_dpkg_query``):
+    its second letter is the package's state; every state but not-installed (``n``) and config-files (``c``) counts,
+    so a half-installed (``H``), unpacked (``U``) or half-configured (``F``, a failed postinst) package is present,
+    to be repaired rather than ignored. A line without a status (older captures) counts as present.
+    """
+    status = (status or "").strip()
+    return len(status) < 2 or status[1] not in "nc"
+
+
 def parse_kernel_packages(text):
     """``dpkg-query -W -f KERNEL_DPKG_FORMAT`` output -> [{name, version, installed, depends}].
 
-    ``installed``: dpkg's status abbreviation says installed (``ii``, ``hi``; half-configured ``iF``/``iU`` count too).
+    ``installed``: :func:`dpkg_present` of dpkg's status abbreviation (``ii``, ``hi``, ``iF``, ``iU``, ``iH``: yes;
+    ``rc``, ``un``: no).
     """
     out = []
     for line in (text or "").splitlines():
         parts = line.split("\t")
         if len(parts) < 3 or not parts[0]:
             continue
-        status = parts[2].strip()
-        out.append({"name": parts[0], "version": parts[1], "installed": len(status) >= 2 and status[1] in "iUFWt",
+        out.append({"name": parts[0], "version": parts[1], "installed": dpkg_present(parts[2]),
                     "depends": parts[3].strip() if len(parts) > 3 else ""})
     return out
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.dlbox.stack.plugins.module_utils import kernel as k
 from ansible_collections.dlbox.stack.plugins.module_utils.kernel import headers_meta_candidates, kernel_flavour
 
 
@@ -44,3 +45,18 @@ def test_kernel_flavour(release, flavour):
 )
 def test_headers_meta_candidates(release, distribution, arch, expected):
     assert headers_meta_candidates(release, distribution, arch) == expected
+
+
+# dpkg's status abbreviations (dpkg-query(1), "db:Status-Abbrev": desired action, then package state):
+# one reading for the kernel packages and the driver's packages.
+@pytest.mark.parametrize("status, present", [
+    ("ii ", True), ("hi ", True), ("iU ", True), ("iF ", True), ("iH ", True), ("iW ", True), ("it ", True),
+    ("rc ", False), ("un ", False), ("pn ", False),
+])
+def test_dpkg_present_one_reading(status, present):
+    from ansible_collections.dlbox.stack.plugins.module_utils import _nvidia_driver as nd
+    assert k.dpkg_present(status) is present
+    kernel = k.parse_kernel_packages("linux-image-6.8.0-31-generic\t6.8.0-31.31\t%s\t\n" % status)
+    driver = nd.parse_dpkg_query("nvidia-driver-580\t580.95.05-0ubuntu1\tamd64\t%s\n" % status)
+    assert kernel[0]["installed"] is present
+    assert bool(driver) is present
