@@ -1,0 +1,648 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Fitness report and acceptance judgement (controller only, pure).
+
+``judge_host`` measures one host's ``dlbox_host`` facts (``dlbox.stack.gpu_facts``) against a profile of
+``data/fitness.yml`` and computes advice; ``judge_acceptance`` compares the figures ``dlbox-acceptance``
+measured with ``data/acceptance.yml``; ``fleet`` joins both for every host, and ``render_markdown`` /
+``render_html`` / ``report_text`` turn them into the report.
+
+Status words: ``ok``; ``problem`` (a threshold is missed: the host is not fit); ``unknown`` (the facts do not
+tell, e.g. ECC inside a container); ``finding`` (noted, not a failure: "no GPU" in a container). Acceptance
+checks: ``pass``, ``fail``, ``skipped`` (with the reason) and ``finding``.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_FITNESS = ROOT / "data" / "fitness.yml"
+DEFAULT_REFERENCE = ROOT / "data" / "acceptance.yml"
+PROFILES = ("workstation", "server", "edge")
+# MemTotal (and nvidia-smi's memory.total) stay a little under the nominal size: the kernel's and the firmware's
+# reserve. A 32 GB machine shows about 31.3 GiB.
+MEMORY_TOLERANCE = 0.94
+
+
+class FitnessError(ValueError):
+    """Bad input: a data file, a profile name, an override or facts that are not what they should be."""
+
+
+# ------------------------------------------------------------------------------------------------
+# data
+# ------------------------------------------------------------------------------------------------
+
+def _load_yaml(path, what):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = yaml.safe_load(handle)
+    except (OSError, yaml.YAMLError) as exc:
+        raise FitnessError("%s (%s) cannot be read: %s" % (what, path, exc)) from exc
+    if not isinstance(data, dict):
+        raise FitnessError("%s (%s) must be a mapping" % (what, path))
+    return data
+
+
+def check_fitness_data(data):
+    """Raise FitnessError naming the entry at fault; return ``data`` when well formed."""
+    profiles = data.get("profiles")
+    if not isinstance(profiles, dict) or set(profiles) != set(PROFILES):
+        raise FitnessError("data/fitness.yml: profiles must be exactly %s" % ", ".join(PROFILES))
+    for name, profile in profiles.items():
+        for key, entry in (profile.get("thresholds") or {}).items():
+            if not isinstance(entry, dict) or "value" not in entry or not str(entry.get("source") or "").strip():
+                raise FitnessError("data/fitness.yml: profiles.%s.thresholds.%s needs {value, source}" % (name, key))
+        for model in profile.get("models") or []:
+            if model.get("mode") not in (data.get("bytes_per_param") or {}):
+                raise FitnessError("data/fitness.yml: profiles.%s.models: mode %r is not in bytes_per_param"
+                                   % (name, model.get("mode")))
+    for entry in data.get("corrected") or []:
+        if not all(str(entry.get(k) or "").strip() for k in ("guide", "right", "source")):
+            raise FitnessError("data/fitness.yml: every corrected entry needs guide, right and source")
+    return data
+
+
+def check_reference_data(data):
+    """Shape check of data/acceptance.yml."""
+    gpus = data.get("gpus")
+    if not isinstance(gpus, list) or not gpus:
+        raise FitnessError("data/acceptance.yml: gpus must be a non-empty list")
+    for index, entry in enumerate(gpus):
+        if not all(entry.get(k) for k in ("match", "name", "tflops", "mem_gb_s", "source")):
+            raise FitnessError("data/acceptance.yml: gpus[%d] needs match, name, tflops, mem_gb_s, source" % index)
+    for key in ("pcie_gb_s_per_lane", "disk_seq_read_mb_s"):
+        if not isinstance(data.get(key), dict) or not data[key].get("source"):
+            raise FitnessError("data/acceptance.yml: %s needs {value, source}" % key)
+    return data
+
+
+def load_fitness_data(path=None):
+    return check_fitness_data(_load_yaml(path or DEFAULT_FITNESS, "the fitness data"))
+
+
+def load_reference_data(path=None):
+    return check_reference_data(_load_yaml(path or DEFAULT_REFERENCE, "the acceptance reference data"))
+
+
+def thresholds(data, profile, overrides=None):
+    """The profile's thresholds as ``{key: {"value", "source"}}`` with ``overrides`` ({key: value}) applied."""
+    if profile not in PROFILES:
+        raise FitnessError("dlbox_fitness_profile must be one of %s, got %r" % (", ".join(PROFILES), profile))
+    result = {key: dict(entry) for key, entry in data["profiles"][profile]["thresholds"].items()}
+    overrides = overrides or {}
+    if not isinstance(overrides, dict):
+        raise FitnessError("dlbox_fitness_overrides must be a mapping of threshold: value, got %r" % (overrides,))
+    for key, value in overrides.items():
+        if key not in result:
+            raise FitnessError("dlbox_fitness_overrides: %r is not a threshold of the %s profile (known: %s)"
+                               % (key, profile, ", ".join(sorted(result))))
+        if type(value) is not type(result[key]["value"]) and not (
+                isinstance(value, (int, float)) and isinstance(result[key]["value"], (int, float))
+                and not isinstance(value, bool)):
+            raise FitnessError("dlbox_fitness_overrides.%s must be like %r, got %r" % (key, result[key]["value"], value))
+        result[key] = {"value": value, "source": "override (dlbox_fitness_overrides)"}
+    return result
+
+
+# ------------------------------------------------------------------------------------------------
+# one host
+# ------------------------------------------------------------------------------------------------
+
+def _cc_tuple(text):
+    match = re.match(r"^\s*(\d+)\.(\d+)", str(text or ""))
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def _version_tuple(text):
+    return tuple(int(p) for p in re.findall(r"\d+", str(text or "")))
+
+
+def _check(checks, cid, label, value, expected, status, source, note=None):
+    checks.append({"id": cid, "label": label, "value": value, "expected": expected, "status": status,
+                   "source": source, "note": note})
+
+
+def _data_disk(disks, name=None):
+    if name:
+        for disk in disks:
+            if disk.get("name") == name:
+                return disk
+        return None
+    arrays = [d for d in disks if d.get("kind") == "md"]
+    pool = arrays or disks
+    return max(pool, key=lambda d: (d.get("size_gb") or 0, d.get("name") or "")) if pool else None
+
+
+def gpu_cc(gpu, data):
+    """``(cc text, where from)`` of one GPU: nvidia-smi's figure, else the architecture's."""
+    if gpu.get("compute_capability"):
+        return str(gpu["compute_capability"]), "nvidia-smi"
+    by_arch = data["advice"]["cc_by_architecture"]["value"]
+    arch = gpu.get("architecture")
+    if arch in by_arch:
+        return by_arch[arch], "architecture %s" % arch
+    return None, None
+
+
+def advice(facts, data, profile):
+    """DataLoader workers, pin_memory, bf16/FP8 and the batch headroom for the profile's models."""
+    gpus = [g for g in facts.get("gpus") or [] if g.get("driver_visible", True)]
+    cpu = facts.get("cpu") or {}
+    cores = cpu.get("cores") or cpu.get("threads") or 1
+    limit = data["advice"]["num_workers_max"]["value"]
+    per_gpu = cores // len(gpus) if gpus else cores
+    workers = max(1, min(per_gpu - 1, limit))
+    out = {
+        "num_workers": workers,
+        "num_workers_why": "%d cores / %d GPU(s) = %d per GPU, one left for the training process, at most %d"
+                           % (cores, max(len(gpus), 1), per_gpu, limit) if gpus else
+                           "%d cores, no GPU: one left for the main process, at most %d" % (cores, limit),
+        "pin_memory": bool(gpus),
+        "pin_memory_why": "page-locked host memory makes host-to-GPU copies asynchronous" if gpus else
+                          "no GPU: pinning only costs memory",
+        "gpus": [],
+        "models": [],
+    }
+    bf16_min = _cc_tuple(data["advice"]["bf16_min_cc"]["value"])
+    fp8_min = _cc_tuple(data["advice"]["fp8_min_cc"]["value"])
+    for gpu in gpus:
+        cc, where = gpu_cc(gpu, data)
+        cct = _cc_tuple(cc)
+        out["gpus"].append({
+            "name": gpu.get("name"), "cc": cc, "cc_from": where,
+            "bf16": None if cct is None else cct >= bf16_min,
+            "fp8": None if cct is None else cct >= fp8_min,
+        })
+    memories = [g.get("memory_mb") for g in gpus if g.get("memory_mb")]
+    reserve = data["context_reserve_gb"]["value"]
+    for model in data["profiles"][profile].get("models") or []:
+        per_param = data["bytes_per_param"][model["mode"]]["value"]
+        need = model["params_b"] * per_param
+        if model.get("sharded") and memories:
+            need = need / len(memories)
+        need += reserve
+        entry = {"name": model["name"], "need_gb": round(need, 1), "gpu_gb": None, "headroom_gb": None,
+                 "headroom_pct": None, "fits": None}
+        if memories:
+            gpu_gb = min(memories) / 1024.0
+            room = gpu_gb - need
+            entry.update(gpu_gb=round(gpu_gb, 1), headroom_gb=round(room, 1),
+                         headroom_pct=int(round(100.0 * room / gpu_gb)), fits=room > 0)
+        out["models"].append(entry)
+    return out
+
+
+def judge_host(facts, host, profile, data, overrides=None, data_disk=None):
+    """The fitness report of one host."""
+    if not isinstance(facts, dict) or "gpus" not in facts or "cpu" not in facts:
+        raise FitnessError("judge_host needs the dlbox_host fact of dlbox.stack.gpu_facts, got %s" % type(facts).__name__)
+    limits = thresholds(data, profile, overrides)
+    checks = []
+    findings = []
+    gpus = [g for g in facts.get("gpus") or [] if g.get("driver_visible", True)]
+    virt = facts.get("virtualization") or {}
+    if not gpus:
+        findings.append("no GPU visible to the driver%s: GPU checks are left out"
+                        % (" (a %s container)" % virt.get("container_type") if virt.get("container") else ""))
+    cpu = facts.get("cpu") or {}
+    memory = facts.get("memory") or {}
+    ram_gb = (memory.get("total_mb") or 0) / 1024.0 if memory.get("total_mb") else None
+    disks = facts.get("disks") or []
+
+    def src(key):
+        return limits[key]["source"]
+
+    if "cpu_cores_min" in limits:
+        want = limits["cpu_cores_min"]["value"]
+        have = cpu.get("cores")
+        _check(checks, "cpu_cores", "CPU cores", have, ">= %d" % want,
+               "unknown" if have is None else ("ok" if have >= want else "problem"), src("cpu_cores_min"))
+    if "ram_gb_min" in limits:
+        want = limits["ram_gb_min"]["value"]
+        _check(checks, "ram", "RAM (GiB)", None if ram_gb is None else round(ram_gb, 1), ">= %d" % want,
+               "unknown" if ram_gb is None else ("ok" if ram_gb >= want * MEMORY_TOLERANCE else "problem"),
+               src("ram_gb_min"))
+    if "ram_gb_per_gpu_min" in limits:
+        want = limits["ram_gb_per_gpu_min"]["value"]
+        if not gpus or ram_gb is None:
+            _check(checks, "ram_per_gpu", "RAM per GPU (GiB)", None, ">= %d" % want, "unknown", src("ram_gb_per_gpu_min"),
+                   "no GPU" if not gpus else "no memory figure")
+        else:
+            per = ram_gb / len(gpus)
+            _check(checks, "ram_per_gpu", "RAM per GPU (GiB)", round(per, 1), ">= %d" % want,
+                   "ok" if per >= want * MEMORY_TOLERANCE else "problem", src("ram_gb_per_gpu_min"))
+    if "ecc_memory" in limits and limits["ecc_memory"]["value"]:
+        ecc = memory.get("ecc")
+        _check(checks, "ecc", "ECC memory (EDAC)", ecc, "true",
+               "unknown" if ecc is None else ("ok" if ecc else "problem"), src("ecc_memory"),
+               "EDAC not loaded or not visible (VM, container)" if ecc is None else None)
+    if "nvme_system_disk" in limits and limits["nvme_system_disk"]["value"]:
+        nvme = [d["name"] for d in disks if d.get("kind") == "nvme"]
+        _check(checks, "nvme", "NVMe disk", ", ".join(nvme) or "none", "an NVMe disk",
+               "ok" if nvme else ("unknown" if not disks else "problem"), src("nvme_system_disk"),
+               "the root disk itself is not among the facts; an NVMe disk present is what is checked")
+    if "gpu_memory_gb_min" in limits:
+        want = limits["gpu_memory_gb_min"]["value"]
+        if not gpus:
+            _check(checks, "gpu_memory", "GPU memory (GiB)", None, ">= %d" % want, "finding", src("gpu_memory_gb_min"),
+                   "no GPU")
+        else:
+            have = min(g.get("memory_mb") or 0 for g in gpus) / 1024.0
+            _check(checks, "gpu_memory", "GPU memory (GiB, smallest GPU)", round(have, 1), ">= %d" % want,
+                   "ok" if have >= want * MEMORY_TOLERANCE else "problem", src("gpu_memory_gb_min"))
+    if "nvlink_multi_gpu" in limits and limits["nvlink_multi_gpu"]["value"]:
+        if len(gpus) < 2:
+            _check(checks, "nvlink", "NVLink/NVSwitch between GPUs", None, "on multi-GPU hosts",
+                   "finding" if not gpus else "ok", src("nvlink_multi_gpu"),
+                   "fewer than two GPUs: nothing to link")
+        else:
+            linked = facts.get("nvlink")
+            switches = len(facts.get("nvswitches") or [])
+            value = ("NVSwitch x%d" % switches) if switches else ({True: "NVLink", False: "PCIe only"}.get(linked))
+            _check(checks, "nvlink", "NVLink/NVSwitch between GPUs", value, "NVLink or NVSwitch",
+                   "unknown" if linked is None and not switches else ("ok" if linked or switches else "problem"),
+                   src("nvlink_multi_gpu"), None if linked is not None or switches else "no nvidia-smi topo -m")
+    if "jetson" in limits and limits["jetson"]["value"]:
+        jetson = facts.get("jetson")
+        _check(checks, "jetson", "Jetson module", (jetson or {}).get("model") or ((jetson or {}).get("l4t") and "Jetson")
+               or "none", "a Jetson", "ok" if jetson else "problem", src("jetson"))
+        if "l4t_min" in limits:
+            want = limits["l4t_min"]["value"]
+            l4t = (jetson or {}).get("l4t")
+            _check(checks, "jetpack", "L4T (JetPack)", l4t, ">= %s" % want,
+                   "unknown" if not l4t else ("ok" if _version_tuple(l4t) >= _version_tuple(want) else "problem"),
+                   src("l4t_min"))
+    disk = _data_disk(disks, data_disk)
+    if "data_disk_gb_min" in limits:
+        want = limits["data_disk_gb_min"]["value"]
+        _check(checks, "data_disk", "data disk size (GB)",
+               None if disk is None else "%s %s GB" % (disk["name"], disk["size_gb"]), ">= %d" % want,
+               "unknown" if disk is None else ("ok" if disk["size_gb"] >= want else "problem"), src("data_disk_gb_min"),
+               "dlbox_fitness_data_disk %s not found" % data_disk if data_disk and disk is None else None)
+    if "data_disk_kinds" in limits:
+        kinds = limits["data_disk_kinds"]["value"]
+        kind = disk.get("kind") if disk else None
+        _check(checks, "data_disk_kind", "data disk kind", kind, " or ".join(kinds),
+               "unknown" if kind is None else ("ok" if kind in kinds else "problem"), src("data_disk_kinds"))
+    if "data_disk_raid" in limits and limits["data_disk_raid"]["value"]:
+        arrays = ["%s (%s GB)" % (d["name"], d["size_gb"]) for d in disks if d.get("kind") == "md"]
+        _check(checks, "raid", "data disks in RAID (md)", ", ".join(arrays) or "none", "an md array",
+               "ok" if arrays else ("unknown" if not disks else "problem"), src("data_disk_raid"))
+
+    tips = advice(facts, data, profile)
+    for model in tips["models"]:
+        if model["fits"] is False:
+            _check(checks, "model_fit", "fits: %s" % model["name"], "%s GB free of %s" % (model["headroom_gb"], model["gpu_gb"]),
+                   "needs %s GB" % model["need_gb"], "problem", "profile models (data/fitness.yml)")
+    problems = [c["id"] for c in checks if c["status"] == "problem"]
+    return {
+        "host": str(host),
+        "profile": profile,
+        "profile_description": data["profiles"][profile]["description"],
+        "gpus": [{"name": g.get("name"), "memory_mb": g.get("memory_mb"), "pcie_link": g.get("pcie_link")} for g in gpus],
+        "cpu": {"model": cpu.get("model"), "cores": cpu.get("cores"), "threads": cpu.get("threads")},
+        "ram_gib": None if ram_gb is None else round(ram_gb, 1),
+        "disks": disks,
+        "container": bool(virt.get("container")),
+        "checks": checks,
+        "findings": findings,
+        "advice": tips,
+        "problems": problems,
+        "ok": not problems,
+    }
+
+
+def report_text(report):
+    """One host's fitness report as lines for the run's output."""
+    lines = ["Fitness of %s as a %s: %s" % (report["host"], report["profile"],
+                                            "fit" if report["ok"] else "NOT fit (%s)" % ", ".join(report["problems"]))]
+    for finding in report["findings"]:
+        lines.append("  finding: %s" % finding)
+    for check in report["checks"]:
+        lines.append("  [%s] %s: %s (want %s)%s" % (check["status"].upper() if check["status"] == "problem" else check["status"],
+                                                   check["label"], check["value"], check["expected"],
+                                                   "; %s" % check["note"] if check["note"] else ""))
+    tips = report["advice"]
+    lines.append("  advice: DataLoader(num_workers=%d, pin_memory=%s)  # %s" % (tips["num_workers"], tips["pin_memory"],
+                                                                              tips["num_workers_why"]))
+    for gpu in tips["gpus"]:
+        lines.append("  advice: %s CC %s (%s): bf16 autocast %s, FP8 %s" % (
+            gpu["name"], gpu["cc"], gpu["cc_from"], _yes(gpu["bf16"]), _yes(gpu["fp8"])))
+    for model in tips["models"]:
+        if model["fits"] is None:
+            lines.append("  model %s: needs %s GB of GPU memory (no GPU here)" % (model["name"], model["need_gb"]))
+        else:
+            lines.append("  model %s: needs %s GB of %s GB, headroom %s GB (%s%%) for batches" % (
+                model["name"], model["need_gb"], model["gpu_gb"], model["headroom_gb"], model["headroom_pct"]))
+    return lines
+
+
+def _yes(value):
+    return {True: "yes", False: "no", None: "unknown"}[value]
+
+
+# ------------------------------------------------------------------------------------------------
+# acceptance
+# ------------------------------------------------------------------------------------------------
+
+def reference_for(gpu_name, reference):
+    name = (gpu_name or "").lower()
+    for entry in reference["gpus"]:
+        if entry["match"] in name:
+            return entry
+    return None
+
+
+def _ratio_status(value, ref, share):
+    if value is None:
+        return "skipped"
+    return "pass" if value >= ref * share else "fail"
+
+
+def judge_acceptance(measured, reference, limits=None):
+    """Compare the output of ``dlbox-acceptance`` with the reference figures.
+
+    ``limits``: ``{"matmul": 0.6, "bandwidth": 0.8, "disk": 0.8, "dataloader_min": 1000}`` (shares of the
+    reference; the DataLoader floor in samples/s).
+    """
+    if not isinstance(measured, dict) or "checks" not in measured:
+        raise FitnessError("judge_acceptance expects the JSON of dlbox-acceptance (with 'checks')")
+    share = {"matmul": 0.6, "bandwidth": 0.8, "disk": 0.8, "dataloader_min": 1000}
+    for key, value in (limits or {}).items():
+        if key not in share or isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise FitnessError("dlbox_acceptance_thresholds.%s must be a positive number (known: %s), got %r"
+                               % (key, ", ".join(sorted(share)), value))
+        share[key] = value
+    results = []
+
+    def add(cid, label, status, value=None, ref=None, unit=None, reason=None, source=None):
+        results.append({"id": cid, "label": label, "status": status, "value": value, "reference": ref, "unit": unit,
+                        "reason": reason, "source": source})
+
+    for cid, check in sorted(measured["checks"].items()):
+        add(cid, check.get("label") or cid, check.get("status", "skipped"), check.get("value"),
+            reason=check.get("reason"))
+    gpus = measured.get("gpus") or []
+    figures = measured.get("figures") or {}
+    skipped = measured.get("skipped") or {}
+    ref = reference_for(gpus[0]["name"], reference) if gpus else None
+    no_ref = "no reference for %s in data/acceptance.yml" % (gpus[0]["name"] if gpus else "")
+    for dtype in ("bf16", "fp16", "fp32"):
+        value = (figures.get("matmul_tflops") or {}).get(dtype)
+        cid = "matmul_%s" % dtype
+        if value is None:
+            add(cid, "dense matmul %s" % dtype, "skipped", unit="TFLOPS", reason=skipped.get("matmul") or skipped.get(cid))
+        elif ref is None or ref["tflops"].get(dtype) is None:
+            add(cid, "dense matmul %s" % dtype, "finding", value, unit="TFLOPS", reason=no_ref)
+        else:
+            target = ref["tflops"][dtype]
+            add(cid, "dense matmul %s" % dtype, _ratio_status(value, target, share["matmul"]), value, target, "TFLOPS",
+                "needs %d%% of %s" % (share["matmul"] * 100, target), ref["source"])
+    link = figures.get("pcie_under_load") or {}
+    lane = reference["pcie_gb_s_per_lane"]["value"]
+    if figures.get("h2d_gb_s") is None:
+        add("h2d", "host-to-device copy", "skipped", unit="GB/s", reason=skipped.get("h2d") or skipped.get("matmul"))
+    else:
+        gen = link.get("gen_max") or (ref or {}).get("pcie", {}).get("gen")
+        width = link.get("width_max") or (ref or {}).get("pcie", {}).get("width")
+        per_lane = lane.get(gen) or lane.get(str(gen))
+        if not per_lane or not width:
+            add("h2d", "host-to-device copy", "finding", figures["h2d_gb_s"], unit="GB/s", reason="PCIe link unknown")
+        else:
+            target = round(per_lane * width, 1)
+            add("h2d", "host-to-device copy", _ratio_status(figures["h2d_gb_s"], target, share["bandwidth"]),
+                figures["h2d_gb_s"], target, "GB/s", "needs %d%% of PCIe Gen%s x%s" % (share["bandwidth"] * 100, gen, width),
+                reference["pcie_gb_s_per_lane"]["source"])
+    if figures.get("d2d_gb_s") is None:
+        add("d2d", "device-to-device copy", "skipped", unit="GB/s", reason=skipped.get("d2d") or skipped.get("matmul"))
+    elif ref is None:
+        add("d2d", "device-to-device copy", "finding", figures["d2d_gb_s"], unit="GB/s", reason=no_ref)
+    else:
+        add("d2d", "device-to-device copy", _ratio_status(figures["d2d_gb_s"], ref["mem_gb_s"], share["bandwidth"]),
+            figures["d2d_gb_s"], ref["mem_gb_s"], "GB/s", "needs %d%%" % (share["bandwidth"] * 100), ref["source"])
+    if not link:
+        add("pcie_link", "PCIe link under load", "skipped", reason=skipped.get("pcie_under_load") or skipped.get("matmul"))
+    else:
+        full = link.get("gen_current") == link.get("gen_max") and link.get("width_current") == link.get("width_max")
+        add("pcie_link", "PCIe link under load", "pass" if full else "fail",
+            "Gen%s x%s" % (link.get("gen_current"), link.get("width_current")),
+            "Gen%s x%s" % (link.get("gen_max"), link.get("width_max")), reason="the link's own maximum (nvidia-smi)")
+    if figures.get("allreduce_busbw_gb_s") is None:
+        add("allreduce", "all-reduce bus bandwidth", "skipped", unit="GB/s", reason=skipped.get("allreduce"))
+    else:
+        add("allreduce", "all-reduce bus bandwidth", "pass", figures["allreduce_busbw_gb_s"], unit="GB/s",
+            reason="measured; no vendor reference for this topology")
+    disk_ref = reference["disk_seq_read_mb_s"]["value"]
+    if figures.get("fio_seq_read_mb_s") is None:
+        add("fio", "data disk sequential read", "skipped", unit="MB/s", reason=skipped.get("fio"))
+    else:
+        kind = measured.get("data_disk_kind")
+        value = figures["fio_seq_read_mb_s"]
+        if kind in disk_ref:
+            add("fio", "data disk sequential read", _ratio_status(value, disk_ref[kind], share["disk"]), value,
+                disk_ref[kind], "MB/s", "a %s disk" % kind, reference["disk_seq_read_mb_s"]["source"])
+        else:
+            add("fio", "data disk sequential read", "pass", value, None, "MB/s",
+                "measured; the disk under %s is not known (%s), so no reference" % (measured.get("data_dir"), kind or "overlay or unknown"))
+    if figures.get("dataloader_samples_s") is None:
+        add("dataloader", "DataLoader samples/s", "skipped", unit="samples/s", reason=skipped.get("dataloader"))
+    else:
+        add("dataloader", "DataLoader samples/s", _ratio_status(figures["dataloader_samples_s"], share["dataloader_min"], 1),
+            figures["dataloader_samples_s"], share["dataloader_min"], "samples/s",
+            "synthetic dataset, %s workers" % figures.get("dataloader_workers"), "dlbox_acceptance_thresholds.dataloader_min")
+    failed = [r["id"] for r in results if r["status"] == "fail"]
+    return {"host": measured.get("host"), "gpus": gpus, "results": results, "failed": failed, "ok": not failed,
+            "reference_gpu": ref["name"] if ref else None}
+
+
+def acceptance_text(report):
+    lines = ["Acceptance of %s: %s" % (report["host"], "passed" if report["ok"] else "FAILED (%s)" % ", ".join(report["failed"]))]
+    for item in report["results"]:
+        value = "" if item["value"] is None else " %s%s" % (item["value"], " " + item["unit"] if item["unit"] else "")
+        ref = "" if item["reference"] is None else " (reference %s)" % item["reference"]
+        lines.append("  [%s] %s:%s%s%s" % (item["status"], item["label"], value, ref,
+                                           "; %s" % item["reason"] if item["reason"] else ""))
+    return lines
+
+
+# ------------------------------------------------------------------------------------------------
+# the fleet report
+# ------------------------------------------------------------------------------------------------
+
+def fleet(reports, acceptances=None, data=None):
+    """Join the hosts' fitness reports (and acceptance reports, by host) into the fleet report."""
+    by_host = {}
+    for report in reports or []:
+        by_host.setdefault(report["host"], {})["fitness"] = report
+    for report in acceptances or []:
+        by_host.setdefault(report.get("host") or "?", {})["acceptance"] = report
+    hosts = []
+    for name in sorted(by_host):
+        entry = by_host[name]
+        fit, acc = entry.get("fitness"), entry.get("acceptance")
+        hosts.append({
+            "host": name,
+            "fitness": fit,
+            "acceptance": acc,
+            "status": "problem" if (fit and not fit["ok"]) or (acc and not acc["ok"]) else "ok",
+        })
+    return {
+        "hosts": hosts,
+        "summary": {"hosts": len(hosts), "ok": sum(1 for h in hosts if h["status"] == "ok"),
+                    "problem": sum(1 for h in hosts if h["status"] != "ok")},
+        "corrected": (data or {}).get("corrected") or [],
+    }
+
+
+def load_folder(folder):
+    """The reports under ``<folder>/fitness/*.json`` and ``<folder>/acceptance/*.json``."""
+    root = Path(folder)
+    out = []
+    for sub in ("fitness", "acceptance"):
+        items = []
+        for path in sorted((root / sub).glob("*.json")) if (root / sub).is_dir() else []:
+            try:
+                items.append(json.loads(path.read_text(encoding="utf-8")))
+            except (OSError, ValueError) as exc:
+                raise FitnessError("report %s cannot be read: %s" % (path, exc)) from exc
+        out.append(items)
+    return out[0], out[1]
+
+
+def _host_line(host):
+    fit = host["fitness"] or {}
+    gpus = ", ".join(g["name"] or "?" for g in fit.get("gpus") or []) or ("no GPU" if fit else "?")
+    acc = host["acceptance"]
+    return {
+        "host": host["host"], "profile": fit.get("profile", "?"), "gpus": gpus,
+        "fitness": "-" if not fit else ("fit" if fit["ok"] else "NOT fit: " + ", ".join(fit["problems"])),
+        "acceptance": "not run" if not acc else ("passed" if acc["ok"] else "FAILED: " + ", ".join(acc["failed"])),
+    }
+
+
+def render_markdown(report):
+    out = ["# dlbox fleet report", "",
+           "%d host(s): %d fit and accepted, %d with problems." % (
+               report["summary"]["hosts"], report["summary"]["ok"], report["summary"]["problem"]), "",
+           "| host | profile | GPUs | fitness | acceptance |", "| --- | --- | --- | --- | --- |"]
+    for host in report["hosts"]:
+        line = _host_line(host)
+        out.append("| %(host)s | %(profile)s | %(gpus)s | %(fitness)s | %(acceptance)s |" % line)
+    for host in report["hosts"]:
+        out += ["", "## %s" % host["host"], ""]
+        fit = host["fitness"]
+        if fit:
+            out.append("Profile %s (%s)." % (fit["profile"], fit["profile_description"]))
+            for finding in fit["findings"]:
+                out.append("Finding: %s." % finding)
+            out += ["", "| check | value | wanted | status | source |", "| --- | --- | --- | --- | --- |"]
+            for check in fit["checks"]:
+                status = "**PROBLEM**" if check["status"] == "problem" else check["status"]
+                out.append("| %s | %s | %s | %s | %s |" % (check["label"], check["value"], check["expected"], status,
+                                                           check["source"]))
+            out += [""] + ["- " + line.strip() for line in report_text(fit)[1:] if line.strip().startswith(("advice", "model"))]
+        acc = host["acceptance"]
+        if acc:
+            out += ["", "| acceptance | value | reference | status | note |", "| --- | --- | --- | --- | --- |"]
+            for item in acc["results"]:
+                status = "**FAIL**" if item["status"] == "fail" else item["status"]
+                out.append("| %s | %s | %s | %s | %s |" % (item["label"], _fmt(item["value"], item["unit"]),
+                                                           _fmt(item["reference"], item["unit"]), status, item["reason"] or ""))
+    if report["corrected"]:
+        out += ["", "## Figures of the guides, corrected", ""]
+        for entry in report["corrected"]:
+            out.append("- %s: %s (%s)" % (entry["guide"], entry["right"], entry["source"]))
+    return "\n".join(out) + "\n"
+
+
+def _fmt(value, unit):
+    if value is None:
+        return ""
+    return "%s %s" % (value, unit) if unit else str(value)
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em;color:#1d2733;background:#f6f7f9}
+h1{margin-bottom:.2em}h2{margin-top:1.6em;border-bottom:2px solid #d5dbe3;padding-bottom:.2em}
+table{border-collapse:collapse;margin:.6em 0 1em;background:#fff;min-width:60%}
+th,td{border:1px solid #d5dbe3;padding:.35em .6em;text-align:left;vertical-align:top;font-size:.92em}
+th{background:#e9edf2}
+tr.problem td,tr.fail td{background:#fde2e1;color:#8a1c13;font-weight:600}
+tr.unknown td,tr.skipped td{color:#6b7785}tr.finding td{background:#fff6d6}
+.badge{display:inline-block;padding:.1em .55em;border-radius:.8em;font-size:.85em;font-weight:700}
+.badge.ok{background:#d8f3dc;color:#1b5e20}.badge.problem{background:#c62828;color:#fff}
+.cards{display:flex;gap:1em;margin:1em 0}.card{background:#fff;border:1px solid #d5dbe3;border-radius:.5em;padding:.8em 1.2em}
+.card b{font-size:1.8em;display:block}.card.bad b{color:#c62828}.card.good b{color:#2e7d32}
+ul.advice{background:#fff;border:1px solid #d5dbe3;padding:.6em 2em;margin:.4em 0}
+.note{color:#6b7785;font-size:.85em}
+"""
+
+
+def _e(value):
+    return html.escape("" if value is None else str(value))
+
+
+def render_html(report):
+    """One self-contained page: fleet overview, then a table per host (problems highlighted)."""
+    summary = report["summary"]
+    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+             "<title>dlbox fleet report</title><style>%s</style></head><body>" % _CSS,
+             "<h1>dlbox fleet report</h1>",
+             '<div class="cards" id="overview-cards">'
+             '<div class="card"><b>%d</b>hosts</div>' % summary["hosts"],
+             '<div class="card good"><b>%d</b>fit and accepted</div>' % summary["ok"],
+             '<div class="card bad"><b>%d</b>with problems</div></div>' % summary["problem"],
+             '<table id="fleet"><thead><tr><th>host</th><th>profile</th><th>GPUs</th><th>fitness</th><th>acceptance</th>'
+             "</tr></thead><tbody>"]
+    for host in report["hosts"]:
+        line = _host_line(host)
+        parts.append('<tr class="%s"><td><a href="#host-%s">%s</a></td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>' % (
+            host["status"], _e(host["host"]), _e(host["host"]), _e(line["profile"]), _e(line["gpus"]),
+            _e(line["fitness"]), _e(line["acceptance"])))
+    parts.append("</tbody></table>")
+    for host in report["hosts"]:
+        fit, acc = host["fitness"], host["acceptance"]
+        parts.append('<section class="host-section" id="section-%s"><h2>%s <span class="badge %s">%s</span></h2>' % (
+            _e(host["host"]), _e(host["host"]), host["status"], "OK" if host["status"] == "ok" else "PROBLEM"))
+        if fit:
+            parts.append("<p>Profile <b>%s</b>: %s. CPU %s (%s cores), RAM %s GiB.</p>" % (
+                _e(fit["profile"]), _e(fit["profile_description"]), _e(fit["cpu"].get("model")), _e(fit["cpu"].get("cores")),
+                _e(fit["ram_gib"])))
+            for finding in fit["findings"]:
+                parts.append('<p class="finding">Finding: %s</p>' % _e(finding))
+        parts.append('<table class="host" id="host-%s" data-host="%s"><thead><tr><th>check</th><th>value</th>'
+                     "<th>wanted / reference</th><th>status</th><th>source / note</th></tr></thead><tbody>"
+                     % (_e(host["host"]), _e(host["host"])))
+        for check in (fit or {}).get("checks", []):
+            parts.append('<tr class="%s" data-check="%s"><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s%s</td></tr>' % (
+                check["status"], _e(check["id"]), _e(check["label"]), _e(check["value"]), _e(check["expected"]),
+                _e(check["status"].upper() if check["status"] == "problem" else check["status"]), _e(check["source"]),
+                ('<br><span class="note">%s</span>' % _e(check["note"])) if check["note"] else ""))
+        for item in (acc or {}).get("results", []):
+            parts.append('<tr class="%s" data-check="acceptance-%s"><td>acceptance: %s</td><td>%s</td><td>%s</td>'
+                         "<td>%s</td><td>%s</td></tr>" % (
+                             item["status"], _e(item["id"]), _e(item["label"]), _e(_fmt(item["value"], item["unit"])),
+                             _e(_fmt(item["reference"], item["unit"])),
+                             _e(item["status"].upper() if item["status"] == "fail" else item["status"]),
+                             _e(item["reason"] or item["source"] or "")))
+        parts.append("</tbody></table>")
+        if fit:
+            parts.append('<ul class="advice">%s</ul>' % "".join(
+                "<li>%s</li>" % _e(line.strip()) for line in report_text(fit)[1:]
+                if line.strip().startswith(("advice", "model"))))
+        parts.append("</section>")
+    if report["corrected"]:
+        parts.append("<h2>Figures of the guides, corrected</h2><ul>")
+        for entry in report["corrected"]:
+            parts.append("<li><s>%s</s> &rarr; %s <span class=\"note\">(%s)</span></li>" % (
+                _e(entry["guide"]), _e(entry["right"]), _e(entry["source"])))
+        parts.append("</ul>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
