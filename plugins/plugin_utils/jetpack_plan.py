@@ -1,0 +1,281 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The ``jetpack`` role's decisions (controller only, pure apart from reading ``data/``).
+
+:func:`decide` takes the plan, the role's options and what the host showed (its ``/etc/nv_tegra_release``, its
+device-tree model, its ``/etc/nvpmodel.conf`` and the output of ``nvpmodel -q``) and returns everything the role's
+tasks need: the refusals (each naming the variable or the fact at fault), NVIDIA's Jetson repositories for the
+installed L4T, the packages, the power mode to set and whether ``jetson_clocks`` runs at boot.
+
+Parsers, each pure and with its input shown:
+
+- :func:`parse_nvpmodel_conf`: ``< POWER_MODEL ID=2 NAME=MODE_30W >`` and ``< PM_CONFIG DEFAULT=2 >`` lines ->
+  ``{"modes": [{"id": 2, "name": "MODE_30W"}, ...], "default": 2}``.
+- :func:`parse_nvpmodel_query`: ``NV Power Mode: MODE_30W\\n2`` (``nvpmodel -q``) -> ``{"name": "MODE_30W", "id": 2}``.
+
+Vendor facts (repository layout, SoC per family, package names) come from ``data/jetson.yml``; the L4T list of each
+JetPack from ``data/compat.yml`` (``jetpack``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+from ansible_collections.dlbox.stack.plugins.module_utils._gpu_facts import parse_nv_tegra_release_line
+
+DEFAULT_PATH = Path(__file__).resolve().parents[2] / "data" / "jetson.yml"
+
+OPTION_KEYS = ("base_url", "key_url", "key_fingerprint", "components", "power_mode", "clocks")
+
+_MODE_RE = re.compile(r"^<\s*POWER_MODEL\s+(.*?)\s*>\s*$")
+_DEFAULT_RE = re.compile(r"^<\s*PM_CONFIG\s+DEFAULT\s*=\s*(\d+)\s*>\s*$")
+_QUERY_NAME_RE = re.compile(r"NV Power Mode:\s*(\S+)")
+_FINGERPRINT_RE = re.compile(r"^[0-9A-F]{40}$")
+_URL_RE = re.compile(r"^(https?|file)://\S+$")
+
+
+class JetsonDataError(ValueError):
+    """data/jetson.yml is missing, unreadable or not in the expected shape."""
+
+
+def _need(condition, where, what):
+    if not condition:
+        raise JetsonDataError("data/jetson.yml: %s: %s" % (where, what))
+
+
+def check_jetson_data(data):
+    """Raise JetsonDataError naming the key at fault; return ``data`` when it is well formed."""
+    _need(isinstance(data, dict), "top level", "must be a mapping")
+    _need(data.get("schema") == 1, "schema", "must be 1")
+    _need(isinstance(data.get("date"), str) and re.match(r"^\d{4}-\d{2}-\d{2}$", data["date"]), "date", "must be a quoted date")
+    repo = data.get("repository")
+    _need(isinstance(repo, dict), "repository", "must be a mapping")
+    for key in ("base_url", "suite", "component", "key_file", "key_fingerprint", "preinstalled_list", "source"):
+        _need(isinstance(repo.get(key), str) and repo[key].strip(), "repository.%s" % key, "must be text")
+    _need(_FINGERPRINT_RE.match(repo["key_fingerprint"]), "repository.key_fingerprint", "must be 40 upper-case hex digits")
+    _need(repo.get("repos") == ["common", "soc"], "repository.repos", "must be [common, soc]")
+    socs = data.get("socs")
+    _need(isinstance(socs, dict) and socs, "socs", "must be a non-empty mapping family -> {soc, l4t_majors, source}")
+    for family, entry in socs.items():
+        where = "socs.%s" % family
+        _need(isinstance(entry, dict) and isinstance(entry.get("soc"), str) and re.match(r"^t\d{3}$", entry["soc"]),
+              where, "needs 'soc' like t234")
+        _need(isinstance(entry.get("l4t_majors"), list) and all(isinstance(m, int) for m in entry["l4t_majors"]),
+              where, "needs 'l4t_majors', a list of integers")
+        _need(isinstance(entry.get("source"), str), where, "needs a 'source'")
+    components = data.get("components")
+    _need(isinstance(components, dict) and "all" in components, "components", "must be a mapping with 'all'")
+    for name, packages in components.items():
+        _need(isinstance(packages, list) and packages and all(isinstance(p, str) for p in packages),
+              "components.%s" % name, "must be a non-empty list of package names")
+    power = data.get("power")
+    _need(isinstance(power, dict), "power", "must be a mapping")
+    for key in ("nvpmodel", "nvpmodel_conf", "jetson_clocks", "source"):
+        _need(isinstance(power.get(key), str) and power[key].strip(), "power.%s" % key, "must be text")
+    return data
+
+
+def load_jetson_data(path=None):
+    """Read and check ``data/jetson.yml`` (or ``path``)."""
+    path = Path(path) if path else DEFAULT_PATH
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise JetsonDataError("cannot read %s: %s" % (path, exc)) from exc
+    return check_jetson_data(raw)
+
+
+def parse_nvpmodel_conf(text):
+    """The power modes of an ``nvpmodel.conf`` and its default.
+
+    ``< POWER_MODEL ID=0 NAME=MAXN >`` ... ``< PM_CONFIG DEFAULT=2 >`` -> ``{"modes": [{"id": 0, "name": "MAXN"},
+    ...], "default": 2}``. Attributes may come in any order (``< POWER_MODEL NAME=MAXN ID=3 >``); commented lines
+    (``# < POWER_MODEL ID=id_num NAME=mode_name >`` in NVIDIA's header) are skipped. None when ``text`` is empty.
+    """
+    if not text:
+        return None
+    modes, default = [], None
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("#"):
+            continue
+        match = _MODE_RE.match(line)
+        if match:
+            attrs = dict(re.findall(r"(\w+)=(\S+)", match.group(1)))
+            if "ID" in attrs and attrs["ID"].isdigit() and attrs.get("NAME"):
+                modes.append({"id": int(attrs["ID"]), "name": attrs["NAME"]})
+            continue
+        match = _DEFAULT_RE.match(line)
+        if match:
+            default = int(match.group(1))
+    return {"modes": modes, "default": default}
+
+
+def parse_nvpmodel_query(text):
+    """``nvpmodel -q`` -> ``{"name", "id"}`` of the current mode; None when the output has none.
+
+    ``NV Fan Mode:quiet\\nNV Power Mode: MAXN\\n0`` -> ``{"name": "MAXN", "id": 0}``; the verbose form
+    (``NVPM VERB: Current mode: NV Power Mode: 40W`` then ``4``) reads the same.
+    """
+    lines = [line.strip() for line in (text or "").splitlines()]
+    for index, line in enumerate(lines):
+        match = _QUERY_NAME_RE.search(line)
+        if match:
+            following = next((rest for rest in lines[index + 1:] if rest), "")
+            return {"name": match.group(1), "id": int(following) if following.isdigit() else None}
+    return None
+
+
+def _padded(version):
+    parts = str(version or "").split(".")
+    return ".".join((parts + ["0", "0"])[:3])
+
+
+def _jetpack_entry(compat, version):
+    for entry in compat.get("jetpack") or []:
+        if str(entry.get("version")) == str(version):
+            return entry
+    return None
+
+
+def _check_options(options, errors):
+    base_url = options.get("base_url") or ""
+    if base_url and not _URL_RE.match(base_url):
+        errors.append("jetpack_base_url is '%s'; it must be an http(s):// or file:// URL of NVIDIA's Jetson repository or a "
+                      "mirror of it (e.g. https://repo.download.nvidia.com/jetson)." % base_url)
+    key_url = options.get("key_url") or ""
+    if key_url and not _URL_RE.match(key_url):
+        errors.append("jetpack_key_url is '%s'; it must be an http(s):// or file:// URL, or empty for "
+                      "<jetpack_base_url>/jetson-ota-public.asc." % key_url)
+    fingerprint = (options.get("key_fingerprint") or "").replace(" ", "").upper()
+    if fingerprint and not _FINGERPRINT_RE.match(fingerprint):
+        errors.append("jetpack_key_fingerprint is '%s'; it must be the 40 hex digits of the signing key's fingerprint, or "
+                      "empty for NVIDIA's (data/jetson.yml)." % options.get("key_fingerprint"))
+    clocks = options.get("clocks")
+    if clocks is not None and not isinstance(clocks, bool):
+        errors.append("jetpack_clocks is %r; it must be true (jetson_clocks at every boot), false (not at boot, the "
+                      "clocks put back) or null (left as they are)." % (clocks,))
+    power_mode = options.get("power_mode")
+    if power_mode is not None and not isinstance(power_mode, str):
+        errors.append("jetpack_power_mode is %r; it must be the NAME of a mode in /etc/nvpmodel.conf (e.g. MAXN) or "
+                      "empty to leave the mode as it is." % (power_mode,))
+    return fingerprint
+
+
+def _packages(data, components, errors):
+    known = data["components"]
+    if not isinstance(components, list) or not components or not all(isinstance(c, str) for c in components):
+        errors.append("jetpack_components is %r; it must be a non-empty list of JetPack components from: %s."
+                      % (components, ", ".join(sorted(known))))
+        return []
+    unknown = [c for c in components if c not in known]
+    if unknown:
+        errors.append("jetpack_components names %s, which data/jetson.yml does not know; choose from: %s."
+                      % (", ".join(unknown), ", ".join(sorted(known))))
+        return []
+    packages = []
+    for component in components:
+        packages += [p for p in known[component] if p not in packages]
+    return packages
+
+
+def _power(options, conf_text, query_text, errors):
+    wanted = options.get("power_mode") or ""
+    if not isinstance(wanted, str) or not wanted:
+        return None
+    conf = parse_nvpmodel_conf(conf_text)
+    if conf is None or not conf["modes"]:
+        errors.append("jetpack_power_mode is '%s', but this host has no power modes in /etc/nvpmodel.conf (nvidia-l4t-nvpmodel "
+                      "writes it on a flashed Jetson); leave jetpack_power_mode empty." % wanted)
+        return None
+    by_name = {mode["name"]: mode for mode in conf["modes"]}
+    mode = by_name.get(wanted)
+    if mode is None:
+        errors.append("jetpack_power_mode is '%s'; /etc/nvpmodel.conf of this module has the modes %s (set one of these NAMEs)."
+                      % (wanted, ", ".join("%s (id %d)" % (m["name"], m["id"]) for m in conf["modes"])))
+        return None
+    current = parse_nvpmodel_query(query_text)
+    return {"name": mode["name"], "id": mode["id"], "default": conf["default"], "current": current,
+            "change": current is None or current.get("id") != mode["id"]}
+
+
+def decide(plan, options, release_text=None, model_text=None, nvpmodel_conf=None, nvpmodel_query=None, data=None, compat=None):
+    """Everything the jetpack role does, or why it must not.
+
+    ``plan``: ``dlbox_plan``; ``options``: the role's variables (``OPTION_KEYS``); ``release_text``: the host's
+    ``/etc/nv_tegra_release`` (None when missing); ``model_text``: its device-tree model; ``nvpmodel_conf``: its
+    ``/etc/nvpmodel.conf``; ``nvpmodel_query``: the output of ``nvpmodel -q``; ``data``: ``data/jetson.yml``;
+    ``compat``: ``data/compat.yml`` (for the L4T releases of the plan's JetPack).
+
+    Returns ``{"ok", "errors", "l4t", "jetpack", "family", "repositories", "key", "packages", "preinstalled_list",
+    "power", "clocks"}``. ``errors`` are complete sentences that end in what to do.
+    """
+    errors = []
+    release = parse_nv_tegra_release_line(release_text)
+    model = (model_text or "").replace("\0", "").strip() or None
+    fingerprint = _check_options(options, errors)
+    result = {"ok": False, "errors": errors, "l4t": None, "jetpack": None, "family": None, "repositories": [],
+              "key": None, "packages": [], "preinstalled_list": data["repository"]["preinstalled_list"],
+              "power": None, "clocks": options.get("clocks")}
+
+    if release is None:
+        errors.append("This host is not a Jetson running L4T: /etc/nv_tegra_release is missing or has no '# R<major> "
+                      "(release), REVISION: ...' line, and its device-tree model is %s. The jetpack role (and edge.yml) "
+                      "applies to Jetson modules flashed with JetPack only; run workstation.yml on other machines. "
+                      "Nothing was changed." % ("'%s'" % model if model else "missing"))
+        return result
+    l4t = release["l4t"]
+    major, minor = int(release["release"]), release["revision"].split(".")[0]
+    result["l4t"] = {"version": l4t, "major": major, "suite": data["repository"]["suite"].format(major=major, minor=minor)}
+
+    stack = (plan or {}).get("stack") or {}
+    jetpack = stack.get("jetpack") or None
+    if not isinstance(jetpack, dict) or not jetpack.get("version"):
+        errors.append("The plan (dlbox_plan) has no JetPack (stack.jetpack) for this host: run playbooks/plan.yml first "
+                      "(edge.yml does) with the Jetson module detected, or name it in dlbox_plan_hardware.gpus. Nothing was changed.")
+        return result
+    result["jetpack"] = str(jetpack["version"])
+    family = jetpack.get("family")
+    result["family"] = family
+    entry = _jetpack_entry(compat or {}, jetpack["version"])
+    releases = [str(x) for x in (entry or {}).get("l4t") or []]
+    majors = sorted({int(x.split(".")[0]) for x in releases})
+    if majors and major not in majors:
+        errors.append("The plan's JetPack %s is for L4T %s, but this module runs L4T %s (R%d). Moving to another L4T major "
+                      "release needs a reflash (SDK Manager or flash.sh, with the module in recovery mode); apt cannot do it, so "
+                      "nothing was changed. Reflash with JetPack %s, or plan the JetPack of this L4T (drop jetpack from "
+                      "dlbox_plan_request)." % (jetpack["version"], " or ".join(releases), l4t, major, jetpack["version"]))
+        return result
+    if releases and _padded(l4t) not in [_padded(x) for x in releases]:
+        errors.append("The plan's JetPack %s is for L4T %s, but this module runs L4T %s. Update L4T within R%d first (NVIDIA's "
+                      "over-the-air update), or plan the JetPack of this L4T (drop jetpack from dlbox_plan_request). Nothing "
+                      "was changed." % (jetpack["version"], " or ".join(releases), l4t, major))
+        return result
+
+    soc = (data["socs"].get(family) or {}) if family else {}
+    if not soc:
+        errors.append("data/jetson.yml knows no SoC repository for the module family '%s' (stack.jetpack.family); known: %s. "
+                      "Nothing was changed." % (family, ", ".join(sorted(data["socs"]))))
+        return result
+    if major not in soc["l4t_majors"]:
+        errors.append("L4T R%d does not run on %s modules (data/jetson.yml: R%s); reflash with a JetPack for this module. "
+                      "Nothing was changed." % (major, family, ", R".join(str(m) for m in soc["l4t_majors"])))
+        return result
+
+    base = (options.get("base_url") or data["repository"]["base_url"]).rstrip("/")
+    suite = result["l4t"]["suite"]
+    result["repositories"] = [
+        {"name": "nvidia-jetson-%s" % repo, "uri": "%s/%s" % (base, repo), "suite": suite,
+         "components": [data["repository"]["component"]]}
+        for repo in ("common", soc["soc"])
+    ]
+    result["key"] = {"url": options.get("key_url") or "%s/%s" % (base, data["repository"]["key_file"]),
+                     "fingerprint": fingerprint or data["repository"]["key_fingerprint"]}
+    result["packages"] = _packages(data, options.get("components"), errors)
+    result["power"] = _power(options, nvpmodel_conf, nvpmodel_query, errors)
+    result["ok"] = not errors
+    return result

@@ -1,0 +1,212 @@
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The jetpack role's decisions (plugin_utils.jetpack_plan) on REAL Jetson files: /etc/nv_tegra_release of an AGX Orin
+(L4T R36.4.3, R36.4.4), of a TX2 (R32.5.1) and a Nano (R32.7.6), and NVIDIA's nvpmodel.conf of the AGX Orin
+(p3701-0000) and the Orin Nano (p3767-0003); sources in tests/fixtures/jetson/SOURCES.md and tests/fixtures/SOURCES.md.
+The rules run on frozen data: tests/unit/data/compat-frozen.yml and the Jetson data below."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat
+from ansible_collections.dlbox.stack.plugins.plugin_utils.jetpack_plan import (
+    JetsonDataError, check_jetson_data, decide, load_jetson_data, parse_nvpmodel_conf, parse_nvpmodel_query)
+
+ROOT = Path(__file__).resolve().parents[4]
+FIXTURES = ROOT / "tests" / "fixtures"
+COMPAT = load_compat(ROOT / "tests" / "unit" / "data" / "compat-frozen.yml")
+
+# data/jetson.yml as it was when these rules were written (a refresh of the file never rewrites the tests)
+JETSON = {
+    "schema": 1, "date": "2026-12-02",
+    "repository": {"base_url": "https://repo.download.nvidia.com/jetson", "repos": ["common", "soc"],
+                   "suite": "r{major}.{minor}", "component": "main", "key_file": "jetson-ota-public.asc",
+                   "key_fingerprint": "3C6D1FF3100C8C3ABB0869C0E6543461A9996195",
+                   "preinstalled_list": "/etc/apt/sources.list.d/nvidia-l4t-apt-source.list", "source": "frozen"},
+    "socs": {"orin": {"soc": "t234", "l4t_majors": [35, 36], "source": "frozen"},
+             "xavier": {"soc": "t194", "l4t_majors": [32, 35], "source": "frozen"}},
+    "components": {"all": ["nvidia-jetpack"], "cuda": ["nvidia-cuda"], "container": ["nvidia-container"]},
+    "components_source": "frozen",
+    "power": {"nvpmodel": "/usr/sbin/nvpmodel", "nvpmodel_conf": "/etc/nvpmodel.conf",
+              "jetson_clocks": "/usr/bin/jetson_clocks", "source": "frozen"},
+}
+
+
+def read(relative):
+    return (FIXTURES / relative).read_text(encoding="utf-8")
+
+
+AGX_R3643 = read("jetson/nv_tegra_release/agx-orin-r36.4.3.txt")
+AGX_R3644 = read("jetson/nv_tegra_release/agx-orin-r36.4.4.txt")
+TX2_R3251 = read("nv_tegra_release/tx2-r32.5.1.txt")
+AGX_CONF = read("jetson/nvpmodel/nvpmodel_p3701_0000.conf")
+NANO_CONF = read("jetson/nvpmodel/nvpmodel_p3767_0003.conf")
+MODEL = "NVIDIA Jetson AGX Orin Developer Kit\0"
+
+
+def plan(version="6.2", l4t="36.4.3", family="orin"):
+    return {"ok": True, "stack": {"jetpack": {"version": version, "l4t": l4t, "family": family, "device": "Jetson AGX Orin"}}}
+
+
+def options(**changes):
+    base = {"base_url": "", "key_url": "", "key_fingerprint": "", "components": ["all"], "power_mode": "", "clocks": None}
+    base.update(changes)
+    return base
+
+
+def run(the_plan=None, opts=None, release=AGX_R3643, model=MODEL, conf=AGX_CONF, query="NV Power Mode: MODE_30W\n2\n"):
+    return decide(the_plan if the_plan is not None else plan(), opts or options(), release_text=release, model_text=model,
+                  nvpmodel_conf=conf, nvpmodel_query=query, data=JETSON, compat=COMPAT)
+
+
+# --- parsers on the real files -----------------------------------------------------------------------------------
+
+def test_agx_orin_nvpmodel_conf_has_its_four_modes_and_30w_as_default():
+    assert parse_nvpmodel_conf(AGX_CONF) == {
+        "modes": [{"id": 0, "name": "MAXN"}, {"id": 1, "name": "MODE_15W"}, {"id": 2, "name": "MODE_30W"},
+                  {"id": 3, "name": "MODE_50W"}],
+        "default": 2}
+
+
+def test_orin_nano_nvpmodel_conf_and_the_commented_format_line_is_not_a_mode():
+    # NVIDIA's header documents the syntax in a comment: "# < POWER_MODEL ID=id_num NAME=mode_name >"
+    assert parse_nvpmodel_conf(NANO_CONF) == {"modes": [{"id": 0, "name": "15W"}, {"id": 1, "name": "7W"}], "default": 0}
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("NV Fan Mode:quiet\nNV Power Mode: MAXN\n0\n", {"name": "MAXN", "id": 0}),
+    ("NV Power Mode: MODE_30W\n2", {"name": "MODE_30W", "id": 2}),
+    ("NVPM VERB: Config file: /etc/nvpmodel.conf\nNVPM VERB: Current mode: NV Power Mode: 40W\n4\n", {"name": "40W", "id": 4}),
+    ("", None),
+    ("nvpmodel: command not found", None),
+])
+def test_nvpmodel_query(text, expected):
+    assert parse_nvpmodel_query(text) == expected
+
+
+def test_attribute_order_does_not_matter():
+    assert parse_nvpmodel_conf("< POWER_MODEL NAME=MAXN ID=3 >\n")["modes"] == [{"id": 3, "name": "MAXN"}]
+
+
+# --- the decision ------------------------------------------------------------------------------------------------
+
+def test_orin_on_r36_4_3_gets_the_common_and_t234_repositories_of_r36_4():
+    got = run()
+    assert got["ok"], got["errors"]
+    assert got["l4t"] == {"version": "36.4.3", "major": 36, "suite": "r36.4"}
+    assert [(r["uri"], r["suite"], r["components"]) for r in got["repositories"]] == [
+        ("https://repo.download.nvidia.com/jetson/common", "r36.4", ["main"]),
+        ("https://repo.download.nvidia.com/jetson/t234", "r36.4", ["main"])]
+    assert got["key"] == {"url": "https://repo.download.nvidia.com/jetson/jetson-ota-public.asc",
+                          "fingerprint": "3C6D1FF3100C8C3ABB0869C0E6543461A9996195"}
+    assert got["packages"] == ["nvidia-jetpack"]
+    assert got["power"] is None
+
+
+def test_a_mirror_and_another_key_replace_nvidias():
+    got = run(opts=options(base_url="http://127.0.0.1:8089/jetson/", key_fingerprint="aaaa bbbb " * 4 + "cccc dddd"))
+    assert got["repositories"][1]["uri"] == "http://127.0.0.1:8089/jetson/t234"
+    assert got["key"]["url"] == "http://127.0.0.1:8089/jetson/jetson-ota-public.asc"
+    assert got["key"]["fingerprint"] == "AAAABBBB" * 4 + "CCCCDDDD"
+
+
+def test_components_are_joined_in_order_and_an_unknown_one_is_refused_with_the_choices():
+    assert run(opts=options(components=["cuda", "container", "cuda"]))["packages"] == ["nvidia-cuda", "nvidia-container"]
+    got = run(opts=options(components=["cuda", "deepstream"]))
+    assert not got["ok"]
+    assert "jetpack_components names deepstream" in got["errors"][0] and "all, container, cuda" in got["errors"][0]
+
+
+def test_a_non_jetson_host_is_refused_before_anything_else():
+    got = run(release=None, model=None)
+    assert not got["ok"] and got["repositories"] == []
+    assert "not a Jetson running L4T" in got["errors"][0] and "device-tree model is missing" in got["errors"][0]
+
+
+def test_an_x86_board_model_is_named_in_the_refusal():
+    got = run(release="", model="ASUS System Product Name")
+    assert "device-tree model is 'ASUS System Product Name'" in got["errors"][0]
+
+
+def test_an_l4t_major_change_needs_a_reflash():
+    got = run(release=TX2_R3251)          # a real R32.5.1 host, a plan for JetPack 6.2 (L4T 36.4.3)
+    assert not got["ok"] and got["repositories"] == [] and got["packages"] == []
+    message = got["errors"][0]
+    assert "runs L4T 32.5.1 (R32)" in message and "needs a reflash" in message and "apt cannot do it" in message
+
+
+def test_another_release_of_the_same_major_is_refused_with_the_ota_route():
+    got = run(release=AGX_R3644)          # JetPack 6.2 is L4T 36.4.3; this AGX Orin runs 36.4.4 (JetPack 6.2.1)
+    assert not got["ok"]
+    assert "runs L4T 36.4.4" in got["errors"][0] and "over-the-air" in got["errors"][0]
+    assert run(the_plan=plan("6.2.1", "36.4.4"), release=AGX_R3644)["ok"]
+
+
+def test_a_plan_without_jetpack_is_refused_naming_the_plan():
+    got = run(the_plan={"ok": True, "stack": {"jetpack": None}})
+    assert "has no JetPack (stack.jetpack)" in got["errors"][0]
+
+
+def test_a_family_without_a_soc_repository_is_refused():
+    got = run(the_plan=plan(family="thor"))
+    assert "no SoC repository for the module family 'thor'" in got["errors"][0]
+
+
+@pytest.mark.parametrize("conf, query, wanted, expected", [
+    (AGX_CONF, "NV Power Mode: MODE_30W\n2\n", "MAXN", {"name": "MAXN", "id": 0, "change": True}),
+    (AGX_CONF, "NV Power Mode: MAXN\n0\n", "MAXN", {"name": "MAXN", "id": 0, "change": False}),
+    (AGX_CONF, "", "MODE_15W", {"name": "MODE_15W", "id": 1, "change": True}),
+    (NANO_CONF, "NV Power Mode: 15W\n0\n", "7W", {"name": "7W", "id": 1, "change": True}),
+])
+def test_power_mode_by_name(conf, query, wanted, expected):
+    got = run(opts=options(power_mode=wanted), conf=conf, query=query)
+    assert got["ok"], got["errors"]
+    assert {k: got["power"][k] for k in expected} == expected
+
+
+def test_a_power_mode_the_module_lacks_is_refused_with_its_modes():
+    got = run(opts=options(power_mode="MAXN_SUPER"))   # an Orin Nano Super mode, not on the AGX Orin
+    assert "jetpack_power_mode is 'MAXN_SUPER'" in got["errors"][0]
+    assert "MAXN (id 0), MODE_15W (id 1), MODE_30W (id 2), MODE_50W (id 3)" in got["errors"][0]
+
+
+def test_a_power_mode_without_nvpmodel_conf_is_refused():
+    assert "no power modes in /etc/nvpmodel.conf" in run(opts=options(power_mode="MAXN"), conf=None)["errors"][0]
+
+
+@pytest.mark.parametrize("changes, variable", [
+    ({"base_url": "repo.download.nvidia.com/jetson"}, "jetpack_base_url"),
+    ({"key_url": "ftp://x/key"}, "jetpack_key_url"),
+    ({"key_fingerprint": "3C6D1FF3"}, "jetpack_key_fingerprint"),
+    ({"clocks": "yes"}, "jetpack_clocks"),
+    ({"power_mode": 0}, "jetpack_power_mode"),
+    ({"components": []}, "jetpack_components"),
+])
+def test_bad_variables_are_named(changes, variable):
+    got = run(opts=options(**changes))
+    assert not got["ok"]
+    assert any(error.startswith(variable) for error in got["errors"]), got["errors"]
+
+
+# --- data/jetson.yml -----------------------------------------------------------------------------------------------
+
+def test_shipped_data_is_well_formed_and_sourced():
+    data = load_jetson_data()
+    assert data["repository"]["source"] and all(entry["source"] for entry in data["socs"].values())
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d["repository"].update(key_fingerprint="3c6d"), r"repository.key_fingerprint: must be 40"),
+    (lambda d: d["socs"]["orin"].update(soc="T234"), r"socs.orin: needs 'soc'"),
+    (lambda d: d["components"].pop("all"), r"components: must be a mapping with 'all'"),
+    (lambda d: d["power"].pop("nvpmodel"), r"power.nvpmodel: must be text"),
+])
+def test_a_bad_entry_is_named(change, message):
+    data = copy.deepcopy(JETSON)
+    change(data)
+    with pytest.raises(JetsonDataError, match=message):
+        check_jetson_data(data)
