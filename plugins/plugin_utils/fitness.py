@@ -253,8 +253,11 @@ def judge_host(facts, host, profile, data, overrides=None, data_disk=None):
         if not gpus:
             _check(checks, "gpu_memory", "GPU memory (GiB)", None, ">= %d" % want, "finding", src("gpu_memory_gb_min"),
                    "no GPU")
+        elif not all(g.get("memory_mb") for g in gpus):
+            _check(checks, "gpu_memory", "GPU memory (GiB)", None, ">= %d" % want, "unknown", src("gpu_memory_gb_min"),
+                   "the driver does not answer (GPUs seen on the PCI bus only)")
         else:
-            have = min(g.get("memory_mb") or 0 for g in gpus) / 1024.0
+            have = min(g["memory_mb"] for g in gpus) / 1024.0
             _check(checks, "gpu_memory", "GPU memory (GiB, smallest GPU)", round(have, 1), ">= %d" % want,
                    "ok" if have >= want * MEMORY_TOLERANCE else "problem", src("gpu_memory_gb_min"))
     if "nvlink_multi_gpu" in limits and limits["nvlink_multi_gpu"]["value"]:

@@ -1,0 +1,297 @@
+"""The fitness judgements (plugins/plugin_utils/fitness.py) on recorded real facts, against frozen data.
+
+The GPU side of every host is built by gpu_facts' own parser (build_host_facts) from real captures in
+tests/fixtures (sources: tests/fixtures/SOURCES.md):
+  nvidia-smi/rtx-4090-driver-535.xml       netdata/netdata test data, GeForce RTX 4090 24 GB
+  nvidia-smi/tesla-p100-driver-510.xml     netdata/netdata test data, Tesla P100-PCIE-16GB
+  nvidia-smi/h200-driver-580-device.xml    this project's lent H200 host (device-check.sh, 2026-11-30)
+  nvidia-smi/topo-1x-h200-device.txt       its topo -m
+  lspci/dgx-a100.lspci-Dnn.txt             ASSEMBLED lspci -Dnn of a DGX A100 (8 GPUs, 6 NVSwitches; see SOURCES.md)
+  nv_tegra_release/jetson-nano-r32.7.6.txt ay65535/dotfiles, Jetson Nano L4T R32.7.6
+  nv_tegra_release/tx2-r32.5.1.txt         pokusew/ros-setup, Jetson TX2 L4T R32.5.1
+CPU, memory, EDAC and disks are short inline values in the kernel's formats (/proc/cpuinfo, /proc/meminfo,
+/sys/block/<disk>/{queue/rotational,size}), as the gpu_facts parser tests do; the Jetson Orin line is the
+L4T 36.4.3 header gpu_facts' own docstring quotes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ansible_collections.dlbox.stack.plugins.module_utils import _gpu_facts as hf
+from ansible_collections.dlbox.stack.plugins.plugin_utils import fitness
+
+ROOT = Path(__file__).resolve().parents[4]
+FIX = ROOT / "tests" / "fixtures"
+DATA = fitness.check_fitness_data(yaml.safe_load((ROOT / "tests/unit/data/fitness-frozen.yml").read_text()))
+REF = fitness.check_reference_data(yaml.safe_load((ROOT / "tests/unit/data/acceptance-frozen.yml").read_text()))
+ORIN_LINE = "# R36 (release), REVISION: 4.3, GCID: 38968081, BOARD: generic, EABI: aarch64, DATE: Wed Jan  8 01:49:37 UTC 2025"
+
+
+def cpuinfo(cores, threads):
+    blocks = []
+    for cpu in range(threads):
+        blocks.append("processor\t: %d\nmodel name\t: AMD Ryzen 9 5950X 16-Core Processor\nphysical id\t: 0\n"
+                      "core id\t\t: %d\ncpu cores\t: %d\nsiblings\t: %d\n" % (cpu, cpu % cores, cores, threads))
+    return "\n".join(blocks)
+
+
+def meminfo(gib):
+    # MemTotal stays under the nominal size (the kernel's reserve): 97.8 % of it here
+    return "MemTotal:       %d kB\nMemFree:         1000000 kB\n" % int(gib * 1024 * 1024 * 0.978)
+
+
+def facts(xml=None, cc_csv=None, topo=None, lspci=None, cores=16, threads=32, ram=64, disks=None, edac=None,
+          tegra=None):
+    raw = {
+        "machine": "aarch64" if tegra else "x86_64",
+        "cpuinfo": cpuinfo(cores, threads),
+        "meminfo": meminfo(ram),
+        "disks": disks if disks is not None else [("nvme0n1", "0", "3907029168"), ("sda", "1", "7814037168")],
+    }
+    if edac is not None:
+        raw["edac_mc_exists"], raw["edac_mc_entries"] = True, edac
+    for key, name in (("nvidia_smi_xml", xml), ("nvidia_smi_cc_csv", cc_csv), ("nvidia_smi_topo", topo),
+                      ("lspci", lspci)):
+        if name:
+            raw[key] = (FIX / name).read_text()
+    if tegra:
+        raw["nv_tegra_release"] = tegra if tegra.startswith("#") else (FIX / tegra).read_text()
+    return hf.build_host_facts(raw)
+
+
+def judge(host_facts, profile, **kwargs):
+    return fitness.judge_host(host_facts, "h", profile, DATA, **kwargs)
+
+
+def status(report):
+    return {c["id"]: c["status"] for c in report["checks"]}
+
+
+# ------------------------------------------------------------------------------------------------
+# workstation
+# ------------------------------------------------------------------------------------------------
+
+def test_workstation_rtx4090_is_fit_with_advice():
+    report = judge(facts("nvidia-smi/rtx-4090-driver-535.xml"), "workstation")
+    assert report["ok"] is True, report["checks"]
+    assert status(report) == {"cpu_cores": "ok", "ram": "ok", "nvme": "ok", "gpu_memory": "ok", "data_disk": "ok",
+                              "data_disk_kind": "ok"}
+    tips = report["advice"]
+    assert (tips["num_workers"], tips["pin_memory"]) == (15, True)      # 16 cores, one GPU, one core left
+    # the 535 XML has no <compute_capability>: Ada Lovelace's 8.9 from the data -> bf16 and FP8
+    assert tips["gpus"] == [{"name": "NVIDIA GeForce RTX 4090", "cc": "8.9", "cc_from": "architecture Ada Lovelace",
+                             "bf16": True, "fp8": True}]
+    llm = [m for m in tips["models"] if m["name"].startswith("7B")][0]
+    assert llm == {"name": "7B LLM inference (bf16)", "need_gb": 15.0, "gpu_gb": 24.0, "headroom_gb": 9.0,
+                   "headroom_pct": 37, "fits": True}
+
+
+def test_workstation_p100_fails_only_on_gpu_memory():
+    report = judge(facts("nvidia-smi/tesla-p100-driver-510.xml"), "workstation")
+    assert report["problems"] == ["gpu_memory"]
+    assert [c for c in report["checks"] if c["id"] == "gpu_memory"][0]["value"] == 16.0
+    gpu = report["advice"]["gpus"][0]
+    assert (gpu["cc"], gpu["bf16"], gpu["fp8"]) == ("6.0", False, False)      # Pascal: neither
+    text = "\n".join(fitness.report_text(report))
+    assert "NOT fit (gpu_memory)" in text and "[PROBLEM] GPU memory" in text
+
+
+def test_workstation_without_gpu_is_a_finding_not_a_problem():
+    report = judge(facts(cores=8, ram=32), "workstation")
+    assert report["ok"] is True
+    assert report["findings"] == ["no GPU visible to the driver: GPU checks are left out"]
+    assert status(report)["gpu_memory"] == "finding"
+    assert report["advice"]["pin_memory"] is False and report["advice"]["num_workers"] == 7
+
+
+def test_override_per_group_raises_a_threshold():
+    host = facts("nvidia-smi/rtx-4090-driver-535.xml")
+    assert judge(host, "workstation", overrides={"ram_gb_min": 128})["problems"] == ["ram"]
+    with pytest.raises(fitness.FitnessError, match="dlbox_fitness_overrides: 'ram_min' is not a threshold"):
+        judge(host, "workstation", overrides={"ram_min": 128})
+    with pytest.raises(fitness.FitnessError, match="dlbox_fitness_profile must be one of"):
+        judge(host, "laptop")
+
+
+# ------------------------------------------------------------------------------------------------
+# server
+# ------------------------------------------------------------------------------------------------
+
+SERVER_DISKS = [("nvme0n1", "0", "3750748848"), ("nvme1n1", "0", "3750748848"), ("md0", "0", "7501230080")]
+
+
+def h200(**kwargs):
+    return facts("nvidia-smi/h200-driver-580-device.xml", None, "nvidia-smi/topo-1x-h200-device.txt", cores=32, threads=64, ram=256, disks=SERVER_DISKS, **kwargs)
+
+
+def test_server_h200_with_ecc_and_raid_is_fit():
+    report = judge(h200(edac=["mc0", "mc1"]), "server")
+    assert report["ok"] is True, report["checks"]
+    checks = {c["id"]: c for c in report["checks"]}
+    assert checks["data_disk"]["value"] == "md0 3841 GB"            # the md array, not a member disk
+    assert checks["raid"]["status"] == "ok" and checks["data_disk_kind"]["value"] == "md"
+    assert checks["nvlink"]["note"] == "fewer than two GPUs: nothing to link"
+    gpu = report["advice"]["gpus"][0]
+    # R580's XML has no compute capability: Hopper's 9.0 from the data (the device's CSV says 9.0 too)
+    assert (gpu["cc"], gpu["cc_from"], gpu["fp8"]) == ("9.0", "architecture Hopper", True)
+    assert report["advice"]["num_workers"] == 16                    # 32 cores per GPU, capped at 16
+
+
+def test_server_without_ecc_fails_only_on_ecc():
+    # EDAC present but no memory controller registered: no ECC
+    report = judge(h200(edac=[]), "server")
+    assert report["problems"] == ["ecc"]
+
+
+def test_server_ecc_unknown_in_a_container_is_not_a_problem():
+    assert status(judge(h200(), "server"))["ecc"] == "unknown"
+
+
+def test_server_nvswitch_box_counts_as_linked():
+    # assembled DGX A100 listing: GPUs seen on the bus only (no driver), 6 NVSwitches
+    host = facts(lspci="lspci/dgx-a100.lspci-Dnn.txt", cores=64, ram=1024, disks=SERVER_DISKS, edac=["mc0"])
+    assert len(host["nvswitches"]) == 6
+    report = judge(host, "server")
+    assert report["findings"][0].startswith("no GPU visible to the driver")   # no nvidia-smi in that capture
+
+
+# ------------------------------------------------------------------------------------------------
+# edge
+# ------------------------------------------------------------------------------------------------
+
+EDGE_DISKS = [("mmcblk0", "0", "61071360"), ("nvme0n1", "0", "1000215216")]
+
+
+def test_edge_orin_on_jetpack6_is_fit():
+    report = judge(facts(tegra=ORIN_LINE, cores=12, threads=12, ram=64, disks=EDGE_DISKS), "edge")
+    assert report["ok"] is True, report["checks"]
+    assert status(report)["jetpack"] == "ok"
+
+
+@pytest.mark.parametrize("capture, l4t", [("nv_tegra_release/jetson-nano-r32.7.6.txt", "32.7.6"),
+                                          ("nv_tegra_release/tx2-r32.5.1.txt", "32.5.1")])
+def test_edge_nano_and_tx2_fail_only_on_jetpack(capture, l4t):
+    report = judge(facts(tegra=capture, cores=4, threads=4, ram=8, disks=EDGE_DISKS), "edge")
+    assert report["problems"] == ["jetpack"]
+    assert [c["value"] for c in report["checks"] if c["id"] == "jetpack"] == [l4t]
+
+
+def test_edge_profile_on_a_pc_is_not_a_jetson():
+    report = judge(facts("nvidia-smi/rtx-4090-driver-535.xml"), "edge")
+    assert report["problems"][0] == "jetson"
+
+
+# ------------------------------------------------------------------------------------------------
+# the data: sources and the guides' figures corrected
+# ------------------------------------------------------------------------------------------------
+
+def test_every_threshold_names_a_source_and_live_data_matches_frozen():
+    live = fitness.load_fitness_data()
+    assert set(live["profiles"]) == set(DATA["profiles"])
+    for profile in DATA["profiles"].values():
+        for entry in profile["thresholds"].values():
+            assert entry["source"].strip()
+
+
+def test_the_guides_wrong_figures_are_corrected():
+    right = " ".join(entry["right"] for entry in DATA["corrected"])
+    assert "275 TOPS" in right and "Xavier" in right
+    assert "600 GB/s per GPU" in right and "V100" in right
+    assert "per 64-bit channel" in right
+    assert "32 GB/s each way" in right and "both directions" in right
+
+
+def test_bad_data_is_refused_naming_the_entry():
+    broken = json.loads(json.dumps(DATA))
+    del broken["profiles"]["server"]["thresholds"]["ecc_memory"]["source"]
+    with pytest.raises(fitness.FitnessError, match="profiles.server.thresholds.ecc_memory needs"):
+        fitness.check_fitness_data(broken)
+
+
+# ------------------------------------------------------------------------------------------------
+# acceptance (test inputs in dlbox-acceptance's shape: no measured GPU figures exist in this project)
+# ------------------------------------------------------------------------------------------------
+
+def measured_h200(scale):
+    return {
+        "host": "gpu01", "gpus": [{"index": 0, "name": "NVIDIA H200"}], "data_disk_kind": "nvme", "data_dir": "/data",
+        "checks": {"nvidia_smi": {"status": "pass", "label": "nvidia-smi"}},
+        "figures": {"matmul_tflops": {"bf16": 989.5 * scale, "fp16": 989.5 * 0.7, "fp32": 67.0 * 0.7},
+                    "h2d_gb_s": 55.0, "d2d_gb_s": 4800 * 0.85,
+                    "pcie_under_load": {"gen_current": 5, "gen_max": 5, "width_current": 16, "width_max": 16},
+                    "fio_seq_read_mb_s": 3000.0, "dataloader_samples_s": 5000.0, "dataloader_workers": 4},
+        "skipped": {"allreduce": "one GPU", "docker": "no Docker"},
+    }
+
+
+def test_acceptance_matmul_below_60_percent_fails():
+    report = fitness.judge_acceptance(measured_h200(0.5), REF)
+    assert report["failed"] == ["matmul_bf16"]
+    assert report["reference_gpu"] == "NVIDIA H200 SXM"
+    assert fitness.judge_acceptance(measured_h200(0.65), REF)["ok"] is True
+    # the threshold is a variable
+    assert fitness.judge_acceptance(measured_h200(0.65), REF, {"matmul": 0.7})["failed"] == ["matmul_bf16"]
+
+
+def test_acceptance_h2d_is_judged_against_the_pcie_link():
+    item = [r for r in fitness.judge_acceptance(measured_h200(1), REF)["results"] if r["id"] == "h2d"][0]
+    assert (item["reference"], item["status"]) == (63.0, "pass")    # Gen5 x16, one direction
+
+
+def test_acceptance_without_gpu_skips_with_reasons():
+    measured = {"host": "c1", "gpus": [], "data_dir": "/var/tmp", "data_disk_kind": None,
+                "checks": {"nvidia_smi": {"status": "finding", "label": "nvidia-smi", "reason": "no GPU"}},
+                "figures": {"fio_seq_read_mb_s": 812.0},
+                "skipped": {"matmul": "no GPU", "allreduce": "no GPU", "dataloader": "no environment with torch"}}
+    report = fitness.judge_acceptance(measured, REF)
+    assert report["ok"] is True
+    by_id = {r["id"]: r for r in report["results"]}
+    assert by_id["nvidia_smi"]["status"] == "finding"
+    assert (by_id["matmul_bf16"]["status"], by_id["matmul_bf16"]["reason"]) == ("skipped", "no GPU")
+    assert (by_id["fio"]["status"], by_id["fio"]["value"], by_id["fio"]["reference"]) == ("pass", 812.0, None)
+    assert by_id["dataloader"]["reason"] == "no environment with torch"
+    with pytest.raises(fitness.FitnessError, match="dlbox_acceptance_thresholds.matmul must be a positive number"):
+        fitness.judge_acceptance(measured, REF, {"matmul": "high"})
+
+
+# ------------------------------------------------------------------------------------------------
+# the fleet report
+# ------------------------------------------------------------------------------------------------
+
+def fleet_report():
+    ok = fitness.judge_host(facts("nvidia-smi/rtx-4090-driver-535.xml"), "ws01", "workstation", DATA)
+    bad = fitness.judge_host(facts("nvidia-smi/tesla-p100-driver-510.xml"), "ws02", "workstation", DATA)
+    acc = fitness.judge_acceptance(dict(measured_h200(0.5), host="ws01"), REF)
+    return fitness.fleet([ok, bad], [acc], DATA)
+
+
+def test_fleet_joins_fitness_and_acceptance():
+    report = fleet_report()
+    assert report["summary"] == {"hosts": 2, "ok": 0, "problem": 2}
+    md = fitness.render_markdown(report)
+    assert "| ws02 | workstation | Tesla P100-PCIE-16GB | NOT fit: gpu_memory | not run |" in md
+    assert "FAILED: matmul_bf16" in md and "275 TOPS" in md
+
+
+def test_html_has_a_table_per_host_and_highlights_problems():
+    page = fitness.render_html(fleet_report())
+    assert page.count('<table class="host"') == 2
+    assert '<tr class="problem" data-check="gpu_memory">' in page
+    assert '<tr class="fail" data-check="acceptance-matmul_bf16">' in page
+    assert "<script" not in page and "http" not in page.split("<h2>Figures")[0]   # self-contained
+
+
+def test_load_folder_reads_both_kinds(tmp_path):
+    report = fleet_report()
+    (tmp_path / "fitness").mkdir()
+    (tmp_path / "acceptance").mkdir()
+    for host in report["hosts"]:
+        (tmp_path / "fitness" / ("%s.json" % host["host"])).write_text(json.dumps(host["fitness"]))
+    (tmp_path / "acceptance" / "ws01.json").write_text(json.dumps(report["hosts"][0]["acceptance"]))
+    reports, acceptances = fitness.load_folder(tmp_path)
+    assert [r["host"] for r in reports] == ["ws01", "ws02"] and [a["host"] for a in acceptances] == ["ws01"]
