@@ -57,6 +57,9 @@ sh playbooks/files/dlbox-collect -o "$OUT/dlbox-collect-device.tar.gz"
 step "python_env's dlbox-check with the host's PyTorch"
 python3 roles/python_env/files/dlbox-check.py --require-gpu; echo "rc=$?"
 python3 roles/python_env/files/dlbox-check.py --json --require-gpu > "$OUT/dlbox-check.json"; echo "rc=$?"
+# its steps (torch.compile on CPU and GPU, autocast bf16/fp16+GradScaler, DataLoader workers + pin_memory,
+# checkpoint; TensorFlow XLA), each timed; a failed one with its cause (e.g. no Python headers on this host)
+python3 -c 'import json,sys; [print(f["framework"], s["name"], s["device"], "ok" if s["ok"] else "FAILED", s["seconds"], "s", s["detail"] or s["cause"]) for f in json.load(open(sys.argv[1]))["frameworks"] for s in f.get("steps") or []]' "$OUT/dlbox-check.json"
 
 for s in gpu-cuda-check.sh gpu-nccl-check.sh; do
   if [ -f "tests/scripts/$s" ]; then
