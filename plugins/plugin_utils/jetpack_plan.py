@@ -72,10 +72,6 @@ def check_jetson_data(data):
     for name, packages in components.items():
         _need(isinstance(packages, list) and packages and all(isinstance(p, str) for p in packages),
               "components.%s" % name, "must be a non-empty list of package names")
-    power = data.get("power")
-    _need(isinstance(power, dict), "power", "must be a mapping")
-    for key in ("nvpmodel", "nvpmodel_conf", "jetson_clocks", "source"):
-        _need(isinstance(power.get(key), str) and power[key].strip(), "power.%s" % key, "must be text")
     return data
 
 

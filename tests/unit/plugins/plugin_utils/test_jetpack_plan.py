@@ -31,8 +31,6 @@ JETSON = {
              "xavier": {"soc": "t194", "l4t_majors": [32, 35], "source": "frozen"}},
     "components": {"all": ["nvidia-jetpack"], "cuda": ["nvidia-cuda"], "container": ["nvidia-container"]},
     "components_source": "frozen",
-    "power": {"nvpmodel": "/usr/sbin/nvpmodel", "nvpmodel_conf": "/etc/nvpmodel.conf",
-              "jetson_clocks": "/usr/bin/jetson_clocks", "source": "frozen"},
 }
 
 
@@ -203,7 +201,7 @@ def test_shipped_data_is_well_formed_and_sourced():
     (lambda d: d["repository"].update(key_fingerprint="3c6d"), r"repository.key_fingerprint: must be 40"),
     (lambda d: d["socs"]["orin"].update(soc="T234"), r"socs.orin: needs 'soc'"),
     (lambda d: d["components"].pop("all"), r"components: must be a mapping with 'all'"),
-    (lambda d: d["power"].pop("nvpmodel"), r"power.nvpmodel: must be text"),
+    (lambda d: d["repository"].update(repos=["common"]), r"repository.repos: must be \[common, soc\]"),
 ])
 def test_a_bad_entry_is_named(change, message):
     data = copy.deepcopy(JETSON)
