@@ -468,10 +468,10 @@ def judge_acceptance(measured, reference, limits=None):
 def acceptance_text(report):
     lines = ["Acceptance of %s: %s" % (report["host"], "passed" if report["ok"] else "FAILED (%s)" % ", ".join(report["failed"]))]
     for item in report["results"]:
-        value = "" if item["value"] is None else " %s%s" % (item["value"], " " + item["unit"] if item["unit"] else "")
+        value = "" if item["value"] is None else ": %s%s" % (item["value"], " " + item["unit"] if item["unit"] else "")
         ref = "" if item["reference"] is None else " (reference %s)" % item["reference"]
-        lines.append("  [%s] %s:%s%s%s" % (item["status"], item["label"], value, ref,
-                                           "; %s" % item["reason"] if item["reason"] else ""))
+        lines.append("  [%s] %s%s%s%s" % (item["status"].upper() if item["status"] == "fail" else item["status"],
+                                          item["label"], value, ref, " - %s" % item["reason"] if item["reason"] else ""))
     return lines
 
 
@@ -501,6 +501,7 @@ def fleet(reports, acceptances=None, data=None):
         "summary": {"hosts": len(hosts), "ok": sum(1 for h in hosts if h["status"] == "ok"),
                     "problem": sum(1 for h in hosts if h["status"] != "ok")},
         "corrected": (data or {}).get("corrected") or [],
+        "sources": (data or {}).get("sources") or {},
     }
 
 
@@ -558,6 +559,8 @@ def render_markdown(report):
                 status = "**FAIL**" if item["status"] == "fail" else item["status"]
                 out.append("| %s | %s | %s | %s | %s |" % (item["label"], _fmt(item["value"], item["unit"]),
                                                            _fmt(item["reference"], item["unit"]), status, item["reason"] or ""))
+    if report.get("sources"):
+        out += ["", "## Sources", ""] + ["- %s: %s" % (key, text) for key, text in sorted(report["sources"].items())]
     if report["corrected"]:
         out += ["", "## Figures of the guides, corrected", ""]
         for entry in report["corrected"]:
@@ -641,6 +644,9 @@ def render_html(report):
                 "<li>%s</li>" % _e(line.strip()) for line in report_text(fit)[1:]
                 if line.strip().startswith(("advice", "model"))))
         parts.append("</section>")
+    if report.get("sources"):
+        parts.append('<h2>Sources</h2><ul class="sources">%s</ul>' % "".join(
+            "<li><b>%s</b>: %s</li>" % (_e(key), _e(text)) for key, text in sorted(report["sources"].items())))
     if report["corrected"]:
         parts.append("<h2>Figures of the guides, corrected</h2><ul>")
         for entry in report["corrected"]:
