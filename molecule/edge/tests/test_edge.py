@@ -1,0 +1,116 @@
+"""playbooks/edge.yml on the FIXTURE Jetson (molecule/edge/molecule.yml): an x86 Ubuntu 22.04 container dressed as a
+Jetson AGX Orin on L4T R36.4.3. Its nv_tegra_release and nvpmodel.conf are REAL files of that module; the Jetson
+repositories, their packages (markers, Architecture all) and the nvpmodel / jetson_clocks stubs are FIXTURES. A
+pass here says the playbook and the role do the right things to such a host, not that JetPack works."""
+
+import json
+
+import pytest
+
+REPO = "http://127.0.0.1:8089/jetson"
+KEYRING = "/etc/apt/keyrings/nvidia-jetson.gpg"
+L4T_LIST = "/etc/apt/sources.list.d/nvidia-l4t-apt-source.list"
+DIVERTED = "/var/lib/dlbox/jetpack/diverted/nvidia-l4t-apt-source.list"
+UNIT = "dlbox-jetson-clocks.service"
+
+
+def record(host, name):
+    return json.loads(host.file(f"/root/dlbox-{name}.json").content_string)
+
+
+# --- the host as gpu_facts sees it (the fixture's dressing) -------------------------------------------------------
+def test_gpu_facts_sees_a_jetson_agx_orin_on_r36_4_3(host):
+    jetson = record(host, "gpu-facts-jetson")
+    assert jetson["l4t"] == "36.4.3"
+    assert jetson["model"] == "NVIDIA Jetson AGX Orin Developer Kit"
+    assert jetson["jetpack"] == "6.2"
+
+
+# --- NVIDIA's Jetson repositories (fixture) ------------------------------------------------------------------------
+@pytest.mark.parametrize("repo", ["common", "t234"])
+def test_source_for_the_l4t_release_signed_by_the_pinned_key(host, repo):
+    source = host.file(f"/etc/apt/sources.list.d/nvidia-jetson-{repo}.sources").content_string
+    assert f"URIs: {REPO}/{repo}" in source
+    assert "Suites: r36.4" in source and "Components: main" in source
+    assert f"Signed-By: {KEYRING}" in source
+
+
+def test_keyring_holds_the_fixture_key_only(host):
+    fingerprint = host.file("/root/dlbox-fixture-fingerprint").content_string.strip()
+    out = host.check_output(f"gpg --show-keys --with-colons {KEYRING}")
+    assert [line.split(":")[9] for line in out.splitlines() if line.startswith("fpr:")] == [fingerprint]
+
+
+def test_the_flashed_jetpack_list_is_set_aside_not_deleted(host):
+    assert not host.file(L4T_LIST).exists
+    assert f"deb {REPO}/common r36.4 main" in host.file(DIVERTED).content_string
+    assert L4T_LIST in host.check_output("dpkg-divert --list")
+
+
+def test_apt_update_is_clean(host):
+    out = host.run("apt-get update 2>&1")
+    assert out.rc == 0
+    assert "Conflicting values" not in out.stdout and not out.stdout.startswith("E:")
+
+
+# --- JetPack (fixture packages) ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("package, version", [
+    ("nvidia-jetpack", "6.2+b77"),
+    ("nvidia-jetpack-runtime", "6.2+b77"),
+    ("nvidia-container", "6.2+b77"),
+    ("nvidia-l4t-jetson-multimedia-api", "36.4.3-20250107174145"),   # only the t234 repository has it
+])
+def test_jetpack_installed_from_the_jetson_repositories(host, package, version):
+    pkg = host.package(package)
+    assert pkg.is_installed and pkg.version == version
+
+
+@pytest.mark.parametrize("absent", ["cuda-keyring", "nvidia-driver", "cuda-toolkit-12-6", "nvidia-container-toolkit"])
+def test_no_x86_or_sbsa_parts(host, absent):
+    assert not host.package(absent).is_installed
+
+
+def test_no_cuda_repository(host):
+    out = host.run("grep -rl 'compute/cuda/repos\\|libnvidia-container' /etc/apt/ 2>/dev/null")
+    assert out.stdout == ""
+
+
+# --- power mode and clocks (stubs) ---------------------------------------------------------------------------------
+def test_power_mode_maxn_is_set_and_kept(host):
+    assert host.check_output("nvpmodel -q").splitlines() == ["NV Power Mode: MAXN", "0"]
+    assert host.file("/var/lib/nvpmodel/status").content_string.startswith("pmode:0000")
+
+
+def test_power_mode_was_set_once(host):
+    events = host.file("/opt/dlbox-fixture-jetson/state/events.log").content_string.splitlines()
+    assert events.count("nvpmodel -m 0") == 1
+
+
+def test_jetson_clocks_runs_from_the_unit_and_at_boot(host):
+    unit = host.service(UNIT)
+    assert unit.is_enabled and unit.is_running
+    assert host.file("/opt/dlbox-fixture-jetson/state/clocks").content_string.strip() == "max"
+    # the clocks as they were before, stored for ExecStop (--restore)
+    assert host.file("/var/lib/dlbox/jetpack/jetson_clocks.defaults").content_string.strip() == "FIXTURE-CLOCKS default"
+
+
+def test_stopping_the_unit_puts_the_clocks_back(host):
+    with host.sudo():
+        host.check_output(f"systemctl stop {UNIT}")
+        try:
+            assert host.file("/opt/dlbox-fixture-jetson/state/clocks").content_string.strip() == "default"
+        finally:
+            host.check_output(f"systemctl start {UNIT}")
+
+
+# --- refusals (prepare.yml, on the fresh host) ---------------------------------------------------------------------
+@pytest.mark.parametrize("case", ["not_a_jetson", "l4t_major_change", "power_mode_not_on_this_module"])
+def test_refused_before_any_change(host, case):
+    result = {r["name"]: r for r in record(host, "refusals")}[case]
+    assert result["expect"] in result["msg"], result["msg"]
+    assert result["unchanged"], f"{case} changed the host"
+
+
+def test_the_l4t_major_refusal_says_why(host):
+    msg = {r["name"]: r for r in record(host, "refusals")}["l4t_major_change"]["msg"]
+    assert "runs L4T 32.5.1 (R32)" in msg and "SDK Manager or flash.sh" in msg and "nothing was changed" in msg
