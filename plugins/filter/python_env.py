@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters of the ``python_env`` role: ``python_env_plan``, ``python_env_wheels`` and ``python_env_lock``."""
+"""Filters of the ``python_env`` role: ``python_env_plan``, ``python_env_wheels``, ``python_env_lock`` and
+``python_env_check_lines``."""
 
 from __future__ import annotations
 
@@ -126,8 +127,16 @@ def python_env_lock(installed, sha256sum_output, header=None):
     return _python_env.render_lock(installed, _python_env.parse_sha256sum(sha256sum_output), header or ())
 
 
+def python_env_check_lines(report):
+    """dlbox-check's ``--json`` report (parsed) as short lines, each step with its time and, when failed, cause and fix."""
+    if not isinstance(report, dict):
+        raise AnsibleFilterError("python_env_check_lines: expected dlbox-check's --json report, parsed (use from_json)")
+    return _python_env.check_lines(report)
+
+
 class FilterModule(object):
     """dlbox.stack python_env filters."""
 
     def filters(self):
-        return {"python_env_plan": python_env_plan, "python_env_wheels": python_env_wheels, "python_env_lock": python_env_lock}
+        return {"python_env_plan": python_env_plan, "python_env_wheels": python_env_wheels, "python_env_lock": python_env_lock,
+                "python_env_check_lines": python_env_check_lines}

@@ -31,7 +31,7 @@ FRAMEWORKS = ("pytorch", "tensorflow")
 # Framework -> the module dlbox-check imports.
 MODULES = {"pytorch": "torch", "tensorflow": "tensorflow"}
 ENV_KEYS = (
-    "name", "frameworks", "pytorch", "tensorflow", "variant", "python", "torchvision", "packages",
+    "name", "frameworks", "pytorch", "tensorflow", "variant", "python", "torchvision", "torchaudio", "packages",
     "requirements", "owner", "group", "jupyter_kernel", "gpu_required",
 )
 # Keys of an environment that re-decide its stack (anything else is wiring).
@@ -108,7 +108,7 @@ def check_environments(environments, var="python_env_environments"):
         if not isinstance(packages, list) or any(not isinstance(p, str) or not p.strip() for p in packages):
             errors.append("%s.packages must be a list of pip requirements such as ['numpy<3', 'pandas']; got %r."
                           % (where, packages))
-        for key in ("torchvision", "jupyter_kernel"):
+        for key in ("torchvision", "torchaudio", "jupyter_kernel"):
             if key in env and not isinstance(env[key], bool):
                 errors.append("%s.%s must be true or false; got %r." % (where, key, env[key]))
         gpu = env.get("gpu_required", "auto")
@@ -187,6 +187,9 @@ def environment_request(env, stack, host, var, requirements_text=""):
             requirements.append(_pin("torch", pytorch["version"], pytorch.get("variant")))
             if env.get("torchvision", True) and pytorch.get("torchvision"):
                 requirements.append(_pin("torchvision", pytorch["torchvision"], pytorch.get("variant")))
+            # the guides' `pip install torch torchvision torchaudio`: the plan names torchaudio up to PyTorch 2.11
+            if env.get("torchaudio", True) and pytorch.get("torchaudio"):
+                requirements.append(_pin("torchaudio", pytorch["torchaudio"], pytorch.get("variant")))
             if pytorch.get("cuda"):
                 cuda["PyTorch %s %s" % (pytorch["version"], pytorch.get("variant"))] = _major(pytorch["cuda"])
     tf_gpu = False
@@ -406,3 +409,31 @@ def driver_floor(cuda_version, floors):
     """Lowest driver for a CUDA version by minor-version compatibility, or None (CPU build, unknown major)."""
     major = _major(cuda_version)
     return None if major is None else (floors or {}).get(str(major))
+
+
+# --------------------------------------------------------------------------------------------
+# dlbox-check's report, in words for the run's output
+# --------------------------------------------------------------------------------------------
+
+
+def check_lines(report):
+    """dlbox-check's ``--json`` report as short lines: frameworks, matmul, each step with its time, the problems."""
+    report = report or {}
+    lines = []
+    for fw in report.get("frameworks") or []:
+        extras = ", ".join("%s %s" % (k, fw[k]) for k in ("torchvision", "torchaudio") if fw.get(k))
+        lines.append("%s %s (CUDA %s%s): %s" % (
+            fw.get("framework"), fw.get("version"), fw.get("cuda") or "none", ", " + extras if extras else "",
+            "GPU: " + ", ".join(fw.get("devices") or []) if fw.get("gpu_visible") else "no GPU visible"))
+        matmul = fw.get("matmul")
+        if matmul:
+            lines.append("  matmul %sx%s %s on %s: %s TFLOP/s" % (matmul.get("n"), matmul.get("n"), matmul.get("dtype"),
+                                                                  matmul.get("device"), matmul.get("tflops")))
+        for step in fw.get("steps") or []:
+            lines.append("  %s on %s: %s in %.2f s, %s" % (
+                step.get("name"), step.get("device"), "ok" if step.get("ok") else "FAILED", float(step.get("seconds") or 0),
+                step.get("detail") if step.get("ok") else "%s; fix: %s" % (step.get("cause"), step.get("fix"))))
+    for problem in report.get("problems") or []:
+        lines.append("PROBLEM: %s" % problem)
+    lines.append("Result: %s" % ("OK" if report.get("status") == 0 else "FAILED (exit %s)" % report.get("status")))
+    return lines

@@ -1,14 +1,19 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""dlbox-check: does this environment's framework see the GPU, and how fast does it multiply?
+"""dlbox-check: does this environment's framework see the GPU, and does what the guides do work?
 
 Installed by dlbox.stack.python_env as <root>/<name>/bin/dlbox-check (run with the environment's
 Python). Prints the framework and CUDA versions, GPU visibility, device names and a short matmul
-with its measured TFLOP/s, as text or with --json.
+with its measured TFLOP/s, then the first-day steps of the PyTorch and TensorFlow guides, each timed:
+PyTorch's torch.compile (CPU always, GPU where one is seen), an autocast training step (bf16, or fp16
+with a gradient scaler), a DataLoader with worker processes (pin_memory on a GPU) and a checkpoint
+saved and loaded back; TensorFlow's GPU list and a small tf.function compiled with XLA. A failed step
+names its cause and what to do. As text, or with --json (its shape: the role's README).
 
 Exit status: 0 fine; 1 a GPU was expected (the plan had one, or --require-gpu) and none is visible;
-2 the framework's CUDA needs a newer NVIDIA driver than the installed one; 3 no framework imports.
+2 the framework's CUDA needs a newer NVIDIA driver than the installed one; 3 no framework imports;
+4 a step failed.
 """
 
 from __future__ import annotations
@@ -17,12 +22,18 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import sysconfig
+import tempfile
 import time
 import warnings
 
-EXIT_OK, EXIT_NO_GPU, EXIT_OLD_DRIVER, EXIT_NO_FRAMEWORK = 0, 1, 2, 3
+EXIT_OK, EXIT_NO_GPU, EXIT_OLD_DRIVER, EXIT_NO_FRAMEWORK, EXIT_STEP_FAILED = 0, 1, 2, 3, 4
+TORCH_STEPS = ("compile", "autocast", "dataloader", "checkpoint")
+TF_STEPS = ("xla",)
+STEPS = TORCH_STEPS + TF_STEPS
 
 
 def _version_tuple(text):
@@ -60,7 +71,7 @@ def _tflops(n, seconds, iterations):
     return 2.0 * n ** 3 * iterations / seconds / 1e12 if seconds > 0 else 0.0
 
 
-def probe_torch(size, matmul):
+def probe_torch(size, matmul, steps=(), workers=2):
     import torch  # pylint: disable=import-error,import-outside-toplevel
 
     info = {"framework": "PyTorch", "version": torch.__version__, "cuda": torch.version.cuda, "cudnn": None,
@@ -72,6 +83,11 @@ def probe_torch(size, matmul):
     if torch.cuda.is_available():
         info["gpu_visible"] = True
         info["devices"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    for extra in ("torchvision", "torchaudio"):
+        try:
+            info[extra] = __import__(extra).__version__
+        except Exception:  # pylint: disable=broad-except  # not installed (or broken: the import line says why)
+            info[extra] = None
     if matmul:
         device = "cuda" if info["gpu_visible"] else "cpu"
         dtype = torch.bfloat16 if device == "cuda" else torch.float32
@@ -88,10 +104,12 @@ def probe_torch(size, matmul):
         info["matmul"] = {"device": device, "dtype": str(dtype).replace("torch.", ""), "n": n,
                           "iterations": iterations, "seconds": round(seconds, 4),
                           "tflops": round(_tflops(n, seconds, iterations), 4)}
+    info["steps"] = torch_steps(torch, ["cpu"] + (["cuda"] if info["gpu_visible"] else []), steps, workers) \
+        if steps else []
     return info
 
 
-def probe_tensorflow(size, matmul):
+def probe_tensorflow(size, matmul, steps=(), workers=2):  # pylint: disable=unused-argument
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import tensorflow as tf  # pylint: disable=import-error,import-outside-toplevel
 
@@ -121,7 +139,215 @@ def probe_tensorflow(size, matmul):
             seconds = time.perf_counter() - start
         info["matmul"] = {"device": "cuda" if gpus else "cpu", "dtype": "float32", "n": n, "iterations": iterations,
                           "seconds": round(seconds, 4), "tflops": round(_tflops(n, seconds, iterations), 4)}
+    info["steps"] = []
+    if "xla" in steps:
+        for device in ["cpu"] + (["cuda"] if gpus else []):
+            info["steps"].append(run_step("xla", device, lambda d=device: tf_xla_step(tf, d)))
     return info
+
+
+# --------------------------------------------------------------------------------------------
+# The guides' first-day steps. Each returns a dict: name, device, ok, seconds, detail; a failed one
+# also cause and fix (plain words). explain() turns an exception into that cause and fix.
+# --------------------------------------------------------------------------------------------
+
+
+def python_headers():
+    """Path of this Python's Python.h, and whether it is there."""
+    include = sysconfig.get_paths().get("include") or ""
+    path = os.path.join(include, "Python.h")
+    return path, os.path.isfile(path)
+
+
+def _apt_python_dev():
+    return "python%d.%d-dev" % sys.version_info[:2]
+
+
+def compilers():
+    """The C++ compiler Inductor calls on the CPU (CXX, else g++) and the C compiler Triton calls (CC, else cc/gcc)."""
+    cxx = os.environ.get("CXX") or "g++"
+    cc_names = [os.environ["CC"]] if os.environ.get("CC") else ["cc", "gcc", "clang"]
+    return {"cxx": shutil.which(cxx), "cxx_name": cxx,
+            "cc": next((shutil.which(n) for n in cc_names if shutil.which(n)), None), "cc_name": cc_names[0]}
+
+
+def explain(text, device="cpu"):
+    """(cause, fix) for a failed step's error text."""
+    text = str(text)
+    headers, present = python_headers()
+    if "Python.h" in text or not present:
+        return ("the Python headers are missing (%s not found), which torch.compile needs to build its kernels"
+                % headers,
+                "install %s (apt-get install %s), or rerun dlbox.stack.python_env, which installs it"
+                % (_apt_python_dev(), _apt_python_dev()))
+    if re.search(r"InvalidCxxCompiler|No working C compiler|Failed to find C compiler|[gc]\+\+: not found|"
+                 r"No such file or directory: '(g\+\+|gcc|cc|clang\+\+)'|compiler.*not found", text, re.I):
+        return ("no C/C++ compiler (torch.compile calls %s on the CPU and Triton calls a C compiler on the GPU)"
+                % compilers()["cxx_name"],
+                "install g++ (apt-get install g++), or set CXX/CC to a compiler; dlbox.stack.python_env installs g++")
+    if re.search(r"no kernel image|CUDA driver version is insufficient|cudaErrorInsufficientDriver|"
+                 r"CUDA error|CUDA_ERROR|ptxas|unsupported (gpu )?architecture|sm_\d+ is not compatible", text, re.I):
+        return ("a CUDA mismatch on %s: %s" % (device, text.strip().splitlines()[-1][:300] if text.strip() else "CUDA error"),
+                "use a build whose CUDA this driver and GPU support (dlbox-check's driver line and the plan's variant), "
+                "or update the NVIDIA driver")
+    if re.search(r"out of memory", text, re.I):
+        return ("out of memory on %s" % device, "free the GPU (nvidia-smi shows who holds it) and run dlbox-check again")
+    last = text.strip().splitlines()[-1] if text.strip() else "unknown error"
+    return (last[:400], "run dlbox-check again to see whether it repeats; the text above is the framework's own error")
+
+
+def run_step(name, device, func):
+    """Run one step, timed; an exception becomes a failed step with its cause and fix."""
+    start = time.perf_counter()
+    step = {"name": name, "device": device, "ok": False, "seconds": 0.0, "detail": "", "cause": None, "fix": None}
+    try:
+        step["detail"] = func() or ""
+        step["ok"] = True
+    except Exception as exc:  # pylint: disable=broad-except  # every failure is reported, with its cause
+        step["cause"], step["fix"] = explain("%s: %s" % (type(exc).__name__, exc), device)
+    step["seconds"] = round(time.perf_counter() - start, 3)
+    return step
+
+
+def _needs_build_tools(device):
+    headers, present = python_headers()
+    if not present:
+        raise RuntimeError("Python.h not found at %s" % headers)
+    found = compilers()
+    if device == "cpu" and not found["cxx"]:
+        raise RuntimeError("InvalidCxxCompiler: %s not found" % found["cxx_name"])
+    if device == "cuda" and not found["cc"]:
+        raise RuntimeError("Failed to find C compiler: %s not found" % found["cc_name"])
+
+
+def torch_compile_step(torch, device):
+    _needs_build_tools(device)
+    torch._dynamo.reset()  # pylint: disable=protected-access
+    model = torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4)).to(device)
+    compiled = torch.compile(model)
+    x = torch.randn(8, 16, device=device)
+    with torch.no_grad():
+        got, want = compiled(x), model(x)
+    if not torch.allclose(got, want, atol=1e-4, rtol=1e-4):
+        raise RuntimeError("the compiled model's output differs from eager mode (max %g)" % (got - want).abs().max())
+    return "a 2-layer model compiled by Inductor matches eager mode"
+
+
+def torch_autocast_step(torch, device):
+    model = torch.nn.Sequential(torch.nn.Linear(32, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1)).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    if device == "cuda" and not torch.cuda.is_bf16_supported():
+        dtype = torch.float16
+        scaler = torch.amp.GradScaler("cuda") if hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler") \
+            else torch.cuda.amp.GradScaler()
+    else:
+        dtype, scaler = torch.bfloat16, None
+    x, y = torch.randn(64, 32, device=device), torch.randn(64, 1, device=device)
+    with torch.autocast(device_type=device, dtype=dtype):
+        out = model(x)
+        loss = torch.nn.functional.mse_loss(out, y)
+    if out.dtype != dtype:
+        raise RuntimeError("autocast did not run the model in %s (got %s)" % (dtype, out.dtype))
+    optimizer.zero_grad()
+    if scaler is not None:
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+    else:
+        loss.backward()
+        optimizer.step()
+    if not torch.isfinite(loss).item():
+        raise RuntimeError("the autocast loss is not finite (%s)" % loss.item())
+    return "%s training step%s, loss %.4f" % (str(dtype).replace("torch.", ""),
+                                             " with a GradScaler" if scaler is not None else "", loss.item())
+
+
+class _Synthetic(object):  # a map-style dataset (torch.utils.data.Dataset's protocol), picklable for spawned workers
+    def __init__(self, length):
+        self.length = length
+
+    def __len__(self):
+        return self.length
+
+    def __getitem__(self, index):
+        import torch  # pylint: disable=import-error,import-outside-toplevel
+
+        return torch.full((16,), float(index)), index
+
+
+def torch_dataloader_step(torch, device, workers):
+    pin = device == "cuda"
+    loader = torch.utils.data.DataLoader(_Synthetic(256), batch_size=32, num_workers=workers,
+                                         pin_memory=pin, shuffle=False)
+    seen = 0
+    pinned = True
+    for batch, index in loader:
+        if not bool((batch[:, 0] == index.to(batch.dtype)).all()):
+            raise RuntimeError("a DataLoader batch does not match its indices")
+        pinned = pinned and (not pin or batch.is_pinned())
+        seen += batch.shape[0]
+        if device == "cuda":
+            batch.to(device, non_blocking=True)
+    if seen != 256:
+        raise RuntimeError("the DataLoader gave %d samples of 256" % seen)
+    if not pinned:
+        raise RuntimeError("pin_memory=True gave batches that are not pinned")
+    return "256 samples in batches of 32 from %d worker processes%s" % (workers, ", pinned" if pin else "")
+
+
+def torch_checkpoint_step(torch, device):
+    model = torch.nn.Linear(8, 4).to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    model(torch.randn(2, 8, device=device)).sum().backward()
+    optimizer.step()
+    with tempfile.TemporaryDirectory(prefix="dlbox-check-") as folder:
+        path = os.path.join(folder, "checkpoint.pt")
+        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": 1}, path)
+        size = os.path.getsize(path)
+        try:
+            loaded = torch.load(path, map_location=device, weights_only=True)
+        except TypeError:  # torch before 1.13 has no weights_only
+            loaded = torch.load(path, map_location=device)
+    again = torch.nn.Linear(8, 4).to(device)
+    again.load_state_dict(loaded["model"])
+    resumed = torch.optim.Adam(again.parameters(), lr=0.01)
+    resumed.load_state_dict(loaded["optimizer"])
+    for key, value in model.state_dict().items():
+        if not torch.equal(value, again.state_dict()[key]):
+            raise RuntimeError("the loaded %s differs from the saved one" % key)
+    again(torch.randn(2, 8, device=device)).sum().backward()
+    resumed.step()
+    return "model and optimizer state saved (%d bytes), loaded and resumed for one step" % size
+
+
+def torch_steps(torch, devices, only, workers):
+    steps = []
+    for device in devices:
+        if "compile" in only:
+            steps.append(run_step("compile", device, lambda d=device: torch_compile_step(torch, d)))
+        if "autocast" in only:
+            steps.append(run_step("autocast", device, lambda d=device: torch_autocast_step(torch, d)))
+    if "dataloader" in only:
+        device = devices[-1]
+        steps.append(run_step("dataloader", device, lambda: torch_dataloader_step(torch, device, workers)))
+    if "checkpoint" in only:
+        device = devices[-1]
+        steps.append(run_step("checkpoint", device, lambda: torch_checkpoint_step(torch, device)))
+    return steps
+
+
+def tf_xla_step(tf, device):
+    @tf.function(jit_compile=True)
+    def step(a, b):
+        return tf.nn.relu(tf.matmul(a, b)) + 1.0
+
+    with tf.device("/GPU:0" if device == "cuda" else "/CPU:0"):
+        a, b = tf.random.normal((64, 64)), tf.random.normal((64, 64))
+        got = step(a, b)
+        want = tf.nn.relu(tf.matmul(a, b)) + 1.0
+    if float(tf.reduce_max(tf.abs(got - want))) > 1e-3:
+        raise RuntimeError("the XLA-compiled function differs from eager mode")
+    return "a tf.function compiled with XLA (jit_compile=True) matches eager mode"
 
 
 PROBES = (("torch", probe_torch), ("tensorflow", probe_tensorflow))
@@ -150,11 +376,17 @@ def verdict(report, require_gpu, floors, expected=None):
                             "older CUDA." % (fw["framework"], fw["version"], fw["cuda"], need,
                                              _version_tuple(fw["cuda"])[0], driver))
             status = EXIT_OLD_DRIVER
+    for fw in frameworks:
+        for step in fw.get("steps") or []:
+            if not step.get("ok"):
+                problems.append("%s %s on %s failed: %s. Fix: %s." % (fw["framework"], step["name"], step["device"],
+                                                                    step.get("cause"), step.get("fix")))
+                status = status or EXIT_STEP_FAILED
     if require_gpu and not any(fw.get("gpu_visible") for fw in frameworks):
         problems.append("no GPU: a GPU was expected but %s sees none (%s)."
                         % (" and ".join(fw["framework"] for fw in frameworks),
                            "driver %s loaded" % driver if driver else "no NVIDIA driver loaded"))
-        status = status or EXIT_NO_GPU
+        status = EXIT_NO_GPU if status in (EXIT_OK, EXIT_STEP_FAILED) else status
     return status, problems
 
 
@@ -174,6 +406,12 @@ def render_text(report):
         if mm:
             lines.append("  matmul %dx%d %s on %s: %.4f TFLOP/s (%d in %.3f s)"
                          % (mm["n"], mm["n"], mm["dtype"], mm["device"], mm["tflops"], mm["iterations"], mm["seconds"]))
+        for extra in ("torchvision", "torchaudio"):
+            if fw.get(extra):
+                lines.append("  %s %s" % (extra, fw[extra]))
+        for step in fw.get("steps") or []:
+            lines.append("  %-10s on %-4s %-6s %7.2f s  %s" % (step["name"], step["device"], "ok" if step["ok"] else "FAILED",
+                                                            step["seconds"], step["detail"] if step["ok"] else step["cause"]))
     for error in report.get("import_errors") or []:
         lines.append("import failed: %s" % error)
     for problem in report.get("problems") or []:
@@ -191,16 +429,22 @@ def main(argv=None):
     gpu.add_argument("--no-require-gpu", dest="require_gpu", action="store_false")
     parser.add_argument("--no-matmul", action="store_true", help="skip the matmul")
     parser.add_argument("--size", type=int, default=0, help="matmul size N (default 8192 on GPU, 1024 on CPU)")
+    parser.add_argument("--no-steps", action="store_true", help="skip the guides' steps (compile, autocast, ...)")
+    parser.add_argument("--skip", action="append", default=[], choices=STEPS, metavar="STEP",
+                        help="skip one step (%s); may be repeated" % ", ".join(STEPS))
+    parser.add_argument("--workers", type=int, default=min(4, os.cpu_count() or 1),
+                        help="DataLoader worker processes (default: 4, or fewer CPUs)")
     args = parser.parse_args(argv)
+    steps = () if args.no_steps else tuple(s for s in STEPS if s not in args.skip)
 
     warnings.filterwarnings("ignore")
     manifest = load_manifest(sys.prefix)
     require_gpu = bool(manifest.get("gpu_expected")) if args.require_gpu is None else args.require_gpu
-    report = {"prefix": manifest.get("path") or sys.prefix, "python": "%d.%d.%d" % sys.version_info[:3],
+    report = {"format": 1, "prefix": manifest.get("path") or sys.prefix, "python": "%d.%d.%d" % sys.version_info[:3],
               "driver": installed_driver(), "require_gpu": require_gpu, "frameworks": [], "import_errors": []}
     for module, probe in PROBES:
         try:
-            report["frameworks"].append(probe(args.size, not args.no_matmul))
+            report["frameworks"].append(probe(args.size, not args.no_matmul, steps, args.workers))
         except ImportError as exc:
             if module in (manifest.get("frameworks_modules") or []):
                 report["import_errors"].append("%s: %s" % (module, exc))

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -67,3 +68,79 @@ def test_main_without_any_framework(monkeypatch, capsys, tmp_path):
     monkeypatch.setattr(check.sys, "prefix", str(tmp_path))
     assert check.main(["--json"]) == 3
     assert '"status": 3' in capsys.readouterr().out
+
+
+# --- the guides' steps (no framework here: the verdicts on hand-made steps, the causes on real error texts) ---
+
+OK_STEP = {"name": "compile", "device": "cpu", "ok": True, "seconds": 14.2, "detail": "matches eager mode",
+           "cause": None, "fix": None}
+BAD_STEP = dict(OK_STEP, ok=False, detail="", cause="the Python headers are missing (x)", fix="install python3.11-dev")
+
+
+def test_a_failed_step_fails_the_check_with_its_cause_and_fix():
+    status, problems = check.verdict({"frameworks": [dict(CPU, steps=[OK_STEP])]}, False, FLOORS)
+    assert (status, problems) == (0, [])
+    status, problems = check.verdict({"frameworks": [dict(CPU, steps=[OK_STEP, BAD_STEP])]}, False, FLOORS)
+    assert status == check.EXIT_STEP_FAILED == 4
+    assert problems == ["PyTorch compile on cpu failed: the Python headers are missing (x). Fix: install python3.11-dev."]
+
+
+def test_no_gpu_and_an_old_driver_outrank_a_failed_step():
+    assert check.verdict({"frameworks": [dict(CPU, steps=[BAD_STEP])]}, True, FLOORS)[0] == 1
+    old = dict(GPU, steps=[BAD_STEP])
+    assert check.verdict({"frameworks": [old], "driver": "575.57.08"}, True, FLOORS)[0] == 2
+
+
+@pytest.mark.parametrize("text, words", [
+    # torch/_inductor's own errors (cpp_builder.py, exc.py), as they read when the headers or compiler are missing
+    ("CppCompileError: C++ compile error\n/tmp/torchinductor_root/ab/cab.cpp:1:10: fatal error: Python.h: No such file "
+     "or directory", ["the Python headers are missing", "python%d.%d-dev" % sys.version_info[:2]]),
+    ("InvalidCxxCompiler: No working C++ compiler found in torch._inductor.config.cpp.cxx: (None, 'g++')",
+     ["no C/C++ compiler", "apt-get install g++"]),
+    ("RuntimeError: Failed to find C compiler. Please specify via CC environment variable.", ["no C/C++ compiler"]),
+    ("RuntimeError: CUDA error: no kernel image is available for execution on the device", ["a CUDA mismatch on cuda",
+                                                                                             "NVIDIA driver"]),
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", ["out of memory on cuda", "nvidia-smi"]),
+    ("ValueError: something else\nlast line here", ["last line here", "run dlbox-check again"]),
+])
+def test_explain_names_the_cause_and_the_fix(monkeypatch, text, words):
+    monkeypatch.setattr(check, "python_headers", lambda: ("/usr/include/python3.11/Python.h", True))
+    cause, fix = check.explain(text, "cuda")
+    for word in words:
+        assert word in cause + " " + fix, (cause, fix)
+
+
+def test_missing_headers_are_named_before_anything_is_compiled(monkeypatch):
+    monkeypatch.setattr(check, "python_headers", lambda: ("/usr/include/python3.11/Python.h", False))
+    step = check.run_step("compile", "cpu", lambda: check._needs_build_tools("cpu"))
+    assert step["ok"] is False and step["seconds"] >= 0
+    assert "the Python headers are missing (/usr/include/python3.11/Python.h not found)" in step["cause"]
+
+
+def test_a_missing_compiler_is_named(monkeypatch):
+    monkeypatch.setattr(check, "python_headers", lambda: ("/usr/include/python3.11/Python.h", True))
+    monkeypatch.setenv("CXX", "no-such-c++-compiler")
+    step = check.run_step("compile", "cpu", lambda: check._needs_build_tools("cpu"))
+    assert step["ok"] is False and "no C/C++ compiler" in step["cause"] and "no-such-c++-compiler" in step["cause"]
+
+
+def test_text_report_lists_each_step_with_its_time():
+    report = {"prefix": "/e", "python": "3.11.2", "driver": None, "status": 4, "problems": ["p"],
+              "frameworks": [dict(CPU, torchaudio="2.9.1", steps=[OK_STEP, dict(BAD_STEP, name="autocast")])]}
+    text = check.render_text(report)
+    assert "torchaudio 2.9.1" in text
+    assert "compile    on cpu  ok       14.20 s  matches eager mode" in text
+    assert "autocast   on cpu  FAILED   14.20 s  the Python headers are missing (x)" in text
+
+
+def test_steps_are_chosen_on_the_command_line(monkeypatch, capsys, tmp_path):
+    seen = []
+    monkeypatch.setattr(check, "PROBES", (("torch", lambda size, matmul, steps, workers: seen.append((steps, workers))
+                                           or dict(CPU, steps=[])),))
+    monkeypatch.setattr(check, "installed_driver", lambda: None)
+    monkeypatch.setattr(check.sys, "prefix", str(tmp_path))
+    assert check.main(["--json", "--skip", "compile", "--workers", "3"]) == 0
+    assert seen[-1] == (("autocast", "dataloader", "checkpoint", "xla"), 3)
+    assert check.main(["--no-steps"]) == 0 and seen[-1][0] == ()
+    out = capsys.readouterr().out
+    assert '"format": 1' in out

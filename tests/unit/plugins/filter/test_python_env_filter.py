@@ -136,3 +136,23 @@ def test_old_pyenv_names_are_deprecated_redirects_to_the_python_env_filters(old)
     assert route["redirect"] == "dlbox.stack." + new
     assert route["deprecation"]["removal_version"] == "1.0.0" and new in route["deprecation"]["warning_text"]
     assert new in python_env.FilterModule().filters() and old not in python_env.FilterModule().filters()
+
+
+def test_check_lines_name_each_step_its_time_and_a_failure_cause():
+    report = {"status": 4, "problems": ["PyTorch compile on cpu failed: headers"], "frameworks": [
+        {"framework": "PyTorch", "version": "2.9.1+cu128", "cuda": "12.8", "torchaudio": "2.9.1+cu128", "gpu_visible": False,
+         "matmul": {"n": 1024, "dtype": "float32", "device": "cpu", "tflops": 0.3},
+         "steps": [{"name": "compile", "device": "cpu", "ok": False, "seconds": 0.001, "detail": "",
+                    "cause": "the Python headers are missing", "fix": "install python3.11-dev"},
+                   {"name": "autocast", "device": "cpu", "ok": True, "seconds": 0.25, "detail": "bfloat16 training step"}]}]}
+    assert python_env.python_env_check_lines(report) == [
+        "PyTorch 2.9.1+cu128 (CUDA 12.8, torchaudio 2.9.1+cu128): no GPU visible",
+        "  matmul 1024x1024 float32 on cpu: 0.3 TFLOP/s",
+        "  compile on cpu: FAILED in 0.00 s, the Python headers are missing; fix: install python3.11-dev",
+        "  autocast on cpu: ok in 0.25 s, bfloat16 training step",
+        "PROBLEM: PyTorch compile on cpu failed: headers",
+        "Result: FAILED (exit 4)",
+    ]
+    assert python_env.python_env_check_lines({"status": 0, "frameworks": []}) == ["Result: OK"]
+    with pytest.raises(AnsibleFilterError, match="parsed"):
+        python_env.python_env_check_lines("{}")

@@ -75,6 +75,28 @@ def test_cpu_torch_request_pins_the_local_label():
     assert out["python"] == "3.11" and out["modules"] == ["torch"] and out["gpu_expected"] is False
 
 
+@pytest.mark.parametrize("env, expected", [
+    ({}, ["torch==2.9.1", "torchvision==0.24.1", "torchaudio==2.9.1"]),
+    ({"torchaudio": False}, ["torch==2.9.1", "torchvision==0.24.1"]),
+    ({"torchvision": False}, ["torch==2.9.1", "torchaudio==2.9.1"]),
+])
+def test_torchaudio_follows_the_plan_at_its_version_and_variant(env, expected):
+    torch = {"version": "2.9.1", "variant": "pypi", "index_url": None, "cuda": "12.8", "torchvision": "0.24.1",
+             "torchaudio": "2.9.1"}
+    out = _python_env.environment_request(dict({"name": "t", "frameworks": ["pytorch"]}, **env),
+                                          {"python": {"version": "3.11"}, "pytorch": torch}, NO_GPU, "x")
+    assert out["errors"] == [] and out["requirements"] == expected
+    cpu = dict(torch, variant="cpu")
+    out = _python_env.environment_request({"name": "t", "frameworks": ["pytorch"]},
+                                          {"python": {"version": "3.11"}, "pytorch": cpu}, NO_GPU, "x")
+    assert out["requirements"] == ["torch==2.9.1+cpu", "torchvision==0.24.1+cpu", "torchaudio==2.9.1+cpu"]
+
+
+def test_torchaudio_must_be_a_boolean():
+    errors = _python_env.check_environments([{"name": "t", "frameworks": ["pytorch"], "torchaudio": "yes"}], VAR)
+    assert any("torchaudio must be true or false" in e for e in errors)
+
+
 def test_pypi_torch_has_no_label_and_no_torchvision_when_off():
     torch = dict(CU13_TORCH, variant="pypi", index_url=None)
     out = _python_env.environment_request({"name": "t", "frameworks": ["pytorch"], "torchvision": False},
