@@ -5,7 +5,8 @@
 # What only a real GPU host can show, in one short run (no network needed):
 #   gpu_facts and the plan on the real host, the captures a fixture could later be made of
 #   (nvidia-smi -q -x, --query-gpu CSV, topo -m, lspci), python_env's dlbox-check on the host's
-#   Python/PyTorch, the doctor (playbooks/doctor.yml) and a dlbox-collect tarball, the cuda role's
+#   Python/PyTorch, the doctor (playbooks/doctor.yml) and a dlbox-collect tarball, the fitness report and the
+#   acceptance figures against data/acceptance.yml (preflight.yml, acceptance.yml), the cuda role's
 #   compile-and-run check and the nccl role's decisions when their
 #   scripts exist. Nothing is installed on the host; the driver is never touched.
 # Usage (repository root): OUT=/some/dir bash tests/scripts/device-check.sh
@@ -60,6 +61,13 @@ python3 roles/python_env/files/dlbox-check.py --json --require-gpu > "$OUT/dlbox
 # its steps (torch.compile on CPU and GPU, autocast bf16/fp16+GradScaler, DataLoader workers + pin_memory,
 # checkpoint; TensorFlow XLA), each timed; a failed one with its cause (e.g. no Python headers on this host)
 python3 -c 'import json,sys; [print(f["framework"], s["name"], s["device"], "ok" if s["ok"] else "FAILED", s["seconds"], "s", s["detail"] or s["cause"]) for f in json.load(open(sys.argv[1]))["frameworks"] for s in f.get("steps") or []]' "$OUT/dlbox-check.json"
+
+step "fitness report and acceptance (preflight.yml, acceptance.yml; fleet report under \$OUT/reports)"
+ansible-playbook -i localhost, -c local -e ansible_python_interpreter="$(command -v python3)" \
+  -e dlbox_report_dir="$OUT/reports" playbooks/preflight.yml 2>&1 | tail -40
+timeout 400 ansible-playbook -i localhost, -c local -e ansible_python_interpreter="$(command -v python3)" -e ansible_become=false \
+  -e dlbox_report_dir="$OUT/reports" -e dlbox_acceptance_python="$(command -v python3)" -e dlbox_acceptance_fail=false \
+  playbooks/acceptance.yml 2>&1 | tail -60
 
 for s in gpu-cuda-check.sh gpu-nccl-check.sh; do
   if [ -f "tests/scripts/$s" ]; then
