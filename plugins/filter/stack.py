@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters ``dlbox.stack.resolve_stack``, ``dlbox.stack.lookup_gpu``, ``dlbox.stack.plan_text`` and ``dlbox.stack.workstation_roles``."""
+"""Filters ``dlbox.stack.resolve_stack``, ``dlbox.stack.lookup_gpu``, ``dlbox.stack.plan_text``, ``dlbox.stack.workstation_roles``,
+``dlbox.stack.plan_inputs`` and ``dlbox.stack.plan_fleet``."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import Laz
 
 role_plan = LazyModule("plugin_utils.role_plan")
 workstation_plan = LazyModule("plugin_utils.workstation_plan")
+plan_fleet_utils = LazyModule("plugin_utils.plan_fleet")
 _compat_data = LazyModule("plugin_utils.compat_data")
 
 
@@ -136,6 +138,42 @@ def plan_text(plan, host_name=None, roles=None):
     return lines
 
 
+def plan_inputs(hostvars, hosts, context=None):
+    """Every host's planning variables, read and checked once for the play (``plugin_utils.plan_fleet.inputs``)."""
+    try:
+        return plan_fleet_utils.inputs(hostvars, hosts, context or {})
+    except plan_fleet_utils.PlanFleetError as exc:
+        raise AnsibleFilterError(str(exc)) from exc
+
+
+def plan_fleet(inputs, hostvars, hosts, data_path=None, catalog_path=None):
+    """Plan every host of ``hosts`` in one go: what ``plan_inputs`` read, plus each host's detected facts
+    (``hostvars[host].ansible_facts.dlbox_host``). Returns {plans, workstation, text, refused}."""
+    if not isinstance(inputs, dict) or not isinstance(inputs.get("hosts"), dict):
+        raise AnsibleFilterError("plan_fleet: expected the result of dlbox.stack.plan_inputs")
+    plans, roles, texts, refused = {}, {}, [], []
+    for name in hosts or []:
+        entry = inputs["hosts"].get(name)
+        if entry is None:
+            raise AnsibleFilterError("plan_fleet: %s was not read by dlbox.stack.plan_inputs" % name)
+        if entry.get("hardware"):
+            host = {}  # the hardware given replaces detection (role_plan.resolve)
+        else:
+            facts = hostvars[name].get("ansible_facts") or {}
+            host = facts.get("dlbox_host") or {}
+        plan = resolve_stack(host, entry["request"], hardware=entry.get("hardware"),
+                             data_path=data_path, catalog_path=catalog_path)
+        try:
+            decided = workstation_roles(plan, entry["switches"])
+        except AnsibleFilterError as exc:
+            raise AnsibleFilterError("%s: %s" % (name, exc)) from exc
+        plans[name], roles[name] = plan, decided
+        texts.append("\n".join(plan_text(plan, name, roles=decided)))
+        if not plan.get("ok"):
+            refused.append(name)
+    return {"plans": plans, "workstation": roles, "text": "\n\n".join(texts), "refused": refused}
+
+
 class FilterModule(object):
     """dlbox.stack resolver filters."""
 
@@ -145,4 +183,6 @@ class FilterModule(object):
             "lookup_gpu": lookup_gpu,
             "plan_text": plan_text,
             "workstation_roles": workstation_roles,
+            "plan_inputs": plan_inputs,
+            "plan_fleet": plan_fleet,
         }
