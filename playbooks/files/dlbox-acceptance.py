@@ -127,7 +127,9 @@ CUDA_PROGRAM = r'''
 __global__ void add(int n, const float *x, float *y) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] += x[i]; }
 int main() {
   const int n = 1 << 20; float *x, *y;
-  if (cudaMallocManaged(&x, n * sizeof(float)) != cudaSuccess || cudaMallocManaged(&y, n * sizeof(float)) != cudaSuccess) { printf("cudaMallocManaged failed\n"); return 1; }
+  if (cudaMallocManaged(&x, n * sizeof(float)) != cudaSuccess || cudaMallocManaged(&y, n * sizeof(float)) != cudaSuccess) {
+    printf("cudaMallocManaged failed\n"); return 1;
+  }
   for (int i = 0; i < n; i++) { x[i] = 1.0f; y[i] = 2.0f; }
   add<<<(n + 255) / 256, 256>>>(n, x, y);
   cudaError_t err = cudaDeviceSynchronize();

@@ -126,7 +126,8 @@ SERVER_DISKS = [("nvme0n1", "0", "3750748848"), ("nvme1n1", "0", "3750748848"), 
 
 
 def h200(**kwargs):
-    return facts("nvidia-smi/h200-driver-580-device.xml", None, "nvidia-smi/topo-1x-h200-device.txt", cores=32, threads=64, ram=256, disks=SERVER_DISKS, **kwargs)
+    return facts("nvidia-smi/h200-driver-580-device.xml", None, "nvidia-smi/topo-1x-h200-device.txt",
+                 cores=32, threads=64, ram=256, disks=SERVER_DISKS, **kwargs)
 
 
 def test_server_h200_with_ecc_and_raid_is_fit():
