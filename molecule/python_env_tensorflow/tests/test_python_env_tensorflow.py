@@ -14,6 +14,9 @@ def test_tensorflow_cpu_imports_and_multiplies(host):
     assert tf["framework"] == "TensorFlow" and tf["gpu_visible"] is False
     assert tf["matmul"]["device"] == "cpu" and tf["matmul"]["tflops"] > 0
     print("TensorFlow %s CPU matmul: %s TFLOP/s" % (tf["version"], tf["matmul"]["tflops"]))
+    (xla,) = tf["steps"]  # a tf.function compiled with XLA, on the CPU
+    assert (xla["name"], xla["device"], xla["ok"]) == ("xla", "cpu", True), xla
+    print("TensorFlow XLA step: %.2f s" % xla["seconds"])
 
 
 def test_the_plans_tensorflow_cpu_was_installed(host):
