@@ -101,7 +101,7 @@ def inputs(host_vars_of, hosts, context):
     """
     hosts = list(hosts or [])
     if not hosts:
-        return {"hosts": {}, "detect": [], "errors": []}
+        return {"hosts": {}, "detect": [], "errors": [], "message": ""}
     played = play_level(context, host_vars_of[hosts[0]])
     out, detect, errors = {}, [], []
     for host in hosts:

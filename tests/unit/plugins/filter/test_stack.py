@@ -9,7 +9,7 @@ from ansible_collections.dlbox.stack.plugins.filter.stack import FilterModule, l
 
 
 def test_filters_are_registered():
-    assert set(FilterModule().filters()) == {"resolve_stack", "lookup_gpu", "plan_text", "workstation_roles"}
+    assert set(FilterModule().filters()) == {"resolve_stack", "lookup_gpu", "plan_text", "workstation_roles", "plan_inputs", "plan_fleet"}
 
 
 @pytest.mark.parametrize(
