@@ -118,6 +118,42 @@ def test_several_hosts_write_one_mapping(tmp_path):
     assert all(p["ok"] and p["stack"]["driver"]["kernel_modules"] == "open" for p in plans.values())
 
 
+
+def test_a_refused_host_stops_alone_and_each_host_keeps_its_own_variables(tmp_path):
+    """plan.yml plans all hosts in one task: each still gets its own plan and roles from its own variables (the
+    play's own vars win for all), a refused host fails alone and the others go on to the next play."""
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text(
+        "all:\n  vars: {ansible_connection: local, ansible_python_interpreter: '{{ ansible_playbook_python }}'}\n"
+        "  hosts:\n"
+        "    lab-a: {dlbox_plan_hardware: {gpus: [RTX 5090], os: ubuntu-24.04}, dlbox_plan_request: {kernel_modules: proprietary}}\n"
+        "    lab-b: {dlbox_plan_hardware: {gpus: [RTX 4090], os: ubuntu-24.04}, dlbox_workstation_docker: false}\n"
+        "    lab-c: {dlbox_plan_hardware: {gpus: [H100 SXM, H100 SXM, H100 SXM, H100 SXM, H100 SXM, H100 SXM, H100 SXM,"
+        " H100 SXM], nvswitch: true, os: ubuntu-22.04}, dlbox_workstation_docker: true}\n"
+    )
+    out, roles = tmp_path / "plans.json", tmp_path / "roles.json"
+    wrapper = tmp_path / "wrapper.yml"
+    wrapper.write_text(
+        "- name: Plan\n  ansible.builtin.import_playbook: %s/playbooks/plan.yml\n  vars:\n    dlbox_workstation_cuda: false\n"
+        "- name: After the plan\n  hosts: all\n  gather_facts: false\n  tasks:\n"
+        "    - name: Write what each host that goes on got\n      ansible.builtin.copy:\n"
+        "        content: \"{{ dict(ansible_play_hosts | zip(ansible_play_hosts | map('extract', hostvars, 'dlbox_workstation'))) | to_json }}\"\n"
+        "        dest: %s\n        mode: '0644'\n      delegate_to: localhost\n      run_once: true\n" % (ROOT, roles))
+    proc = playbook(str(wrapper), {"dlbox_plan_output": str(out)}, "-i", str(inventory))
+    assert proc.returncode == 2, proc.stdout[-3000:]
+    plans = json.loads(out.read_text())
+    assert sorted(plans) == ["lab-a", "lab-b", "lab-c"]
+    assert plans["lab-a"]["ok"] is False and plans["lab-b"]["ok"] and plans["lab-c"]["ok"]
+    assert plans["lab-c"]["host"]["gpu_count"] == 8 and plans["lab-b"]["host"]["gpu_count"] == 1
+    assert "The stack for lab-a was refused" in proc.stdout
+    assert "The stack for lab-b was refused" not in proc.stdout
+    went_on = json.loads(roles.read_text())
+    assert sorted(went_on) == ["lab-b", "lab-c"]
+    assert went_on["lab-b"]["run"]["docker"] is False and went_on["lab-c"]["run"]["docker"] is True
+    assert not went_on["lab-b"]["run"]["cuda"] and not went_on["lab-c"]["run"]["cuda"]  # the play's own variable
+    assert went_on["lab-c"]["run"]["nvidia_driver"] is True
+
+
 # Strict input: every kind of bad planning input is refused by plan.yml, naming the key or value, never a traceback.
 BAD_PLANNING_INPUT = [
     ({"gpu": ["RTX 4090"], "os": "ubuntu-22.04", "arch": "riscv64", "driver_version": "abc"}, None,
