@@ -47,13 +47,9 @@ def _get(mapping, name):
 
 
 def _is_sequence(value):
-    """Jinja's ``sequence`` test, which plan.yml applied to dlbox_plan_hardware.gpus."""
-    try:
-        len(value)
-        value.__getitem__  # pylint: disable=pointless-statement
-    except Exception:  # pylint: disable=broad-except
-        return False
-    return True
+    """Jinja's ``sequence`` test (a length and items: lists, strings, mappings), which plan.yml applied to
+    dlbox_plan_hardware.gpus."""
+    return hasattr(value, "__len__") and hasattr(value, "__getitem__")
 
 
 def play_level(context, first):

@@ -6,6 +6,9 @@ place. The plans themselves must be the ones the per-host path (resolve_stack + 
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from ansible.errors import AnsibleFilterError
 
@@ -108,3 +111,11 @@ def test_a_bad_switch_names_the_host():
     hostvars = {"a": {"dlbox_plan_hardware": RTX4090, "dlbox_workstation_cuda": "maybe"}}
     with pytest.raises(AnsibleFilterError, match="^a: .*cuda"):
         plan_fleet(plan_inputs(hostvars, ["a"], {}), hostvars, ["a"])
+
+
+def test_plan_yml_looks_up_exactly_the_planning_variables():
+    """plan.yml collects the task's own planning variables with this pattern: it must name every one of NAMES."""
+    text = (Path(__file__).resolve().parents[4] / "playbooks" / "plan.yml").read_text()
+    assert fleet.CONTEXT_PATTERN in text
+    assert sorted(n for n in fleet.NAMES if re.match(fleet.CONTEXT_PATTERN, n)) == sorted(fleet.NAMES)
+    assert not re.match(fleet.CONTEXT_PATTERN, "dlbox_workstation") and not re.match(fleet.CONTEXT_PATTERN, "dlbox_plan_output")
