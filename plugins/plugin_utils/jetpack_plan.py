@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from urllib.parse import urlparse
 
 import yaml
 
@@ -207,15 +208,15 @@ def decide(plan, options, release_text=None, model_text=None, nvpmodel_conf=None
     ``/etc/nvpmodel.conf``; ``nvpmodel_query``: the output of ``nvpmodel -q``; ``data``: ``data/jetson.yml``;
     ``compat``: ``data/compat.yml`` (for the L4T releases of the plan's JetPack).
 
-    Returns ``{"ok", "errors", "l4t", "jetpack", "family", "repositories", "key", "packages", "preinstalled_list",
-    "power", "clocks"}``. ``errors`` are complete sentences that end in what to do.
+    Returns ``{"ok", "errors", "l4t", "jetpack", "family", "repositories", "pin_origin", "key", "packages",
+    "preinstalled_list", "power", "clocks"}``. ``errors`` are complete sentences that end in what to do.
     """
     errors = []
     release = parse_nv_tegra_release_line(release_text)
     model = (model_text or "").replace("\0", "").strip() or None
     fingerprint = _check_options(options, errors)
     result = {"ok": False, "errors": errors, "l4t": None, "jetpack": None, "family": None, "repositories": [],
-              "key": None, "packages": [], "preinstalled_list": data["repository"]["preinstalled_list"],
+              "key": None, "pin_origin": None, "packages": [], "preinstalled_list": data["repository"]["preinstalled_list"],
               "power": None, "clocks": options.get("clocks")}
 
     if release is None:
@@ -269,6 +270,8 @@ def decide(plan, options, release_text=None, model_text=None, nvpmodel_conf=None
          "components": [data["repository"]["component"]]}
         for repo in ("common", soc["soc"])
     ]
+    # apt's `Pin: origin` is the host of the sources (empty for file:// ones)
+    result["pin_origin"] = urlparse(base).hostname or ""
     result["key"] = {"url": options.get("key_url") or "%s/%s" % (base, data["repository"]["key_file"]),
                      "fingerprint": fingerprint or data["repository"]["key_fingerprint"]}
     result["packages"] = _packages(data, options.get("components"), errors)

@@ -65,6 +65,13 @@ def test_jetpack_installed_from_the_jetson_repositories(host, package, version):
     assert pkg.is_installed and pkg.version == version
 
 
+def test_the_jetson_repositories_win_over_ubuntus_nvidia_cudnn(host):
+    # Ubuntu's multiverse has nvidia-cudnn 8.2.4.15~cuda11.4 (an installer that pulls nvidia-cuda-toolkit): REAL
+    out = host.check_output("apt-cache policy nvidia-cudnn")
+    assert "Installed: 6.2+b77" in out and "Candidate: 6.2+b77" in out
+    assert not host.package("nvidia-cuda-toolkit").is_installed
+
+
 @pytest.mark.parametrize("absent", ["cuda-keyring", "nvidia-driver", "cuda-toolkit-12-6", "nvidia-container-toolkit"])
 def test_no_x86_or_sbsa_parts(host, absent):
     assert not host.package(absent).is_installed

@@ -102,6 +102,7 @@ def test_orin_on_r36_4_3_gets_the_common_and_t234_repositories_of_r36_4():
     assert got["key"] == {"url": "https://repo.download.nvidia.com/jetson/jetson-ota-public.asc",
                           "fingerprint": "3C6D1FF3100C8C3ABB0869C0E6543461A9996195"}
     assert got["packages"] == ["nvidia-jetpack"]
+    assert got["pin_origin"] == "repo.download.nvidia.com"
     assert got["power"] is None
 
 
@@ -110,6 +111,8 @@ def test_a_mirror_and_another_key_replace_nvidias():
     assert got["repositories"][1]["uri"] == "http://127.0.0.1:8089/jetson/t234"
     assert got["key"]["url"] == "http://127.0.0.1:8089/jetson/jetson-ota-public.asc"
     assert got["key"]["fingerprint"] == "AAAABBBB" * 4 + "CCCCDDDD"
+    assert got["pin_origin"] == "127.0.0.1"
+    assert run(opts=options(base_url="file:///srv/jetson"))["pin_origin"] == ""
 
 
 def test_components_are_joined_in_order_and_an_unknown_one_is_refused_with_the_choices():
