@@ -198,7 +198,8 @@ def environments(root):
         entry = {"label": "dlbox-check --json in %s" % name, "status": "pass" if rc == 0 else "fail"}
         try:
             report = json.loads(out)
-            entry["value"] = report.get("summary") or report.get("status") or "rc=%d" % rc
+            entry["value"] = "%s, exit %d" % (", ".join("%s %s" % (fw.get("framework"), fw.get("version"))
+                                                        for fw in report.get("frameworks") or []) or "no framework", rc)
             problems = report.get("problems") or []
             if problems:
                 entry["reason"] = "; ".join(str(p.get("message", p)) if isinstance(p, dict) else str(p)
