@@ -69,6 +69,33 @@ timeout 400 ansible-playbook -i localhost, -c local -e ansible_python_interprete
   -e dlbox_report_dir="$OUT/reports" -e dlbox_acceptance_python="$(command -v python3)" -e dlbox_acceptance_fail=false \
   playbooks/acceptance.yml 2>&1 | tail -60
 
+step "GPU settings and MIG decisions on this host (read-only: queries only, no setting is changed)"
+# dlbox.stack.gpu_settings' limits and the MIG checks, run on this GPU's own nvidia-smi -q -x; nothing is applied.
+nvidia-smi -q -d POWER,CLOCK,SUPPORTED_CLOCKS > "$OUT/nvidia-smi-q-power-clock.txt" 2>&1 || true
+nvidia-smi mig -lgip > "$OUT/nvidia-smi-mig-lgip.txt" 2>&1; echo "mig -lgip rc=$? (lists profiles only where MIG mode is on)"
+PYTHONPATH="$root/build/collections${PYTHONPATH:+:$PYTHONPATH}" python3 - "$OUT/nvidia-smi-q-x.xml" <<'PY'
+import sys
+from ansible_collections.dlbox.stack.plugins.plugin_utils import gpu_settings as gs
+text = open(sys.argv[1], encoding="utf-8").read()
+for gpu in gs.parse_smi(text):
+    print(gpu["index"], gpu["name"], "power", gpu["power"], "max clocks", gpu["max_clocks"],
+          "ecc", gpu["ecc"], "mig", gpu["mig"], "compute", gpu["compute_mode"], "processes", gpu["processes"])
+    high, low = gpu["power"]["max"], gpu["power"]["min"]
+    for watts in (high, high + 1, low - 1):
+        out = gs.plan(text, {"gpu_settings_per_gpu": {gpu["index"]: {"power_limit_w": watts}}})
+        print("  power %s W ->" % watts, "ok" if out["ok"] else out["problems"], out["commands_now"])
+    known = gs.mig_profiles(gpu["name"])
+    print("  MIG:", known["name"] if known else "not supported", sorted((known or {}).get("profiles", {})))
+    if known:
+        whole = max(known["profiles"], key=lambda p: known["profiles"][p]["compute"])
+        layout = {"version": "v1", "mig-configs": {"whole": [{"devices": [gpu["index"]], "mig-enabled": True,
+                                                               "mig-devices": {whole: 1}}],
+                                                   "too-many": [{"devices": [gpu["index"]], "mig-enabled": True,
+                                                                  "mig-devices": {whole: 2}}]}}
+        for name in ("whole", "too-many"):
+            print("  layout %s:" % name, gs.mig_problems(layout, name, text) or "ok")
+PY
+
 for s in gpu-cuda-check.sh gpu-nccl-check.sh; do
   if [ -f "tests/scripts/$s" ]; then
     step "$s"
