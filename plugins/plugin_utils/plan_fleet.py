@@ -30,7 +30,7 @@ CONTEXT_PATTERN = r"^(dlbox_plan_request|dlbox_plan_hardware|common_kernel_heade
 _MISSING = object()
 HELP = ('dlbox_plan_request must be a mapping such as {"pytorch": "2.9", "kernel_modules": "open"}; '
         'dlbox_plan_hardware a mapping such as {"gpus": ["RTX 4090"], "os": "ubuntu-22.04", "arch": "x86_64"} '
-        'or {"captures": ["/path/nvidia-smi-q-x.xml"], "os": "ubuntu-22.04"}')
+        'or {"captures": ["/path/nvidia-smi-q-x.xml"], "os": "ubuntu-22.04"}; dlbox_plan_output a file path')
 
 
 class PlanFleetError(ValueError):
