@@ -38,7 +38,7 @@ def dcgm_upstream(version):
 
 
 def plan(cuda_version, request, installed_dcgm=None, data=None):
-    """-> {ok, problems, cuda_major, package, service, dcgm_version, exporter: {...}}.
+    """-> {ok, problems, cuda_major, package, packages, service, dcgm_version, exporter: {...}}.
 
     ``request``: ``dcgm_exporter_enabled``, ``dcgm_exporter_method`` (package | container),
     ``dcgm_exporter_listen_address`` (an IP literal), ``dcgm_exporter_port``, ``dcgm_exporter_collectors``
@@ -99,6 +99,7 @@ def plan(cuda_version, request, installed_dcgm=None, data=None):
         "problems": problems,
         "cuda_major": major,
         "package": package,
+        "packages": [dcgm["core_package"], package] if package else [],
         "service": dcgm["service"],
         "dcgm_version": version,
         "exporter": {

@@ -28,6 +28,7 @@ def test_package_follows_the_drivers_cuda_major(cuda, package):
     out = _plan(cuda)
     assert out["ok"], out["problems"]
     assert out["package"] == package and out["service"] == "nvidia-dcgm"
+    assert out["packages"] == ["datacenter-gpu-manager-4-core", package]
 
 
 def test_cuda_major_read_from_recorded_outputs():
