@@ -122,8 +122,15 @@ for s in "${ordered[@]}"; do
   grep '^\[molecule\] FAIL' "build/molecule-results/$s.txt" | while read -r _ _ _ d _ log; do
     log=${log#(}; log=${log%)}
     echo "[molecule] FAILED $s on $d, its last failure ($log):"
+    # the phase that failed; a failed verify shows pytest's own lines, else the last failed task
     sed -e 's/\x1b\[[0-9;]*m//g' -e 's/^[[:space:]│]*//' "$log" |
-      awk '/fatal: |FAILED! =>|ERROR! / { n = NR } { line[NR] = $0 } END { for (i = n; n && i < n + 8 && i <= NR; i++) print line[i] }' |
+      awk '/➜ [a-z_]+: Executed: Failed/ && !phase { phase = $0 }
+           /fatal: |FAILED! =>|ERROR! / { n = NR }
+           /^E  |^tests\/.*:[0-9]+: |^FAILED tests/ { e[++ne] = $0 }
+           { line[NR] = $0 }
+           END { if (phase) print phase
+                 if (phase ~ /verify/ && ne) { for (i = (ne > 8 ? ne - 7 : 1); i <= ne; i++) print e[i] }
+                 else for (i = n; n && i < n + 8 && i <= NR; i++) print line[i] }' |
       cut -c1-400 | sed 's/^/    /'
   done
 done

@@ -101,3 +101,15 @@ def test_docker_client_config_gets_the_proxy_and_keeps_its_keys(host):
         "default": {"httpProxy": "http://proxy.test.invalid:3128", "httpsProxy": "http://proxy.test.invalid:3129",
                     "noProxy": "localhost,127.0.0.1,.test.invalid"},
     }
+
+
+# --- refusals (side_effect.yml through molecule/shared/tasks/refuse.yml) -----------------------------
+@pytest.mark.parametrize("case", ["pypi_mirror_without_scheme", "proxy_without_scheme", "unknown_mirror_key",
+                                  "ca_file_missing", "common_https_proxy_not_a_url", "common_pip_index_url_not_a_url",
+                                  "common_ca_entry_with_content_and_src", "proxy_with_a_space_in_the_docker_role"])
+def test_bad_site_variable_refused_before_changes_naming_the_variable(host, case):
+    results = {r["name"]: r for r in json.loads(host.file("/root/dlbox-refusals.json").content_string)}
+    result = results[case]
+    assert result["msg"] != "NOT REFUSED"
+    assert result["expect"] in result["msg"], result["msg"]
+    assert result["unchanged"]
