@@ -58,7 +58,7 @@ def parse_packages(text):
             continue
         depends = []
         for field in ("pre-depends", "depends"):
-            depends.extend(parse_relations(fields.get(field, "")))
+            depends.extend(parse_relations(fields.get(field, ""), versions=True))
         index.setdefault(name, []).append({
             "package": name,
             "version": fields.get("version", ""),
@@ -73,30 +73,101 @@ def parse_packages(text):
     return index
 
 
-def parse_relations(text):
-    """'a (>= 1) | b, c:any' -> [['a', 'b'], ['c']]: names only (versions and architecture qualifiers dropped)."""
+def parse_relations(text, versions=False):
+    """'a (>= 1) | b, c:any' -> [['a', 'b'], ['c']] (architecture qualifiers and restrictions dropped); with
+    versions=True each alternative is (name, op, version), op and version None where the relation has none."""
     groups = []
     for group in (text or "").split(","):
         names = []
         for alternative in group.split("|"):
+            match = re.search(r"\(\s*(<<|<=|>=|>>|=|<|>)\s*([^)\s]+)\s*\)", alternative)
             name = re.sub(r"\(.*?\)|\[.*?\]|<.*?>", "", alternative).strip().split(":")[0].strip()
             if name:
-                names.append(name)
+                names.append((name, match.group(1), match.group(2)) if versions and match
+                             else (name, None, None) if versions else name)
         if names:
             groups.append(names)
     return groups
 
 
+def _order(char):
+    if char == "~":
+        return -1
+    if not char or char.isdigit():
+        return 0
+    if char.isalpha():
+        return ord(char)
+    return ord(char) + 256
+
+
+def _compare_part(left, right):
+    """dpkg's verrevcmp (lib/dpkg/version.c) on one part of two versions."""
+    i = j = 0
+    while i < len(left) or j < len(right):
+        first_diff = 0
+        while (i < len(left) and not left[i].isdigit()) or (j < len(right) and not right[j].isdigit()):
+            a = _order(left[i] if i < len(left) else "")
+            b = _order(right[j] if j < len(right) else "")
+            if a != b:
+                return a - b
+            i += 1
+            j += 1
+        while i < len(left) and left[i] == "0":
+            i += 1
+        while j < len(right) and right[j] == "0":
+            j += 1
+        while i < len(left) and j < len(right) and left[i].isdigit() and right[j].isdigit():
+            if not first_diff:
+                first_diff = ord(left[i]) - ord(right[j])
+            i += 1
+            j += 1
+        if i < len(left) and left[i].isdigit():
+            return 1
+        if j < len(right) and right[j].isdigit():
+            return -1
+        if first_diff:
+            return first_diff
+    return 0
+
+
+def compare_versions(left, right):
+    """Debian version order (epoch, upstream version, revision): <0, 0 or >0, as dpkg --compare-versions."""
+    def split(version):
+        epoch, _sep, rest = version.partition(":") if ":" in version else ("0", "", version)
+        upstream, _sep, revision = rest.rpartition("-") if "-" in rest else (rest, "", "")
+        return int(epoch or 0), upstream, revision
+    le, lu, lr = split(left)
+    re_, ru, rr = split(right)
+    if le != re_:
+        return le - re_
+    return _compare_part(lu, ru) or _compare_part(lr, rr)
+
+
+def satisfies(version, op, wanted):
+    """Whether `version` meets the relation (op, wanted); no op: any version does."""
+    if op is None:
+        return version is not None
+    if version is None:
+        return False
+    order = compare_versions(version, wanted)
+    return {"<<": order < 0, "<=": order <= 0, "<": order <= 0, "=": order == 0,
+            ">=": order >= 0, ">": order >= 0, ">>": order > 0}[op]
+
+
 def parse_dpkg_status(text):
-    """`dpkg-query -W -f '${Package}\\t${Status}\\t${Provides}\\n'` -> the names installed (and what they provide)."""
-    installed = set()
+    """`dpkg-query -W -f '${Package}\\t${Status}\\t${Version}\\t${Provides}\\n'` -> {name: version} of what is
+    installed; a virtual package an installed one provides maps to '' (it meets unversioned relations only)."""
+    installed = {}
+    provided = {}
     for line in (text or "").splitlines():
         parts = line.split("\t")
-        if len(parts) >= 2 and parts[1].strip().endswith(" installed"):
-            installed.add(parts[0].strip().split(":")[0])
-            if len(parts) >= 3:
-                installed.update(group[0] for group in parse_relations(parts[2]))
-    return installed
+        if len(parts) >= 3 and parts[1].strip().endswith(" installed"):
+            installed[parts[0].strip().split(":")[0]] = parts[2].strip()
+            if len(parts) >= 4:
+                for group in parse_relations(parts[3]):
+                    provided[group[0]] = ""
+    provided.update(installed)
+    return provided
 
 
 def needs(workstation, packages, python_env=None):
@@ -122,42 +193,62 @@ def needs(workstation, packages, python_env=None):
     }
 
 
-def closure(wanted, index, installed=()):
+def closure(wanted, index, installed=None):
     """Follow the dependencies of `wanted` through the index. Returns (from_index, missing).
 
-    from_index: names to install from the folder (not installed yet), in a stable order;
-    missing: [{name, needed_by}] for each package or dependency group that neither the host nor the folder has
-    (needed_by None: asked for directly). Alternatives: the first one installed, else the first in the folder."""
-    installed = set(installed)
+    installed: {name: version} (parse_dpkg_status). from_index: names to install from the folder (not installed
+    yet, or installed in a version a dependency does not accept), in a stable order; missing: [{name, needed_by}]
+    for each package or dependency group that neither the host nor the folder meets (needed_by None: asked for
+    directly). Alternatives: the first one the host meets, else the first the folder meets."""
+    installed = dict(installed or {})
     provided = {}
     for name, stanzas in index.items():
         for stanza in stanzas:
             for virtual in stanza["provides"]:
                 provided.setdefault(virtual, name)
-    from_index, missing, seen, done = [], [], set(), set()
-    queue = [(name, None) for name in wanted]
+
+    def newest(name):
+        return max(index[name], key=lambda s: _VersionKey(s["version"]))
+
+    def host_meets(name, op, version):
+        return name in installed and (op is None or (installed[name] != "" and satisfies(installed[name], op, version)))
+
+    def folder_meets(name, op, version):
+        if name in index:
+            return op is None or satisfies(newest(name)["version"], op, version)
+        return op is None and name in provided
+
+    from_index, missing, done = [], [], set()
+    queue = [(name, None) for name in wanted if name not in installed]
+    for name in wanted:
+        if name not in installed and not folder_meets(name, None, None):
+            missing.append({"name": name, "needed_by": None})
+    queue = [(name, by) for name, by in queue if folder_meets(name, None, None)]
     while queue:
         name, needed_by = queue.pop(0)
-        if name in installed or name in seen:
-            continue
-        seen.add(name)
-        real = name if name in index else provided.get(name)
-        if real is None:
-            missing.append({"name": name, "needed_by": needed_by})
-            continue
-        if real in installed or real in done:
+        real = name if name in index else provided[name]
+        if real in done:
             continue
         done.add(real)
         from_index.append(real)
-        for group in index[real][-1]["depends"]:
-            if any(alt in installed for alt in group):
+        for group in newest(real)["depends"]:
+            if any(host_meets(*alt) for alt in group):
                 continue
-            choice = next((alt for alt in group if alt in index or alt in provided), None)
+            choice = next((alt for alt in group if folder_meets(*alt)), None)
             if choice is None:
-                missing.append({"name": " | ".join(group), "needed_by": real})
+                missing.append({"name": " | ".join(n + (" (%s %s)" % (op, v) if op else "") for n, op, v in group),
+                                "needed_by": real})
                 continue
-            queue.append((choice, real))
+            queue.append((choice[0], real))
     return from_index, missing
+
+
+class _VersionKey(object):
+    def __init__(self, version):
+        self.version = version
+
+    def __lt__(self, other):
+        return compare_versions(self.version, other.version) < 0
 
 
 def check(need, mirror, installed_text="", host_release=""):
@@ -193,7 +284,7 @@ def check(need, mirror, installed_text="", host_release=""):
         miss("apt", item["name"], "not in %s/apt/Packages and not installed: %s" % (folder, why))
     apt_files, apt_install, stanzas = [], [], []
     for name in from_index:
-        stanza = index[name][-1]
+        stanza = max(index[name], key=lambda s: _VersionKey(s["version"]))
         path = stanza["filename"][2:] if stanza["filename"].startswith("./") else stanza["filename"]
         if "apt/" + path not in files:
             miss("apt", name, "%s/apt/%s is listed in the index but absent" % (folder, path))

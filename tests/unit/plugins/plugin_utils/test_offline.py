@@ -54,12 +54,13 @@ Filename: ./dpkg-dev_1.21.22_all.deb
 FILES = ["apt/Packages", "apt/build-essential_12.9_amd64.deb", "apt/make_4.3-4.1_amd64.deb",
          "apt/gcc_12.2.0-3_amd64.deb", "apt/cpp_12.2.0-3_amd64.deb", "apt/libc6-dev_2.36-9+deb12u13_amd64.deb",
          "apt/dpkg-dev_1.21.22_all.deb"]
-# What a Debian 12 image has of it (dpkg-query -W -f '${Package}\t${Status}\t${Provides}\n').
+# What a Debian 12 image has of it (dpkg-query -W -f '${Package}\t${Status}\t${Version}\t${Provides}\n').
 INSTALLED = "\n".join([
-    "libc6\tinstall ok installed\t", "dpkg\tinstall ok installed\t", "perl\tinstall ok installed\t",
-    "bzip2\tinstall ok installed\t", "mawk\tinstall ok installed\tawk", "curl\tdeinstall ok config-files\t",
-    "gcc-12\tinstall ok installed\t", "libc-dev-bin\tinstall ok installed\t", "linux-libc-dev\tinstall ok installed\t",
-    "libdpkg-perl\tinstall ok installed\t",
+    "libc6\tinstall ok installed\t2.36-9+deb12u13\t", "dpkg\tinstall ok installed\t1.21.22\t",
+    "perl\tinstall ok installed\t5.36.0-7+deb12u3\t", "bzip2\tinstall ok installed\t1.0.8-5+b1\t",
+    "mawk\tinstall ok installed\t1.3.4.20200120-3.1\tawk", "curl\tdeinstall ok config-files\t7.88.1-10\t",
+    "gcc-12\tinstall ok installed\t12.2.0-14\t", "libc-dev-bin\tinstall ok installed\t2.36-9+deb12u13\t",
+    "linux-libc-dev\tinstall ok installed\t6.1.158-1\t", "libdpkg-perl\tinstall ok installed\t1.21.22\t",
 ])
 CPU = {"run": {"common": True, "nvidia_driver": False, "cuda": False, "python_env": False}, "kernel_headers": False}
 MANIFEST = {"release": "debian bookworm"}
@@ -75,6 +76,7 @@ def run(need=None, **kw):
 
 def test_parse_relations_drops_versions_arch_and_keeps_alternatives():
     assert offline.parse_relations("a (>= 1) | b, c:any [amd64], d <!nocheck>") == [["a", "b"], ["c"], ["d"]]
+    assert offline.parse_relations("a (>= 1) | b", versions=True) == [[("a", ">=", "1"), ("b", None, None)]]
 
 
 def test_a_complete_folder_installs_only_what_the_host_lacks_with_its_index():
@@ -144,3 +146,28 @@ def test_filters_wrap_the_decision():
     assert offline_check(need, mirror(), INSTALLED, "debian bookworm")["ok"]
     with pytest.raises(AnsibleFilterError):
         offline_check("x", mirror())
+
+
+@pytest.mark.parametrize("left, right, sign", [
+    ("1.0", "1.0", 0), ("1.0-1", "1.0-2", -1), ("1:1.0", "2.0", 1), ("1.0~rc1", "1.0", -1),
+    ("5.36.0-7+deb12u4", "5.36.0-7+deb12u3", 1), ("2.36-9+deb12u13", "2.36-9+deb12u9", 1), ("1.0a", "1.0", 1),
+    ("4:12.2.0-3", "4:12.2", 1), ("1.01", "1.1", 0), ("1.0+b1", "1.0", 1),
+])
+def test_debian_version_order(left, right, sign):
+    order = offline.compare_versions(left, right)
+    assert (order > 0) - (order < 0) == sign
+
+
+def test_an_installed_version_a_dependency_rejects_comes_from_the_folder():
+    # found on Debian 12: the image has perl-base 5.36.0-7+deb12u3, the archive's perl wants (= ...deb12u4)
+    index = ("Package: perl\nVersion: 5.36.0-7+deb12u4\nDepends: perl-base (= 5.36.0-7+deb12u4)\n"
+             "Filename: ./perl_5.36.0-7+deb12u4_amd64.deb\n\n"
+             "Package: perl-base\nVersion: 5.36.0-7+deb12u4\nFilename: ./perl-base_5.36.0-7+deb12u4_amd64.deb\n")
+    files = ["apt/perl_5.36.0-7+deb12u4_amd64.deb", "apt/perl-base_5.36.0-7+deb12u4_amd64.deb"]
+    installed = "perl-base\tinstall ok installed\t5.36.0-7+deb12u3\t"
+    result = offline.check(offline.needs(CPU, ["perl"]), mirror(files=files, index=index), installed, "")
+    assert result["ok"] and result["apt_install"] == ["perl", "perl-base"]
+    # without the newer perl-base in the folder, the versioned dependency is what is missing
+    index = index.split("\n\n")[0]
+    result = offline.check(offline.needs(CPU, ["perl"]), mirror(files=files, index=index), installed, "")
+    assert [m["name"] for m in result["missing"]] == ["perl-base (= 5.36.0-7+deb12u4)"]
