@@ -34,7 +34,10 @@ for path in sorted(glob.glob(ROOT + "/.versions/*")):
 env = ROOT + "/torch/bin/"
 state["import"] = run([env + "python", "-c", "import torch; print(torch.__version__)"])
 state["check_json"] = run([env + "dlbox-check", "--json"])
-state["check_require_gpu"] = run([env + "dlbox-check", "--require-gpu", "--no-matmul"])
+state["check_require_gpu"] = run([env + "dlbox-check", "--require-gpu", "--no-matmul", "--no-steps"])
+tools = os.path.realpath(ROOT + "/tools")
+state["tools_dirs"] = {p: oct(os.stat(p).st_mode & 0o7777) for p in (tools, tools + "/bin", tools + "/lib")}
+state["tools_group"] = run(["stat", "-c", "%G", tools])["stdout"].strip()
 state["system"]["import_torch"] = run(["python3", "-c", "import torch"])["rc"]
 state["system"]["import_six"] = run(["python3", "-c", "import six"])["rc"]
 state["system"]["externally_managed"] = os.path.exists("/usr/lib/python3.11/EXTERNALLY-MANAGED")

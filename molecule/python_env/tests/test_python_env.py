@@ -154,3 +154,57 @@ def test_check_command_is_executable_with_the_environments_python(state):
     for name, entry in state["versions"].items():
         assert entry["check_mode"] == "0o755"
         assert entry["check_shebang"] == "#!%s/.versions/%s/bin/python" % (ROOT, name)
+
+
+def test_check_runs_the_guides_steps_on_the_cpu_each_timed(state):
+    torch = json.loads(state["check_json"]["stdout"])["frameworks"][0]
+    steps = {s["name"]: s for s in torch["steps"]}
+    assert sorted(steps) == ["autocast", "checkpoint", "compile", "dataloader"]
+    for step in steps.values():
+        assert step["ok"] and step["device"] == "cpu" and step["seconds"] > 0, step
+    assert "Inductor" in steps["compile"]["detail"]
+    assert steps["autocast"]["detail"].startswith("bfloat16 training step")
+    assert "worker processes" in steps["dataloader"]["detail"]
+    assert "loaded and resumed" in steps["checkpoint"]["detail"]
+    print("dlbox-check steps on the CPU: " + ", ".join("%s %.2f s" % (n, s["seconds"]) for n, s in sorted(steps.items())))
+
+
+def test_check_without_python_headers_fails_naming_the_cause_and_fix(effects):
+    got = effects["no_headers"]
+    assert got["rc"] == 4, got
+    compile_step = [s for s in got["report"]["frameworks"][0]["steps"] if s["name"] == "compile"][0]
+    assert compile_step["ok"] is False
+    assert "the Python headers are missing" in compile_step["cause"] and "Python.h" in compile_step["cause"]
+    assert "python3.11-dev" in compile_step["fix"]
+    assert any("compile on cpu failed: the Python headers are missing" in p for p in got["report"]["problems"])
+    others = [s for s in got["report"]["frameworks"][0]["steps"] if s["name"] != "compile"]
+    assert others and all(s["ok"] for s in others)  # the other steps need no compiler
+
+
+def test_the_role_puts_the_headers_back_and_the_check_passes(host, effects):
+    assert effects["headers_back"]["status"] == 0, effects["headers_back"]["problems"]
+    assert host.package("python3.11-dev").is_installed and host.package("g++").is_installed
+
+
+def test_shared_environment_folders_are_setgid_and_group_writable(state):
+    assert state["tools_group"] == "dlbox-lab"
+    for path, mode in state["tools_dirs"].items():
+        assert int(mode, 8) & 0o2070 == 0o2070, (path, mode)
+
+
+def test_a_member_of_the_group_installs_into_the_environment_and_an_outsider_cannot(effects):
+    assert effects["member"]["rc"] == 0, effects["member"]["stderr"]
+    owner, group, _mode = effects["member"]["files"].split()
+    assert (owner, group) == ("labmate", "dlbox-lab")  # the setgid folder gave the new files the group
+    assert effects["outsider"]["rc"] != 0
+    assert "Permission denied" in effects["outsider"]["stderr"] or "not writeable" in effects["outsider"]["stderr"] \
+        or "Can not perform a '--user' install" in effects["outsider"]["stderr"], effects["outsider"]["stderr"]
+
+
+def test_check_with_kernels_on_a_noexec_filesystem_names_it(effects):
+    got = effects["noexec"]
+    assert got["rc"] == 4, got
+    (compile_step,) = [s for s in got["report"]["frameworks"][0]["steps"] if s["name"] == "compile"]
+    assert compile_step["ok"] is False
+    assert "is mounted noexec" in compile_step["cause"] and "/dev/shm" in compile_step["cause"]
+    assert "TORCHINDUCTOR_CACHE_DIR" in compile_step["fix"]

@@ -171,9 +171,50 @@ def compilers():
             "cc": next((shutil.which(n) for n in cc_names if shutil.which(n)), None), "cc_name": cc_names[0]}
 
 
+def inductor_cache_dir():
+    """Where Inductor writes and loads its compiled kernels: TORCHINDUCTOR_CACHE_DIR, else <tmp>/torchinductor_<user>."""
+    if os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
+        return os.environ["TORCHINDUCTOR_CACHE_DIR"]
+    try:
+        import getpass  # pylint: disable=import-outside-toplevel
+
+        user = getpass.getuser()
+    except Exception:  # pylint: disable=broad-except  # no name for this uid
+        user = "unknown"
+    return os.path.join(tempfile.gettempdir(), "torchinductor_" + re.sub(r"[\\/:]", "_", user))
+
+
+def noexec_mount(path, mounts="/proc/self/mounts"):
+    """The mount point holding ``path`` when it is mounted noexec, else None."""
+    path = os.path.realpath(path)
+    best, options = "", ""
+    try:
+        with open(mounts, encoding="utf-8") as handle:
+            for line in handle:
+                fields = line.split()
+                if len(fields) < 4:
+                    continue
+                point = fields[1].replace("\\040", " ")
+                if (path == point or path.startswith(point.rstrip("/") + "/")) and len(point) >= len(best):
+                    best, options = point, fields[3]
+    except OSError:
+        return None
+    return best if "noexec" in options.split(",") else None
+
+
+def _noexec_cause(where):
+    return ("the folder torch.compile loads its compiled kernels from (%s, on %s) is mounted noexec"
+            % (inductor_cache_dir(), where),
+            "set TORCHINDUCTOR_CACHE_DIR to a folder on a filesystem mounted without noexec (such as "
+            "~/.cache/torchinductor), or remount %s with exec" % where)
+
+
 def explain(text, device="cpu"):
     """(cause, fix) for a failed step's error text."""
     text = str(text)
+    if re.search(r"failed to map segment from shared object|mounted with noexec", text):
+        where = noexec_mount(os.path.dirname(inductor_cache_dir().rstrip("/")) or "/") or "its filesystem"
+        return _noexec_cause(where)
     headers, present = python_headers()
     if "Python.h" in text or not present:
         return ("the Python headers are missing (%s not found), which torch.compile needs to build its kernels"
@@ -192,19 +233,36 @@ def explain(text, device="cpu"):
                 "or update the NVIDIA driver")
     if re.search(r"out of memory", text, re.I):
         return ("out of memory on %s" % device, "free the GPU (nvidia-smi shows who holds it) and run dlbox-check again")
-    last = text.strip().splitlines()[-1] if text.strip() else "unknown error"
-    return (last[:400], "run dlbox-check again to see whether it repeats; the text above is the framework's own error")
+    return (key_line(text)[:400], "see the step's error (dlbox-check --json) and the framework's documentation; "
+                                   "run dlbox-check again to see whether it repeats")
+
+
+# Lines of PyTorch's errors that say how to get more detail, not what went wrong.
+_NOISE_RE = re.compile(r"TORCHDYNAMO_VERBOSE|TORCH_LOGS|developer context|suppress_errors|You can suppress|"
+                       r"import torch\._dynamo|^\s*$|^-+$|^Traceback|^\s+File \"")
+
+
+def key_line(text):
+    """The line of an error text that says what went wrong: the first naming an error, else the first."""
+    lines = [line.strip() for line in str(text).splitlines() if not _NOISE_RE.search(line)]
+    if not lines:
+        return "unknown error"
+    named = [line for line in lines[1:] if re.search(r"error|Error|Exception|failed|not found|No such", line)]
+    return "%s (%s)" % (lines[0], named[0]) if named and len(lines[0]) < 120 else lines[0]
 
 
 def run_step(name, device, func):
     """Run one step, timed; an exception becomes a failed step with its cause and fix."""
     start = time.perf_counter()
-    step = {"name": name, "device": device, "ok": False, "seconds": 0.0, "detail": "", "cause": None, "fix": None}
+    step = {"name": name, "device": device, "ok": False, "seconds": 0.0, "detail": "", "cause": None, "fix": None,
+            "error": None}
     try:
         step["detail"] = func() or ""
         step["ok"] = True
     except Exception as exc:  # pylint: disable=broad-except  # every failure is reported, with its cause
-        step["cause"], step["fix"] = explain("%s: %s" % (type(exc).__name__, exc), device)
+        text = "%s: %s" % (type(exc).__name__, exc)
+        step["cause"], step["fix"] = explain(text, device)
+        step["error"] = text[:4000]
     step["seconds"] = round(time.perf_counter() - start, 3)
     return step
 
@@ -218,6 +276,11 @@ def _needs_build_tools(device):
         raise RuntimeError("InvalidCxxCompiler: %s not found" % found["cxx_name"])
     if device == "cuda" and not found["cc"]:
         raise RuntimeError("Failed to find C compiler: %s not found" % found["cc_name"])
+    cache = inductor_cache_dir()
+    parent = cache if os.path.isdir(cache) else os.path.dirname(cache.rstrip("/")) or "/"
+    where = noexec_mount(parent)
+    if where:
+        raise RuntimeError("%s: failed to map segment from shared object (mounted with noexec)" % where)
 
 
 def torch_compile_step(torch, device):

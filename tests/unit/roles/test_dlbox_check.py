@@ -101,7 +101,9 @@ def test_no_gpu_and_an_old_driver_outrank_a_failed_step():
     ("RuntimeError: CUDA error: no kernel image is available for execution on the device", ["a CUDA mismatch on cuda",
                                                                                              "NVIDIA driver"]),
     ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", ["out of memory on cuda", "nvidia-smi"]),
-    ("ValueError: something else\nlast line here", ["last line here", "run dlbox-check again"]),
+    ("ValueError: something else\nlast line here", ["ValueError: something else", "run dlbox-check again"]),
+    ("BackendCompilerFailed: backend='inductor' raised:\nRuntimeError: boom\n\nSet TORCHDYNAMO_VERBOSE=1 for the internal stack trace",
+     ["BackendCompilerFailed: backend='inductor' raised: (RuntimeError: boom)"]),
 ])
 def test_explain_names_the_cause_and_the_fix(monkeypatch, text, words):
     monkeypatch.setattr(check, "python_headers", lambda: ("/usr/include/python3.11/Python.h", True))
@@ -144,3 +146,35 @@ def test_steps_are_chosen_on_the_command_line(monkeypatch, capsys, tmp_path):
     assert check.main(["--no-steps"]) == 0 and seen[-1][0] == ()
     out = capsys.readouterr().out
     assert '"format": 1' in out
+
+
+MOUNTS = """/dev/vda / ext4 rw,relatime 0 0
+tmpfs /tmp tmpfs rw,nosuid,nodev,noexec,relatime 0 0
+tmpfs /tmp/ok\\040dir tmpfs rw,nosuid,nodev,relatime 0 0
+"""
+
+
+def test_noexec_mount_finds_the_mount_holding_a_path(tmp_path):
+    mounts = tmp_path / "mounts"
+    mounts.write_text(MOUNTS)
+    assert check.noexec_mount("/tmp/torchinductor_root", str(mounts)) == "/tmp"
+    assert check.noexec_mount("/tmp", str(mounts)) == "/tmp"
+    assert check.noexec_mount("/tmp/ok dir/x", str(mounts)) is None
+    assert check.noexec_mount("/var/tmp", str(mounts)) is None
+    assert check.noexec_mount("/x", str(tmp_path / "none")) is None
+
+
+def test_a_noexec_kernel_folder_is_named_with_the_fix(monkeypatch):
+    # torch 2.9.1's own words (torch/_inductor/codecache.py) when /tmp is a Docker tmpfs (noexec)
+    text = ("InductorError: OSError: /tmp/torchinductor_root/2f/c2f.main.so: failed to map segment from shared object."
+            "  The most common reason this may occur is if the /tmp folder is mounted with noexec")
+    monkeypatch.setattr(check, "noexec_mount", lambda path, mounts=None: "/tmp")
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    cause, fix = check.explain(text)
+    assert "is mounted noexec" in cause and "/torchinductor_" in cause and "on /tmp" in cause
+    assert "TORCHINDUCTOR_CACHE_DIR" in fix and "remount /tmp with exec" in fix
+    monkeypatch.setattr(check, "python_headers", lambda: ("/usr/include/python3.11/Python.h", True))
+    monkeypatch.setattr(check, "compilers", lambda: {"cxx": "/usr/bin/g++", "cxx_name": "g++", "cc": "/usr/bin/cc",
+                                                     "cc_name": "cc"})
+    step = check.run_step("compile", "cpu", lambda: check._needs_build_tools("cpu"))
+    assert step["ok"] is False and "is mounted noexec" in step["cause"], step
