@@ -454,6 +454,8 @@ def judge_acceptance(measured, reference, limits=None):
         else:
             add("fio", "data disk sequential read", "pass", value, None, "MB/s",
                 "measured; the disk under %s is not known (%s), so no reference" % (measured.get("data_dir"), kind or "overlay or unknown"))
+        if figures.get("fio_note"):
+            results[-1]["reason"] += "; " + figures["fio_note"]
     if figures.get("dataloader_samples_s") is None:
         add("dataloader", "DataLoader samples/s", "skipped", unit="samples/s", reason=skipped.get("dataloader"))
     else:
