@@ -96,6 +96,47 @@ else
   say "antsibull-docs lint-collection-docs --plugin-docs: clean"
 fi
 
+# 5. The execution environment (execution-environment.yml, ansible-builder v3; issue 29): `ansible-builder create`
+#    accepts it with the tarball just built, the context it generates installs this collection and names its Python
+#    and system needs, and ansible-builder's own introspection (the script it puts into the context and runs at
+#    build time) finds the collection's meta/execution-environment.yml in the installed tarball. No image is built:
+#    no registry is reachable here, and ansible-builder's base images are RPM-based.
+ee_problems=()
+mkdir -p "$work/ee/meta"
+cp "$src/execution-environment.yml" "$work/ee/"
+cp "$src"/meta/ee-* "$work/ee/meta/"
+cp "$tarball" "$work/ee/"
+grep -q "name: collections/$(basename "$tarball")\$" "$work/ee/execution-environment.yml" ||
+  ee_problems+=("execution-environment.yml does not install $(basename "$tarball") (galaxy.yml's version)")
+if ! (cd "$work/ee" && ansible-builder create -f execution-environment.yml --context "$work/ee/context") \
+    >"$work/ee.log" 2>&1; then
+  cat "$work/ee.log"
+  ee_problems+=("ansible-builder create failed")
+else
+  built=$work/ee/context/_build
+  [ -f "$built/collections/$(basename "$tarball")" ] || ee_problems+=("the context lacks the collection tarball")
+  grep -q "collections/$(basename "$tarball")" "$built/requirements.yml" || ee_problems+=("requirements.yml lacks the collection")
+  grep -q '^PyYAML' "$built/requirements.txt" || ee_problems+=("requirements.txt lacks the Python needs")
+  grep -q '^openssh-clients \[platform:rpm\]' "$built/bindep.txt" || ee_problems+=("bindep.txt lacks the system needs")
+  grep -q 'ansible-core==' "$work/ee/context/"*file || ee_problems+=("the Containerfile pins no ansible-core")
+  if (cd "$built" && ANSIBLE_GALAXY_DISABLE_GPG_VERIFY=1 ansible-galaxy collection install --force -r requirements.yml \
+        -p "$work/ee/collections") >>"$work/ee.log" 2>&1; then
+    "$venv/bin/python" "$built/scripts/introspect.py" introspect "$work/ee/collections" >"$work/ee-introspect.log" 2>&1 ||
+      ee_problems+=("introspection failed: $(tail -1 "$work/ee-introspect.log")")
+    grep -q "openssh-clients \[platform:rpm\]  # from collection $namespace.$name" "$work/ee-introspect.log" ||
+      ee_problems+=("introspection does not find the collection's meta/execution-environment.yml")
+  else
+    cat "$work/ee.log"
+    ee_problems+=("the context's requirements.yml does not install")
+  fi
+fi
+if [ ${#ee_problems[@]} -gt 0 ]; then
+  say "execution environment: $(IFS=';'; echo "${ee_problems[*]}")"
+  failed+=("execution environment")
+else
+  say "execution environment: ansible-builder $(ansible-builder --version) create accepts it; the context installs $namespace.$name and names its Python and system needs; introspection reads its meta/execution-environment.yml"
+fi
+
 if [ ${#failed[@]} -gt 0 ]; then
   say "FAILED ($(IFS=,; echo "${failed[*]}")) for $src in $(( $(date +%s) - start )) s"
   exit 1
