@@ -2,6 +2,7 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A real PyTorch 2.9.1 with torchvision and torchaudio from PyPI in a python_env environment (make test-heavy)."""
 
+import datetime
 import json
 
 ENV = "/opt/dlbox/envs/torch"
@@ -32,9 +33,14 @@ def test_dlbox_check_runs_the_guides_steps_on_the_cpu(host):
     steps = {(s["name"], s["device"]): s for s in torch["steps"]}
     assert sorted(steps) == [("autocast", "cpu"), ("checkpoint", "cpu"), ("compile", "cpu"), ("dataloader", "cpu")]
     assert all(s["ok"] for s in steps.values()), steps
+    print("dlbox-check steps: " + ", ".join("%s %.2f s" % (n, s["seconds"]) for (n, _d), s in sorted(steps.items())))
 
 
-def test_size_of_the_environment(host):
+def test_size_of_the_environment_and_pips_time(host):
     size = host.run("du -sm --dereference-args " + ENV).stdout.split()[0]
-    print("python_env_torchaudio: %s MB installed" % size)
+    log = host.file(ENV + "/dlbox/pip.log").content_string.splitlines()
+    stamps = [datetime.datetime.strptime(line[:19], "%Y-%m-%dT%H:%M:%S") for line in log if line[:2] == "20"]
+    saved = [line for line in log if " Saved ./wheels/" in line]
+    print("python_env_torchaudio: %s MB installed, %d wheels downloaded; pip's download and install took %d s"
+          % (size, len(saved), (stamps[-1] - stamps[0]).total_seconds()))
     assert int(size) > 1000
