@@ -110,6 +110,17 @@ def test_stopping_the_unit_puts_the_clocks_back(host):
             host.check_output(f"systemctl start {UNIT}")
 
 
+# --- check mode (prepare.yml, on the fresh host) -------------------------------------------------------------------
+def test_check_mode_on_the_fresh_host_reports_and_changes_nothing(host):
+    run = record(host, "check-fresh")
+    assert run["rc"] == 0, run["tail"]
+    assert run["unchanged"]
+    for task in ("Set that list aside", "Say what would be installed (check mode, repositories not there yet)",
+                 "Set the power mode with nvpmodel -m: MAXN",
+                 "Say that the unit would be started (check mode, unit not written yet)"):
+        assert task in run["changed"], run["changed"]
+
+
 # --- refusals (prepare.yml, on the fresh host) ---------------------------------------------------------------------
 @pytest.mark.parametrize("case", ["not_a_jetson", "l4t_major_change", "power_mode_not_on_this_module"])
 def test_refused_before_any_change(host, case):
