@@ -53,10 +53,10 @@ collection-link:
 	  ln -s ../../../.. $(COLL); fi
 
 workstation: venv-run collection-link
-	ansible-playbook playbooks/workstation.yml -e dlbox_target=$(LIMIT) $(EXTRA)
+	ansible-playbook playbooks/workstation.yml --limit $(LIMIT) $(EXTRA)
 
 plan: venv-run collection-link
-	ansible-playbook playbooks/plan.yml -e dlbox_target=$(LIMIT) $(EXTRA)
+	ansible-playbook playbooks/plan.yml --limit $(LIMIT) $(EXTRA)
 
 # yamllint, ansible-lint, the changelog fragments, then the packaging judges in their own cached venv
 # (build/packaging-venv): Galaxy's importer on the built tarball and antsibull-docs' docs lint; any
@@ -121,7 +121,7 @@ test-heavy: collection images
 
 bench: collection images
 	$(BIN)/python tests/benchmarks/bench_resolver.py
-	@start=$$(date +%s%N); ansible-playbook playbooks/plan.yml -e dlbox_target=$(LIMIT) >/dev/null; \
+	@start=$$(date +%s%N); ansible-playbook playbooks/plan.yml --limit $(LIMIT) >/dev/null; \
 	  echo "plan.yml on this machine: $$(( ($$(date +%s%N) - start) / 1000000 )) ms wall"
 	$(BIN)/python tests/benchmarks/bench_plan.py $(BENCH_HOSTS) $(BENCH_FORKS)
 	bash tests/benchmarks/bench_workstation_noop.sh

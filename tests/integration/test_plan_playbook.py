@@ -92,8 +92,7 @@ def test_bad_planning_variable_names_the_variable(tmp_path):
 def test_workstation_refuses_before_any_change(tmp_path):
     """workstation.yml plans first: a refused stack stops it before the roles touch the host."""
     extra = {"dlbox_plan_hardware": {"gpus": ["RTX 5090"], "os": "ubuntu-24.04"},
-             "dlbox_plan_request": {"kernel_modules": "proprietary"},
-             "dlbox_target": "localhost"}
+             "dlbox_plan_request": {"kernel_modules": "proprietary"}}
     proc = playbook("playbooks/workstation.yml", extra)
     assert proc.returncode != 0
     assert "Blackwell requires the open kernel modules" in proc.stdout
@@ -181,10 +180,25 @@ def test_bad_planning_input_is_refused_naming_the_key(tmp_path, hardware, reques
 
 def test_workstation_refuses_jetpack_on_x86_before_any_change(tmp_path):
     extra = {"dlbox_plan_hardware": {"gpus": ["RTX 4090"], "os": "ubuntu-24.04"},
-             "dlbox_plan_request": {"jetpack": "6.2"},
-             "dlbox_target": "localhost"}
+             "dlbox_plan_request": {"jetpack": "6.2"}}
     proc = playbook("playbooks/workstation.yml", extra)
     assert proc.returncode != 0
     assert "jetpack: '6.2' was requested, but this host has discrete NVIDIA GPUs" in proc.stdout
     assert "PLAY [Deep-learning workstation]" not in proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_installed_collection_without_ansible_cfg_targets_the_inventory(tmp_path):
+    """dlbox.stack.plan from the installed collection, outside this repository (no ansible.cfg), with a one-host
+    inventory given as `-i name,`: no dlbox_target, no group to match; the host is planned."""
+    env = ansible_env()
+    env["ANSIBLE_CONFIG"] = str(tmp_path / "none.cfg")  # not there: Ansible's defaults
+    extra = {"dlbox_plan_hardware": {"gpus": ["RTX 4090"], "os": "ubuntu-24.04"}}
+    proc = subprocess.run(
+        ["ansible-playbook", "-i", "labhost,", "-c", "local", "dlbox.stack.plan", "-e", json.dumps(extra)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, check=False, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Could not match supplied host pattern" not in proc.stdout + proc.stderr
+    assert "labhost" in proc.stdout and "ok=" in proc.stdout
     assert "Traceback" not in proc.stdout + proc.stderr
