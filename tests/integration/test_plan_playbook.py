@@ -201,4 +201,7 @@ def test_installed_collection_without_ansible_cfg_targets_the_inventory(tmp_path
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Could not match supplied host pattern" not in proc.stdout + proc.stderr
     assert "labhost" in proc.stdout and "ok=" in proc.stdout
+    # The plan as text lines, not a JSON-quoted string (Ansible's default callback_result_format is json).
+    assert "\nPlan for labhost: OK" in proc.stdout and "\nDriver:     R" in proc.stdout, proc.stdout
+    assert '"msg": "Plan for' not in proc.stdout
     assert "Traceback" not in proc.stdout + proc.stderr

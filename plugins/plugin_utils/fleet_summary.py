@@ -1,0 +1,129 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fleet summary of a rollout (``site.yml``): one table for the run; pure, no I/O.
+
+Its input is what the run left in each host's variables:
+
+- ``summary_report``: the summary role's per-host report (``workstation_summary.summarize`` plus ``text``), set when
+  the host's scenario got to its end;
+- ``dlbox_failure``: ``{"task": ..., "message": ...}`` where the host failed (the rollout records it);
+- ``dlbox_scenario``: the scenario the host is in (workstation, server, edge).
+
+A host with neither report nor failure was not reached: the rollout stopped before its batch (failure budget), and
+it is untouched. :func:`fleet_rows` gives one row per host, :func:`fleet_text`, :func:`fleet_markdown` the table.
+"""
+
+from __future__ import annotations
+
+COLUMNS = (
+    ("host", "host"),
+    ("scenario", "scenario"),
+    ("status", "status"),
+    ("driver", "driver"),
+    ("cuda", "CUDA"),
+    ("cudnn", "cuDNN"),
+    ("nccl", "NCCL"),
+    ("frameworks", "frameworks"),
+    ("changed", "changed"),
+    ("pending_reboot", "pending reboot"),
+    ("failure", "failure"),
+)
+
+
+class FleetSummaryError(ValueError):
+    """Input that is not what the rollout leaves in the hosts' variables."""
+
+
+def _failure(value, host):
+    if value in (None, {}, ""):
+        return None
+    if not isinstance(value, dict):
+        raise FleetSummaryError("fleet_summary: dlbox_failure of %s must be a mapping with task and message, not %r"
+                                % (host, value))
+    task = str(value.get("task") or "(task unknown)")
+    message = " ".join(str(value.get("message") or "(no message)").split())
+    return {"task": task, "message": message}
+
+
+def fleet_rows(hosts, hostvars):
+    """One row per host of ``hosts`` (in that order) from ``hostvars`` (host -> its variables)."""
+    if not isinstance(hosts, (list, tuple)) or not all(isinstance(h, str) for h in hosts):
+        raise FleetSummaryError("fleet_summary: hosts must be a list of host names, not %r" % (hosts,))
+    rows = []
+    for host in hosts:
+        hv = hostvars.get(host) or {}
+        report = hv.get("summary_report")
+        failure = _failure(hv.get("dlbox_failure"), host)
+        if report is not None and not isinstance(report, dict):
+            raise FleetSummaryError("fleet_summary: summary_report of %s must be the summary role's report" % host)
+        installed = (report or {}).get("installed") or {}
+        pending = [p for p in (report or {}).get("pending") or [] if "reboot" in p]
+        status = "failed" if failure else ("ok" if report is not None else "not reached")
+        rows.append({
+            "host": host,
+            "scenario": str(hv.get("dlbox_scenario") or "-"),
+            "status": status,
+            "driver": installed.get("driver"),
+            "cuda": installed.get("cuda"),
+            "cudnn": installed.get("cudnn"),
+            "nccl": installed.get("nccl"),
+            "frameworks": installed.get("environments"),
+            "changed": [c["component"] for c in (report or {}).get("changed") or []] if report is not None else None,
+            "pending_reboot": pending if report is not None else None,
+            "failure": failure,
+        })
+    return rows
+
+
+def _cell(row, key):
+    value = row[key]
+    if key == "failure":
+        return "%s: %s" % (value["task"], value["message"]) if value else "-"
+    if key == "changed":
+        return "-" if value is None else (", ".join(value) or "nothing")
+    if key == "pending_reboot":
+        return "-" if value is None else ("yes" if value else "no")
+    return "-" if value in (None, "") else str(value)
+
+
+def fleet_counts(rows):
+    """{"hosts", "ok", "failed", "not_reached", "pending_reboot"}."""
+    return {
+        "hosts": len(rows),
+        "ok": sum(r["status"] == "ok" for r in rows),
+        "failed": sum(r["status"] == "failed" for r in rows),
+        "not_reached": sum(r["status"] == "not reached" for r in rows),
+        "pending_reboot": sum(bool(r["pending_reboot"]) for r in rows),
+    }
+
+
+def fleet_text(rows):
+    """The table as lines of text, columns aligned, then one line of counts."""
+    cells = [[label for _key, label in COLUMNS]] + [[_cell(r, key) for key, _label in COLUMNS] for r in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(COLUMNS))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    counts = fleet_counts(rows)
+    lines.append("%(hosts)d hosts: %(ok)d ok, %(failed)d failed, %(not_reached)d not reached (untouched), "
+                 "%(pending_reboot)d with a reboot pending" % counts)
+    return lines
+
+
+def fleet_markdown(rows, title="Fleet summary"):
+    """The table as a Markdown document."""
+    def esc(text):
+        return text.replace("|", "\\|").replace("\n", " ")
+    lines = ["# %s" % title, "", "| %s |" % " | ".join(label for _key, label in COLUMNS),
+             "|%s" % ("---|" * len(COLUMNS))]
+    lines.extend("| %s |" % " | ".join(esc(_cell(r, key)) for key, _label in COLUMNS) for r in rows)
+    counts = fleet_counts(rows)
+    lines += ["", "%(hosts)d hosts: %(ok)d ok, %(failed)d failed, %(not_reached)d not reached (untouched), "
+              "%(pending_reboot)d with a reboot pending." % counts, ""]
+    return "\n".join(lines)
+
+
+def fleet_summary(hosts, hostvars):
+    """{"rows", "counts", "text", "markdown"} for the hosts of a rollout."""
+    rows = fleet_rows(hosts, hostvars)
+    return {"rows": rows, "counts": fleet_counts(rows), "text": fleet_text(rows), "markdown": fleet_markdown(rows)}

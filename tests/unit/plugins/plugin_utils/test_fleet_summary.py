@@ -1,0 +1,142 @@
+"""The fleet summary of a rollout (plugins/plugin_utils/fleet_summary.py, filter dlbox.stack.fleet_summary)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.dlbox.stack.plugins.action.show_text import text_lines
+from ansible_collections.dlbox.stack.plugins.filter import fleet as flt
+from ansible_collections.dlbox.stack.plugins.plugin_utils import fleet_summary as fs
+from ansible_collections.dlbox.stack.plugins.plugin_utils import workstation_summary as ws
+
+BEFORE = "## packages\n## cuda\n## envs\n## driver_loaded\n## reboot_required\n"
+AFTER_GPU = (
+    "## packages\nii \tnvidia-driver-580-open\t580.95.05-1\nii \tcuda-toolkit-13-0\t13.0.2-1\n"
+    "ii \tlibcudnn9-cuda-13\t9.14.0.64-1\nii \tlibnccl2\t2.28.7-1+cuda13.0\nii \tbuild-essential\t12.9\n"
+    "## cuda\n13.0\n## envs\ntorch\t/opt/dlbox/envs/torch/dlbox/manifest.json\n## driver_loaded\n"
+    "## reboot_required\nnvidia-driver-580-open\n"
+)
+AFTER_PLAIN = "## packages\nii \tbuild-essential\t12.9\n## cuda\n## envs\n## driver_loaded\n## reboot_required\n"
+
+
+def report(after, before=BEFORE):
+    """A real per-host report, as the summary role builds it."""
+    return ws.summarize(before, after)
+
+
+@pytest.fixture(name="hostvars")
+def hostvars_fixture():
+    return {
+        "ws-1": {"summary_report": report(AFTER_GPU), "dlbox_scenario": "workstation"},
+        "ws-2": {"dlbox_scenario": "workstation",
+                 "dlbox_failure": {"task": "Baseline (apt cache, build tools)",
+                                   "message": "No package matching\n 'no-such-package' is available"}},
+        "ws-3": {"dlbox_scenario": "workstation"},
+        "ws-4": {"summary_report": report(AFTER_PLAIN, AFTER_PLAIN), "dlbox_scenario": "workstation"},
+    }
+
+
+def test_rows_one_per_host_in_order_with_status(hostvars):
+    rows = fs.fleet_rows(["ws-4", "ws-1", "ws-2", "ws-3"], hostvars)
+    assert [(r["host"], r["status"]) for r in rows] == [
+        ("ws-4", "ok"), ("ws-1", "ok"), ("ws-2", "failed"), ("ws-3", "not reached")]
+
+
+def test_installed_changed_and_pending_reboot_come_from_the_host_report(hostvars):
+    row = fs.fleet_rows(["ws-1"], hostvars)[0]
+    assert row["driver"] == "nvidia-driver-580-open 580.95.05-1"
+    assert row["cuda"].startswith("cuda-toolkit-13-0 13.0.2-1") and "/usr/local/cuda-13.0" in row["cuda"]
+    assert row["cudnn"] == "libcudnn9-cuda-13 9.14.0.64-1"
+    assert row["nccl"] == "libnccl2 2.28.7-1+cuda13.0"
+    assert row["frameworks"] == "torch"
+    assert {"driver", "cuda", "cudnn", "nccl", "environments", "build_tools"} <= set(row["changed"])
+    assert row["pending_reboot"] and all("reboot" in p for p in row["pending_reboot"])
+    assert row["failure"] is None
+
+
+def test_a_noop_host_changed_nothing_and_has_no_reboot_pending(hostvars):
+    row = fs.fleet_rows(["ws-4"], hostvars)[0]
+    assert row["changed"] == [] and row["pending_reboot"] == []
+    assert fs.fleet_text([row])[2].split()[-3:] == ["nothing", "no", "-"]
+
+
+def test_failure_keeps_task_and_message_on_one_line(hostvars):
+    row = fs.fleet_rows(["ws-2"], hostvars)[0]
+    assert row["failure"] == {"task": "Baseline (apt cache, build tools)",
+                              "message": "No package matching 'no-such-package' is available"}
+    assert row["changed"] is None and row["pending_reboot"] is None
+
+
+def test_text_table_and_counts(hostvars):
+    summary = fs.fleet_summary(["ws-1", "ws-2", "ws-3", "ws-4"], hostvars)
+    text = summary["text"]
+    assert text[0].split()[:4] == ["host", "scenario", "status", "driver"]
+    assert set(text[1]) <= {"-", " "}
+    ws2 = next(line for line in text if line.startswith("ws-2"))
+    assert "failed" in ws2 and "Baseline (apt cache, build tools): No package matching 'no-such-package'" in ws2
+    ws1 = next(line for line in text if line.startswith("ws-1"))
+    assert " yes " in ws1
+    assert text[-1] == "4 hosts: 2 ok, 1 failed, 1 not reached (untouched), 1 with a reboot pending"
+    assert summary["counts"] == {"hosts": 4, "ok": 2, "failed": 1, "not_reached": 1, "pending_reboot": 1}
+    # aligned: every row's status column starts at the same offset as the header's
+    offset = text[0].index("status")
+    assert all(line[offset:].split()[0] in ("ok", "failed", "not") for line in text[2:-1])
+
+
+def test_markdown_table_escapes_pipes(hostvars):
+    hostvars["ws-2"]["dlbox_failure"]["message"] = "a | b"
+    md = fs.fleet_summary(["ws-1", "ws-2"], hostvars)["markdown"]
+    lines = md.splitlines()
+    assert lines[0] == "# Fleet summary"
+    assert lines[2].startswith("| host | scenario | status | driver | CUDA | cuDNN | NCCL | frameworks |")
+    assert lines[3] == "|" + "---|" * len(fs.COLUMNS)
+    assert all(line.count(" | ") == len(fs.COLUMNS) - 1 for line in lines[4:6])
+    assert "a \\| b" in md
+
+
+def test_json_round_trip(hostvars):
+    summary = fs.fleet_summary(["ws-1", "ws-2", "ws-3"], hostvars)
+    assert json.loads(json.dumps(summary["rows"])) == summary["rows"]
+
+
+@pytest.mark.parametrize("hosts", ["ws-1", None, [1]])
+def test_hosts_must_be_a_list_of_names(hosts):
+    with pytest.raises(fs.FleetSummaryError, match="hosts must be a list of host names"):
+        fs.fleet_rows(hosts, {})
+
+
+def test_a_failure_that_is_not_a_mapping_is_refused_naming_the_variable():
+    with pytest.raises(fs.FleetSummaryError, match="dlbox_failure of h must be a mapping with task and message"):
+        fs.fleet_rows(["h"], {"h": {"dlbox_failure": "boom"}})
+
+
+def test_a_report_that_is_not_the_summary_roles_is_refused():
+    with pytest.raises(fs.FleetSummaryError, match="summary_report of h"):
+        fs.fleet_rows(["h"], {"h": {"summary_report": "text"}})
+
+
+def test_filter_reads_only_its_keys_and_unknown_hosts(hostvars):
+    hostvars["ws-1"]["ansible_password"] = "secret"
+    out = flt.fleet_summary(hostvars, ["ws-1", "elsewhere"])
+    assert [r["status"] for r in out["rows"]] == ["ok", "not reached"]
+    assert "secret" not in json.dumps(out)
+    assert set(flt.FilterModule().filters()) == {"fleet_summary"}
+
+
+def test_filter_refuses_bad_input():
+    with pytest.raises(AnsibleFilterError, match="hosts must be a list"):
+        flt.fleet_summary({}, "ws-1")
+    with pytest.raises(AnsibleFilterError, match="the input must be hostvars"):
+        flt.fleet_summary([], ["ws-1"])
+    with pytest.raises(AnsibleFilterError, match="dlbox_failure of h"):
+        flt.fleet_summary({"h": {"dlbox_failure": 3}}, ["h"])
+
+
+def test_show_text_lines():
+    assert text_lines("a\nb") == ["a", "b"]
+    assert text_lines(["a", "b\nc", ""]) == ["a", "b", "c", ""]
+    with pytest.raises(ValueError, match="text must be a string or a list of strings, not dict"):
+        text_lines({"a": 1})
