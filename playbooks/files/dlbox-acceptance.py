@@ -143,7 +143,7 @@ int main() {
 def run(argv, timeout=300, env=None):
     try:
         proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
-                              universal_newlines=True, env=env)
+                              universal_newlines=True, env=env, check=False)
         return proc.returncode, proc.stdout, proc.stderr
     except (OSError, subprocess.SubprocessError) as exc:
         return 127, "", str(exc)

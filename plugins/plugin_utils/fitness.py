@@ -329,12 +329,12 @@ def report_text(report):
     for finding in report["findings"]:
         lines.append("  finding: %s" % finding)
     for check in report["checks"]:
-        lines.append("  [%s] %s: %s (want %s)%s" % (check["status"].upper() if check["status"] == "problem" else check["status"],
-                                                   check["label"], check["value"], check["expected"],
-                                                   "; %s" % check["note"] if check["note"] else ""))
+        word = check["status"].upper() if check["status"] == "problem" else check["status"]
+        note = "; %s" % check["note"] if check["note"] else ""
+        lines.append("  [%s] %s: %s (want %s)%s" % (word, check["label"], check["value"], check["expected"], note))
     tips = report["advice"]
-    lines.append("  advice: DataLoader(num_workers=%d, pin_memory=%s)  # %s" % (tips["num_workers"], tips["pin_memory"],
-                                                                              tips["num_workers_why"]))
+    lines.append("  advice: DataLoader(num_workers=%d, pin_memory=%s)  # %s"
+                 % (tips["num_workers"], tips["pin_memory"], tips["num_workers_why"]))
     for gpu in tips["gpus"]:
         lines.append("  advice: %s CC %s (%s): bf16 autocast %s, FP8 %s" % (
             gpu["name"], gpu["cc"], gpu["cc_from"], _yes(gpu["bf16"]), _yes(gpu["fp8"])))
