@@ -16,10 +16,13 @@ fs = LazyModule("plugin_utils.fleet_summary")
 KEYS = ("summary_report", "dlbox_failure", "dlbox_scenario")
 
 
-def fleet_summary(hostvars, hosts):
-    """{"rows", "counts", "text", "markdown"} for ``hosts`` from ``hostvars`` (only the keys the summary reads)."""
+def fleet_summary(hostvars, hosts, scenario=None):
+    """{"rows", "counts", "text", "markdown"} for ``hosts`` from ``hostvars`` (only the keys the summary reads);
+    ``scenario``: that of the hosts that did not note theirs."""
     if not isinstance(hostvars, Mapping):
         raise AnsibleFilterError("fleet_summary: the input must be hostvars")
+    if scenario is not None and not isinstance(scenario, str):
+        raise AnsibleFilterError("fleet_summary: scenario must be a name such as workstation, not %r" % (scenario,))
     if not isinstance(hosts, (list, tuple)):
         raise AnsibleFilterError("fleet_summary: hosts must be a list of host names, not %r" % (hosts,))
     picked = {}
@@ -27,7 +30,7 @@ def fleet_summary(hostvars, hosts):
         hv = hostvars[host] if host in hostvars else {}
         picked[host] = {key: hv[key] for key in KEYS if key in hv}
     try:
-        return fs.fleet_summary(list(hosts), picked)
+        return fs.fleet_summary(list(hosts), picked, scenario)
     except fs.FleetSummaryError as exc:
         raise AnsibleFilterError(str(exc)) from exc
 

@@ -46,8 +46,9 @@ def _failure(value, host):
     return {"task": task, "message": message}
 
 
-def fleet_rows(hosts, hostvars):
-    """One row per host of ``hosts`` (in that order) from ``hostvars`` (host -> its variables)."""
+def fleet_rows(hosts, hostvars, scenario=None):
+    """One row per host of ``hosts`` (in that order) from ``hostvars`` (host -> its variables); ``scenario``: the
+    scenario of the hosts that did not note theirs (not reached)."""
     if not isinstance(hosts, (list, tuple)) or not all(isinstance(h, str) for h in hosts):
         raise FleetSummaryError("fleet_summary: hosts must be a list of host names, not %r" % (hosts,))
     rows = []
@@ -62,7 +63,7 @@ def fleet_rows(hosts, hostvars):
         status = "failed" if failure else ("ok" if report is not None else "not reached")
         rows.append({
             "host": host,
-            "scenario": str(hv.get("dlbox_scenario") or "-"),
+            "scenario": str(hv.get("dlbox_scenario") or scenario or "-"),
             "status": status,
             "driver": installed.get("driver"),
             "cuda": installed.get("cuda"),
@@ -123,7 +124,7 @@ def fleet_markdown(rows, title="Fleet summary"):
     return "\n".join(lines)
 
 
-def fleet_summary(hosts, hostvars):
+def fleet_summary(hosts, hostvars, scenario=None):
     """{"rows", "counts", "text", "markdown"} for the hosts of a rollout."""
-    rows = fleet_rows(hosts, hostvars)
+    rows = fleet_rows(hosts, hostvars, scenario)
     return {"rows": rows, "counts": fleet_counts(rows), "text": fleet_text(rows), "markdown": fleet_markdown(rows)}

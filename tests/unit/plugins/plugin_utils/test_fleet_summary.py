@@ -140,3 +140,10 @@ def test_show_text_lines():
     assert text_lines(["a", "b\nc", ""]) == ["a", "b", "c", ""]
     with pytest.raises(ValueError, match="text must be a string or a list of strings, not dict"):
         text_lines({"a": 1})
+
+
+def test_hosts_not_reached_take_the_play_scenario(hostvars):
+    rows = fs.fleet_rows(["ws-3", "ws-1"], {"ws-3": {}, "ws-1": {"dlbox_scenario": "server"}}, scenario="workstation")
+    assert [r["scenario"] for r in rows] == ["workstation", "server"]
+    with pytest.raises(AnsibleFilterError, match="scenario must be a name"):
+        flt.fleet_summary(hostvars, ["ws-1"], scenario=3)
