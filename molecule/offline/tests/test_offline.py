@@ -61,8 +61,8 @@ def test_the_folder_holds_the_closure_and_its_manifest():
 def test_the_packages_came_from_the_folder_and_work(host):
     for name in ("build-essential", "curl", "make", "gcc"):
         assert host.package(name).is_installed, name
-    host.run_test("printf 'int main(void){return 7;}' | gcc -x c - -o /tmp/offline-a")
-    assert host.run("/tmp/offline-a").rc == 7
+    host.run_test("printf 'int main(void){return 7;}' | gcc -x c - -o /root/offline-a")
+    assert host.run("/root/offline-a").rc == 7
     carried = host.check_output("ls /var/lib/dlbox/offline/apt")
     print("carried to the host: %d .debs" % carried.count(".deb"))
     assert "make_" in carried and "build-essential_" in carried
