@@ -11,7 +11,7 @@ module: show_text
 short_description: Print text lines as they are, whatever the callback's result format
 version_added: "0.1.0"
 description:
-  - Prints O(text) on the controller, one line a line, unquoted. M(ansible.builtin.debug) prints a string
+  - Prints O(text) on the controller line by line, unquoted. M(ansible.builtin.debug) prints a string
     JSON-quoted (newlines as C(\n)) under Ansible's default settings (C(callback_result_format=json)); the plans,
     summaries and fleet tables of this collection are meant to be read as text from any project and any C(ansible.cfg).
   - Runs on the controller only (an action plugin); changes nothing.
