@@ -44,7 +44,7 @@ printf '%s ansible_connection=community.docker.docker\n' "$name" > "$work/hosts"
 run() {
   local start rc
   start=$(date +%s%N)
-  ansible-playbook -i "$work/hosts" playbooks/workstation.yml -e dlbox_target=all >"$work/run-$1.log" 2>&1
+  ansible-playbook -i "$work/hosts" playbooks/workstation.yml >"$work/run-$1.log" 2>&1
   rc=$?
   if [ $rc -ne 0 ]; then
     tail -40 "$work/run-$1.log" >&2

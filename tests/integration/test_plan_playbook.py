@@ -117,7 +117,6 @@ def test_several_hosts_write_one_mapping(tmp_path):
     assert all(p["ok"] and p["stack"]["driver"]["kernel_modules"] == "open" for p in plans.values())
 
 
-
 def test_a_refused_host_stops_alone_and_each_host_keeps_its_own_variables(tmp_path):
     """plan.yml plans all hosts in one task: each still gets its own plan and roles from its own variables (the
     play's own vars win for all), a refused host fails alone and the others go on to the next play."""

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Benchmark a fleet rollout: site.yml to 1, 3 and 6 fresh CPU-only test containers (dlbox-test:debian12, systemd as in
+# the Molecule platforms), each size in one run: serial 100 % (one batch), forks 6, the suite's warm package cache;
+# the role set is common (a real apt install of its build tools and probes) with the plan, the fitness report and
+# the summaries around it (Docker and the framework environments off). Prints, per size, the first converge and the
+# no-op re-run in seconds, and the ratio of 6 hosts to 1 (goal: at most 1.5). A benchmark that prints figures, not a
+# timed test.
+#
+#   tests/benchmarks/bench_fleet.sh            (BENCH_SIZES="1 3 6"; BENCH_FORKS=6)
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+[ -x "$root/.venv/bin/ansible-playbook" ] && export PATH="$root/.venv/bin:$PATH"
+export ANSIBLE_COLLECTIONS_PATH="$root/build/collections" ANSIBLE_INJECT_FACT_VARS=false
+image=dlbox-test:debian12
+work=$(mktemp -d /tmp/dlbox-bench-fleet.XXXXXX)
+names=()
+
+cleanup() {
+  [ ${#names[@]} -gt 0 ] && docker rm -f "${names[@]}" >/dev/null 2>&1
+  tests/scripts/test-cache.sh stop "$$" >/dev/null 2>&1
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+docker image inspect "$image" >/dev/null 2>&1 || { echo "bench: no image $image (tests/images/build.sh)" >&2; exit 2; }
+tests/scripts/test-cache.sh start "$$" >/dev/null || exit 2
+client=build/test-cache/client
+
+# one run of site.yml against the containers of $work/hosts-$1: seconds on stdout
+run() {
+  local start rc
+  start=$(date +%s%N)
+  (cd "$work" && ANSIBLE_CONFIG="$work/none.cfg" ansible-playbook -f "${BENCH_FORKS:-6}" -i "hosts-$1" dlbox.stack.site \
+    -e "{\"dlbox_report_dir\": \"$work/reports\"}" >"run-$1-$2.log" 2>&1)
+  rc=$?
+  if [ $rc -ne 0 ]; then
+    tail -30 "$work/run-$1-$2.log" >&2
+    echo "bench: site.yml, $1 hosts, run $2 failed (rc $rc)" >&2
+    exit 1
+  fi
+  echo "scale=1; ($(date +%s%N) - $start) / 1000000000" | bc
+}
+
+declare -A first second
+for n in ${BENCH_SIZES:-1 3 6}; do
+  {
+    echo "all:"
+    echo "  vars: {ansible_connection: community.docker.docker, dlbox_workstation_docker: false, dlbox_workstation_python_env: false}"
+    echo "  children: {workstations: {hosts: {"
+  } > "$work/hosts-$n"
+  for i in $(seq 1 "$n"); do
+    name=dlbox-bench-fleet-$$-$n-$i
+    names+=("$name")
+    docker run -d --name "$name" --cgroupns=host --cap-add SYS_ADMIN --tmpfs /run --tmpfs /run/lock --tmpfs /tmp \
+      -v /sys/fs/cgroup:/sys/fs/cgroup:rw \
+      -v "$root/$client/apt.conf:/etc/apt/apt.conf.d/01dlbox-test-cache:ro" \
+      -v "$root/$client/pip.conf:/etc/xdg/pip/pip.conf:ro" \
+      --stop-signal SIGRTMIN+3 "$image" /lib/systemd/systemd >/dev/null || exit 2
+    echo "    $name: {}," >> "$work/hosts-$n"
+  done
+  echo "  }}}" >> "$work/hosts-$n"
+  first[$n]=$(run "$n" 1) || exit 1
+  second[$n]=$(run "$n" 2) || exit 1
+  echo "fleet rollout, $n host(s): first converge ${first[$n]} s, no-op re-run ${second[$n]} s"
+done
+if [ -n "${first[1]:-}" ] && [ -n "${first[6]:-}" ]; then
+  echo "6 hosts / 1 host: first converge $(echo "scale=2; ${first[6]} / ${first[1]}" | bc)x," \
+       "no-op re-run $(echo "scale=2; ${second[6]} / ${second[1]}" | bc)x (goal: at most 1.5x)"
+fi
