@@ -1,0 +1,68 @@
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""playbooks/server.yml: what it composes, and that it refuses a host without GPUs and a Jetson before any change
+(the plan from dlbox_plan_hardware, run on localhost in check mode: the refusal comes before the first role)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _plays():
+    return yaml.safe_load((ROOT / "playbooks" / "server.yml").read_text(encoding="utf-8"))
+
+
+def test_composition_in_order():
+    play = [p for p in _plays() if "tasks" in p and p.get("become")][0]
+    roles = [t["ansible.builtin.include_role"]["name"].split(".")[-1] for t in play["tasks"]
+             if "ansible.builtin.include_role" in t]
+    assert roles == ["summary", "common", "nvidia_driver", "cuda", "cudnn", "nccl", "docker",
+                     "nvidia_container_toolkit", "dcgm", "gpu_settings", "python_env", "summary"]
+    driver = [t for t in play["tasks"] if t.get("ansible.builtin.include_role", {}).get("name") ==
+              "dlbox.stack.nvidia_driver"][0]
+    assert driver["vars"] == {"nvidia_driver_profile": "server", "nvidia_driver_reboot": "never"}
+
+
+def test_no_reboot_anywhere():
+    text = (ROOT / "playbooks" / "server.yml").read_text(encoding="utf-8")
+    assert "ansible.builtin.reboot" not in text and "if_needed" not in text
+
+
+def test_refusal_play_comes_before_the_roles():
+    names = [p.get("name", "") for p in _plays()]
+    assert names.index("Refuse hosts that are not GPU servers, before any change") < names.index("24/7 training server")
+
+
+@pytest.mark.parametrize("hardware, words", [
+    ({"gpus": [], "os": "ubuntu-24.04"}, "finds no NVIDIA GPU"),
+    ({"gpus": ["Jetson AGX Orin"], "l4t": "36.4.3", "arch": "aarch64"}, "is a Jetson"),
+])
+def test_refuses_before_any_change(tmp_path, hardware, words):
+    inventory = tmp_path / "hosts.ini"
+    inventory.write_text("[servers]\nlocalhost ansible_connection=local ansible_python_interpreter=%s\n" % sys.executable)
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json",
+               ANSIBLE_COLLECTIONS_PATH=str(ROOT / "build" / "collections"), DLBOX_STACK_CACHE_DIR="off")
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory), "--check",
+         str(ROOT / "playbooks" / "server.yml"), "-e", "dlbox_server_fitness=false",
+         "-e", json.dumps({"dlbox_plan_hardware": hardware})],
+        capture_output=True, text=True, env=env, cwd=str(ROOT), timeout=300, check=False)
+    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+    out = json.loads(proc.stdout[proc.stdout.index("{"):])
+    ran = [task["task"]["name"] for play in out["plays"] for task in play["tasks"]]
+    failed = [task["task"]["name"] for play in out["plays"] for task in play["tasks"]
+              if task["hosts"]["localhost"].get("failed")]
+    assert failed == ["Refuse a host without GPUs or a Jetson"]
+    assert "Note what is installed before the roles" not in ran
+    message = [task["hosts"]["localhost"]["msg"] for play in out["plays"] for task in play["tasks"]
+               if task["hosts"]["localhost"].get("failed")][0]
+    assert words in message and "Nothing was changed" in message
