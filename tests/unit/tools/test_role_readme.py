@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
-ROLES = ["common", "cuda", "cuda_repo", "cudnn", "docker", "jetpack", "nccl", "nvidia_container_toolkit", "nvidia_driver"]
+ROLES = ["common", "cuda", "cuda_repo", "cudnn", "dcgm", "docker", "gpu_settings", "jetpack", "nccl", "nvidia_container_toolkit",
+         "nvidia_driver"]
 SECTIONS = ["## Requirements", "## Role variables", "## Example playbook", "## What it refuses"]
 
 
