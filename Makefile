@@ -106,9 +106,11 @@ integration: collection images
 molecule: collection images
 	bash tests/scripts/molecule.sh $(SCENARIOS)
 
+# integration and molecule run side by side (both mostly wait on Docker, apt and pip; each prints when it ends)
 test: venv
 	@start=$$(date +%s); \
-	$(MAKE) --no-print-directory lint sanity units integration molecule; \
+	$(MAKE) --no-print-directory lint sanity units; \
+	$(MAKE) --no-print-directory -j2 --output-sync=target integration molecule; \
 	echo "make test: all green in $$(( $$(date +%s) - start )) s"
 
 # Multi-GB real installs, left out of `make test` (scenarios marked `heavy`): tensorflow-cpu from PyPI;
