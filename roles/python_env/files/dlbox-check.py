@@ -209,9 +209,27 @@ def _noexec_cause(where):
             "~/.cache/torchinductor), or remount %s with exec" % where)
 
 
+def prerelease_python(info=None):
+    """'3.11.0rc1' when this Python is a pre-release (Ubuntu 22.04's python3.11 from universe is one), else None."""
+    info = info or sys.version_info
+    if info.releaselevel == "final":
+        return None
+    return "%d.%d.%d%s%d" % (info[0], info[1], info[2], {"alpha": "a", "beta": "b", "candidate": "rc"}.get(
+        info.releaselevel, info.releaselevel), info.serial)
+
+
 def explain(text, device="cpu"):
     """(cause, fix) for a failed step's error text."""
-    text = str(text)
+    cause, fix = _explain(str(text), device)
+    pre = prerelease_python()
+    if pre:
+        cause = "%s; this Python is a pre-release, %s, which the framework may not support" % (cause, pre)
+        fix = ("%s; or build the environment on a released Python (python_env_interpreters, e.g. from "
+               "`uv python install X.Y`)" % fix)
+    return cause, fix
+
+
+def _explain(text, device):
     if re.search(r"failed to map segment from shared object|mounted with noexec", text):
         where = noexec_mount(os.path.dirname(inductor_cache_dir().rstrip("/")) or "/") or "its filesystem"
         return _noexec_cause(where)

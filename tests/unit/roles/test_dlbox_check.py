@@ -178,3 +178,15 @@ def test_a_noexec_kernel_folder_is_named_with_the_fix(monkeypatch):
                                                      "cc_name": "cc"})
     step = check.run_step("compile", "cpu", lambda: check._needs_build_tools("cpu"))
     assert step["ok"] is False and "is mounted noexec" in step["cause"], step
+
+
+def test_a_pre_release_python_is_named(monkeypatch):
+    # Ubuntu 22.04's python3.11 (universe) is 3.11.0rc1; torch 2.13's Dynamo calls sys.get_int_max_str_digits (3.11.0+)
+    rc1 = type("V", (tuple,), {"releaselevel": "candidate", "serial": 1})((3, 11, 0, "candidate", 1))
+    assert check.prerelease_python(rc1) == "3.11.0rc1"
+    assert check.prerelease_python(type("V", (tuple,), {"releaselevel": "final", "serial": 0})((3, 11, 2))) is None
+    monkeypatch.setattr(check, "prerelease_python", lambda info=None: "3.11.0rc1")
+    monkeypatch.setattr(check, "python_headers", lambda: ("/usr/include/python3.11/Python.h", True))
+    cause, fix = check.explain("AttributeError: module 'sys' has no attribute 'get_int_max_str_digits'")
+    assert "get_int_max_str_digits" in cause and "this Python is a pre-release, 3.11.0rc1" in cause
+    assert "released Python" in fix and "python_env_interpreters" in fix
