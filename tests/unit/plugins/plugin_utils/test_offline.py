@@ -66,8 +66,9 @@ CPU = {"run": {"common": True, "nvidia_driver": False, "cuda": False, "python_en
 MANIFEST = {"release": "debian bookworm"}
 
 
-def mirror(files=FILES, index=INDEX, manifest=MANIFEST):
-    return {"dir": "/srv/mirror", "index": index, "files": list(files), "manifest": manifest}
+def mirror(files=None, index=INDEX, manifest=None):
+    return {"dir": "/srv/mirror", "index": index, "files": list(FILES if files is None else files),
+            "manifest": MANIFEST if manifest is None else manifest}
 
 
 def run(need=None, **kw):
@@ -168,6 +169,6 @@ def test_an_installed_version_a_dependency_rejects_comes_from_the_folder():
     result = offline.check(offline.needs(CPU, ["perl"]), mirror(files=files, index=index), installed, "")
     assert result["ok"] and result["apt_install"] == ["perl", "perl-base"]
     # without the newer perl-base in the folder, the versioned dependency is what is missing
-    index = index.split("\n\n")[0]
+    index = index.split("\n\n", maxsplit=1)[0]
     result = offline.check(offline.needs(CPU, ["perl"]), mirror(files=files, index=index), installed, "")
     assert [m["name"] for m in result["missing"]] == ["perl-base (= 5.36.0-7+deb12u4)"]
