@@ -207,7 +207,7 @@ SCHEMA = _Record(
         "jetson_pytorch": _Map(_Record(
             {"version": _Optional(TEXT), "variant": TEXT, "index_url": _Optional(TEXT), "python": _Optional(VERSION),
              "warning": _Optional(TEXT)},
-            {"from_pytorch_releases": BOOL}, sourced=True)),
+            {"from_pytorch_releases": BOOL, "index_replaces_pypi": BOOL}, sourced=True)),
         "fabric_manager": _Record(
             {"service": TEXT,
              "packages": _List(_Record({"branch_min": INT, "branch_max": _Optional(INT), "package": TEXT, "meta": _Optional(TEXT)},

@@ -171,7 +171,8 @@ def environment_request(env, stack, host, var, requirements_text=""):
     """
     errors = []
     frameworks = env.get("frameworks", [])
-    has_gpu = bool((host or {}).get("gpu_count"))
+    # a Jetson's GPU is part of the module: gpu_count (PCI GPUs) is 0 there
+    has_gpu = bool((host or {}).get("gpu_count") or ((host or {}).get("jetson") or {}).get("model"))
     python = ((stack.get("python") or {}).get("version")) or None
     if python is None:
         errors.append("%s: the plan has no Python version; set %s.python such as '3.11'." % (var, var))
@@ -247,21 +248,29 @@ def pip_index_args(options, pytorch=None):
     ``dlbox_site_mirrors.pytorch_index``), ``pytorch_index`` (False:
     no PyTorch index, a wheelhouse or mirror serves torch). ``pytorch`` is the
     environment's PyTorch stack entry or None; its index is added as an extra index unless the build
-    is PyPI's own (``index_url`` None in the plan) or ``no_index`` is set.
+    is PyPI's own (``index_url`` None in the plan) or ``no_index`` is set; an index that replaces PyPI
+    (``index_replaces_pypi``: Jetson AI Lab's) becomes ``--index-url``.
     """
     args = []
     if options.get("no_index"):
         args.append("--no-index")
     else:
-        if options.get("index_url"):
-            args += ["--index-url", options["index_url"]]
+        index = options.get("index_url")
         extras = list(options.get("extra_index_urls") or [])
         if pytorch and pytorch.get("index_url") and options.get("pytorch_index", True):
             torch_index = options.get("pytorch_index_url") or pytorch["index_url"]
             if not options.get("pytorch_index_url") and options.get("pytorch_index_base_url") and pytorch.get("variant"):
                 torch_index = "%s/%s" % (options["pytorch_index_base_url"].rstrip("/"), pytorch["variant"])
-            if torch_index not in extras:
+            if pytorch.get("index_replaces_pypi"):
+                # the index serves PyPI's packages too and builds under PyPI's version numbers (Jetson AI Lab's):
+                # it is pip's index, and a site index given as well becomes an extra one
+                if index and index not in extras:
+                    extras.insert(0, index)
+                index = torch_index
+            elif torch_index not in extras:
                 extras.append(torch_index)
+        if index:
+            args += ["--index-url", index]
         for url in extras:
             args += ["--extra-index-url", url]
     for place in options.get("find_links") or []:

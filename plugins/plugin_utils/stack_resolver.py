@@ -757,6 +757,8 @@ def resolve_jetson(plan, report):
                     % (plan.request["pytorch"], entry["name"], jp["version"], route["version"], major_minor(route["version"]))])
     stack["pytorch"] = {"version": route["version"], "variant": route["variant"], "index_url": route.get("index_url"),
                         "cuda": jp.get("cuda"), "cudnn": jp.get("cudnn"), "torchvision": None, "torchaudio": None}
+    if route.get("index_replaces_pypi"):
+        stack["pytorch"]["index_replaces_pypi"] = True
     return stack
 
 

@@ -17,6 +17,9 @@ CU13_TORCH = {"version": "2.14.1", "variant": "cu132", "index_url": "https://idx
 TF = {"version": "2.21.0", "cuda": "12.5", "extra": "and-cuda"}
 NO_GPU = {"gpu_count": 0, "arch": "x86_64"}
 ONE_GPU = {"gpu_count": 1, "arch": "x86_64"}
+# the golden Jetson AGX Orin plan's stack.pytorch (tests/unit/golden/jetson-agx-orin.json)
+JETSON_TORCH = {"version": "2.5.0", "variant": "jp6-cu126", "index_url": "https://pypi.jetson-ai-lab.dev/jp6/cu126",
+                "cuda": "12.6", "cudnn": "9.3.0", "torchvision": None, "torchaudio": None, "index_replaces_pypi": True}
 
 
 @pytest.mark.parametrize("envs, words", [
@@ -166,6 +169,12 @@ def test_request_id_follows_the_request_only():
     ({"no_index": True, "find_links": ["/srv/wheels", "https://wheels.lab/"], "index_url": "https://ignored"}, CPU_TORCH,
      ["--no-index", "--find-links", "/srv/wheels", "--find-links", "https://wheels.lab/"]),
     ({}, dict(CU13_TORCH, variant="pypi", index_url=None), []),
+    # Jetson AI Lab's index serves PyPI's packages too, and torch 2.5.0 under PyPI's own version: pip's index
+    ({}, JETSON_TORCH, ["--index-url", "https://pypi.jetson-ai-lab.dev/jp6/cu126"]),
+    ({"index_url": "https://pypi.lab/simple"}, JETSON_TORCH,
+     ["--index-url", "https://pypi.jetson-ai-lab.dev/jp6/cu126", "--extra-index-url", "https://pypi.lab/simple"]),
+    ({"pytorch_index_url": "https://jetson-mirror.lab/jp6/cu126"}, JETSON_TORCH,
+     ["--index-url", "https://jetson-mirror.lab/jp6/cu126"]),
 ])
 def test_pip_index_args(options, pytorch, expected):
     assert _python_env.pip_index_args(options, pytorch) == expected
@@ -247,3 +256,14 @@ def test_driver_floors():
     assert _python_env.driver_floor("13.2", floors) == "580.65.06"
     assert _python_env.driver_floor(None, floors) is None
     assert _python_env.driver_floor("11.8", floors) is None
+
+
+def test_a_jetson_expects_its_gpu():
+    """A Jetson's GPU is part of the module: the plan's host has gpu_count 0 (no PCI GPU) and a jetson model."""
+    jetson_host = {"gpu_count": 0, "arch": "aarch64", "jetson": {"model": "Jetson AGX Orin"}}
+    stack = {"python": {"version": "3.10"}, "pytorch": JETSON_TORCH}
+    env = {"name": "torch", "frameworks": ["pytorch"]}
+    out = _python_env.environment_request(env, stack, jetson_host, "v[0]")
+    assert out["errors"] == [] and out["requirements"] == ["torch==2.5.0"]
+    assert out["gpu_expected"] is True
+    assert _python_env.environment_request(env, stack, dict(jetson_host, jetson=None), "v[0]")["gpu_expected"] is False
