@@ -7,8 +7,8 @@ What is real and what is a FIXTURE here:
   the roles' apt and pip runs, and PyTorch 2.13.0 (the CPU build) from the python_env scenario's wheelhouse
   (tests/scripts/test-wheelhouse.sh) in the build context;
 - FIXTURE: NVIDIA's CUDA repository (tests/aptrepo, cuda-debian12, served on 127.0.0.1): the CUDA 13.0 toolkit is
-  a fake nvcc and the toolkit's config-common package (no libcudart: the fixture repository has no runtime
-  library package), cuDNN 9.20.0.48 is a real ELF stand-in that answers cudnnGetVersion() only, libnccl2 lays no
+  a fake nvcc, the toolkit's config-common package and cuda-cudart-13-0 (a real ELF stand-in libcudart.so.13 that
+  answers cudaRuntimeGetVersion() only), cuDNN 9.20.0.48 is a real ELF stand-in that answers cudnnGetVersion() only, libnccl2 lays no
   library. The GPUs are planned on paper (dlbox_plan_hardware: two H100 SXM, driver 580.95.05).
 The image is built runtime-only (dlbox_ci_cuda: runtime) for compute capability 9.0: no nvcc, no driver
 libraries, no Ansible in it. The network is 127.0.0.1 only (docker build --network host): the fixture server this
@@ -161,6 +161,10 @@ def test_runtime_only_image_has_the_libraries_and_no_compiler_driver_or_ansible(
     out = _in_image(r"""
         set -u
         echo "cudnn=$(python3 -c 'import ctypes; print(ctypes.CDLL("libcudnn.so.9").cudnnGetVersion())')"
+        cudart=/usr/local/cuda-13.0/targets/x86_64-linux/lib/libcudart.so.13
+        ask='import ctypes, sys; v = ctypes.c_int(); lib = ctypes.CDLL(sys.argv[1])
+        print(lib.cudaRuntimeGetVersion(ctypes.byref(v)), v.value)'
+        echo "cudart=$(python3 -c "$(echo "$ask" | sed 's/^ *//')" "$cudart")"
         echo "packages=$(dpkg-query -W -f '${Package}=${Version} ' 'cuda-*' 'libcudnn*' 'libnccl*' 'nvidia-*' 'libcuda*' 2>/dev/null)"
         echo "manual=$(apt-mark showmanual | tr '\n' ' ')"
         echo "found=$(find / -xdev \( -name 'nvcc' -o -name 'libcuda.so*' -o -name 'libnvidia-ml.so*' -o -name 'ansible*' \
@@ -172,13 +176,15 @@ def test_runtime_only_image_has_the_libraries_and_no_compiler_driver_or_ansible(
         """).stdout
     facts = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
     assert facts["cudnn"] == "92000"              # the FIXTURE libcudnn.so.9 loads and says 9.20.0
+    assert facts["cudart"] == "0 13000"           # the FIXTURE CUDA runtime (cuda-cudart-13-0) stays and says 13.0
     packages = dict(p.split("=", 1) for p in facts["packages"].split())
     assert packages.get("libcudnn9-cuda-13") == "9.20.0.48-1"
     assert packages.get("libnccl2") == "2.27.7-1+cuda13.0"
     assert "cuda-toolkit-13-0-config-common" in packages        # the toolkit's record, not its compiler
     assert "cuda-nvcc-13-0" not in packages and "cuda-toolkit-13-0" not in packages
     assert not [p for p in packages if p.startswith(("nvidia-driver", "nvidia-open", "nvidia-kernel", "libcuda1"))]
-    for kept in ("libcudnn9-cuda-13", "libnccl2", "cuda-toolkit-13-0-config-common"):
+    assert "cuda-cudart-13-0" in packages                       # the runtime library stays, runtime-only
+    for kept in ("libcudnn9-cuda-13", "libnccl2", "cuda-toolkit-13-0-config-common", "cuda-cudart-13-0"):
         assert kept in facts["manual"].split()    # `apt-get autoremove` in the image keeps them
     assert facts["found"].strip() == "", facts["found"]          # no nvcc, libcuda.so*, libnvidia-ml.so*, Ansible
     assert '"version":"13.0' in facts["toolkit"]
