@@ -251,8 +251,9 @@ def _explain(text, device):
                 "or update the NVIDIA driver")
     if re.search(r"out of memory", text, re.I):
         return ("out of memory on %s" % device, "free the GPU (nvidia-smi shows who holds it) and run dlbox-check again")
-    return (key_line(text)[:400], "see the step's error (dlbox-check --json) and the framework's documentation; "
-                                   "run dlbox-check again to see whether it repeats")
+    return (key_line(text)[:400],
+            "see the step's error (dlbox-check --json) and the framework's documentation; "
+            "run dlbox-check again to see whether it repeats")
 
 
 # Lines of PyTorch's errors that say how to get more detail, not what went wrong.
@@ -339,8 +340,8 @@ def torch_autocast_step(torch, device):
         optimizer.step()
     if not torch.isfinite(loss).item():
         raise RuntimeError("the autocast loss is not finite (%s)" % loss.item())
-    return "%s training step%s, loss %.4f" % (str(dtype).replace("torch.", ""),
-                                             " with a GradScaler" if scaler is not None else "", loss.item())
+    scaled = " with a GradScaler" if scaler is not None else ""
+    return "%s training step%s, loss %.4f" % (str(dtype).replace("torch.", ""), scaled, loss.item())
 
 
 class _Synthetic(object):  # a map-style dataset (torch.utils.data.Dataset's protocol), picklable for spawned workers
@@ -460,8 +461,8 @@ def verdict(report, require_gpu, floors, expected=None):
     for fw in frameworks:
         for step in fw.get("steps") or []:
             if not step.get("ok"):
-                problems.append("%s %s on %s failed: %s. Fix: %s." % (fw["framework"], step["name"], step["device"],
-                                                                    step.get("cause"), step.get("fix")))
+                problems.append("%s %s on %s failed: %s. Fix: %s."
+                                % (fw["framework"], step["name"], step["device"], step.get("cause"), step.get("fix")))
                 status = status or EXIT_STEP_FAILED
     if require_gpu and not any(fw.get("gpu_visible") for fw in frameworks):
         problems.append("no GPU: a GPU was expected but %s sees none (%s)."
@@ -491,8 +492,9 @@ def render_text(report):
             if fw.get(extra):
                 lines.append("  %s %s" % (extra, fw[extra]))
         for step in fw.get("steps") or []:
-            lines.append("  %-10s on %-4s %-6s %7.2f s  %s" % (step["name"], step["device"], "ok" if step["ok"] else "FAILED",
-                                                            step["seconds"], step["detail"] if step["ok"] else step["cause"]))
+            outcome = step["detail"] if step["ok"] else step["cause"]
+            lines.append("  %-10s on %-4s %-6s %7.2f s  %s"
+                         % (step["name"], step["device"], "ok" if step["ok"] else "FAILED", step["seconds"], outcome))
     for error in report.get("import_errors") or []:
         lines.append("import failed: %s" % error)
     for problem in report.get("problems") or []:
