@@ -9,6 +9,7 @@ and the controller's resolver and role decisions use the same code; ``plugin_uti
 * :func:`parse_version`: lenient, the leading numbers (``"2.5.0a0+872d"`` -> ``(2, 5, 0)``, ``"R580"`` -> ``(580,)``).
 * :func:`version_tuple`: strict, dotted numbers only (``"12.10"`` -> ``(12, 10)``, sorts after ``"12.9"``);
   anything else -> ``()``, which sorts first.
+* :func:`debian_version_compare`: dpkg's order of Debian package versions (epoch, upstream, revision).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["parse_version", "version_tuple", "compare_versions", "at_least", "at_most", "version_matches", "driver_branch_of",
-           "major_minor", "major_of", "year_month"]
+           "major_minor", "major_of", "year_month", "debian_version_compare"]
 
 _NUMBERS = re.compile(r"\d+")
 _VERSION = re.compile(r"\d+(?:\.\d+)*")
@@ -98,3 +99,58 @@ def year_month(value):
     """Year-month tuple of a date-like value (``"2026-11-29"``, ``"2028-06"``); None when it has none."""
     numbers = [int(n) for n in _NUMBERS.findall(str(value))]
     return tuple(numbers[:2]) if len(numbers) >= 2 else None
+
+
+# Debian version order (deb-version(7)): the one copy, for offline mode (plugin_utils.offline) and the data tool
+# (tools/dlboxdata/indexes.py, through the collection).
+def _debian_order(char):
+    if char == "~":
+        return -1
+    if not char or char.isdigit():
+        return 0
+    if char.isalpha():
+        return ord(char)
+    return ord(char) + 256
+
+
+def _debian_compare_part(left, right):
+    """dpkg's verrevcmp (lib/dpkg/version.c) on one part of two versions."""
+    i = j = 0
+    while i < len(left) or j < len(right):
+        first_diff = 0
+        while (i < len(left) and not left[i].isdigit()) or (j < len(right) and not right[j].isdigit()):
+            a = _debian_order(left[i] if i < len(left) else "")
+            b = _debian_order(right[j] if j < len(right) else "")
+            if a != b:
+                return a - b
+            i += 1
+            j += 1
+        while i < len(left) and left[i] == "0":
+            i += 1
+        while j < len(right) and right[j] == "0":
+            j += 1
+        while i < len(left) and j < len(right) and left[i].isdigit() and right[j].isdigit():
+            if not first_diff:
+                first_diff = ord(left[i]) - ord(right[j])
+            i += 1
+            j += 1
+        if i < len(left) and left[i].isdigit():
+            return 1
+        if j < len(right) and right[j].isdigit():
+            return -1
+        if first_diff:
+            return first_diff
+    return 0
+
+
+def debian_version_compare(left, right):
+    """Debian version order (epoch, upstream version, revision): <0, 0 or >0, as dpkg --compare-versions."""
+    def split(version):
+        epoch, _sep, rest = version.partition(":") if ":" in version else ("0", "", version)
+        upstream, _sep, revision = rest.rpartition("-") if "-" in rest else (rest, "", "")
+        return int(epoch or 0), upstream, revision
+    le, lu, lr = split(left)
+    re_, ru, rr = split(right)
+    if le != re_:
+        return le - re_
+    return _debian_compare_part(lu, ru) or _debian_compare_part(lr, rr)

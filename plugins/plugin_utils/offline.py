@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.dlbox.stack.plugins.module_utils.versions import debian_version_compare as compare_versions
+
 # Roles of the workstation whose packages come from a vendor's repository (keyring downloaded from the vendor, a
 # sources list the role writes): the mirror folder does not carry those yet, so offline mode refuses them by name.
 VENDOR_ROLES = {
@@ -88,59 +90,6 @@ def parse_relations(text, versions=False):
         if names:
             groups.append(names)
     return groups
-
-
-def _order(char):
-    if char == "~":
-        return -1
-    if not char or char.isdigit():
-        return 0
-    if char.isalpha():
-        return ord(char)
-    return ord(char) + 256
-
-
-def _compare_part(left, right):
-    """dpkg's verrevcmp (lib/dpkg/version.c) on one part of two versions."""
-    i = j = 0
-    while i < len(left) or j < len(right):
-        first_diff = 0
-        while (i < len(left) and not left[i].isdigit()) or (j < len(right) and not right[j].isdigit()):
-            a = _order(left[i] if i < len(left) else "")
-            b = _order(right[j] if j < len(right) else "")
-            if a != b:
-                return a - b
-            i += 1
-            j += 1
-        while i < len(left) and left[i] == "0":
-            i += 1
-        while j < len(right) and right[j] == "0":
-            j += 1
-        while i < len(left) and j < len(right) and left[i].isdigit() and right[j].isdigit():
-            if not first_diff:
-                first_diff = ord(left[i]) - ord(right[j])
-            i += 1
-            j += 1
-        if i < len(left) and left[i].isdigit():
-            return 1
-        if j < len(right) and right[j].isdigit():
-            return -1
-        if first_diff:
-            return first_diff
-    return 0
-
-
-def compare_versions(left, right):
-    """Debian version order (epoch, upstream version, revision): <0, 0 or >0, as dpkg --compare-versions."""
-    def split(version):
-        epoch, _sep, rest = version.partition(":") if ":" in version else ("0", "", version)
-        upstream, _sep, revision = rest.rpartition("-") if "-" in rest else (rest, "", "")
-        return int(epoch or 0), upstream, revision
-    le, lu, lr = split(left)
-    re_, ru, rr = split(right)
-    if le != re_:
-        return le - re_
-    return _compare_part(lu, ru) or _compare_part(lr, rr)
 
 
 def satisfies(version, op, wanted):

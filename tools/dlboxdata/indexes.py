@@ -135,52 +135,16 @@ def _split_version(version):
     return int(epoch or 0), upstream, revision
 
 
-def _order(char):
-    if char == "~":
-        return -1
-    if char.isdigit():
-        return 0
-    if char.isalpha():
-        return ord(char)
-    return ord(char) + 256
-
-
-def _compare_part(left, right):
-    i = j = 0
-    while i < len(left) or j < len(right):
-        first_diff = 0
-        while (i < len(left) and not left[i].isdigit()) or (j < len(right) and not right[j].isdigit()):
-            lc = _order(left[i]) if i < len(left) and not left[i].isdigit() else 0
-            rc = _order(right[j]) if j < len(right) and not right[j].isdigit() else 0
-            if lc != rc:
-                return lc - rc
-            i += 1
-            j += 1
-        while i < len(left) and left[i] == "0":
-            i += 1
-        while j < len(right) and right[j] == "0":
-            j += 1
-        while i < len(left) and left[i].isdigit() and j < len(right) and right[j].isdigit():
-            if not first_diff:
-                first_diff = ord(left[i]) - ord(right[j])
-            i += 1
-            j += 1
-        if i < len(left) and left[i].isdigit():
-            return 1
-        if j < len(right) and right[j].isdigit():
-            return -1
-        if first_diff:
-            return first_diff
-    return 0
-
-
 def compare_versions(left, right):
-    """dpkg's ordering: negative, zero or positive. ``compare_versions("1.0~rc1", "1.0") < 0``."""
-    lepoch, lup, lrev = _split_version(left)
-    repoch, rup, rrev = _split_version(right)
-    if lepoch != repoch:
-        return lepoch - repoch
-    return _compare_part(lup, rup) or _compare_part(lrev, rrev)
+    """dpkg's ordering: negative, zero or positive. ``compare_versions("1.0~rc1", "1.0") < 0``. The collection's one
+    copy (plugins/module_utils/versions.py ``debian_version_compare``), imported as the collection does."""
+    return _versions().debian_version_compare(left, right)
+
+
+@functools.lru_cache(maxsize=None)
+def _versions():
+    from dlboxdata.collection import collection_module  # pylint: disable=import-outside-toplevel
+    return collection_module("plugins.module_utils.versions")
 
 
 version_key = functools.cmp_to_key(compare_versions)
