@@ -1,8 +1,9 @@
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The jetpack role's decisions (plugin_utils.jetpack_plan) on REAL Jetson files: /etc/nv_tegra_release of an AGX Orin
-(L4T R36.4.3, R36.4.4), of a TX2 (R32.5.1) and a Nano (R32.7.6), and NVIDIA's nvpmodel.conf of the AGX Orin
-(p3701-0000) and the Orin Nano (p3767-0003); sources in tests/fixtures/jetson/SOURCES.md and tests/fixtures/SOURCES.md.
+(L4T R36.4.3, R36.4.4), of a TX2 (R32.5.1) and a Nano (R32.7.6), and excerpts (the section headers) of NVIDIA's
+nvpmodel.conf of the AGX Orin (p3701-0000) and the Orin Nano (p3767-0003); sources in tests/fixtures/jetson/SOURCES.md
+and tests/fixtures/SOURCES.md.
 The rules run on frozen data: tests/unit/data/compat-frozen.yml and the Jetson data below."""
 
 from __future__ import annotations
