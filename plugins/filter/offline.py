@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters ``dlbox.stack.offline_needs`` and ``dlbox.stack.offline_check`` of offline mode (dlbox_offline)."""
+"""Filters ``dlbox.stack.offline_needs``, ``dlbox.stack.offline_check`` and ``dlbox.stack.python_env_apt`` of offline
+mode (dlbox_offline)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import Laz
 _offline = LazyModule("plugin_utils.offline")
 
 
-def offline_needs(workstation, packages, python_env=None):
+def offline_needs(workstation, packages, python_env=None, vendor=None):
     """What one plan needs from the mirror folder (see plugin_utils.offline.needs)."""
     try:
-        return _offline.needs(workstation, list(packages or []), python_env)
+        return _offline.needs(workstation, list(packages or []), python_env, vendor)
     except ValueError as exc:
         raise AnsibleFilterError("offline_needs: %s" % exc)
 
@@ -27,6 +28,14 @@ def offline_check(need, mirror, installed="", release=""):
     return _offline.check(need, mirror, installed or "", release or "")
 
 
+def python_env_apt(environments, interpreters=None, install_python=True, build_tools=True, compiler_packages=None):
+    """python_env's own apt packages for its decided environments (see plugin_utils.offline.python_env_apt)."""
+    if not isinstance(environments, list) or not all(isinstance(e, dict) for e in environments):
+        raise AnsibleFilterError("python_env_apt: expected python_env_plan's environments (a list of mappings)")
+    return _offline.python_env_apt(environments, interpreters or {}, install_python, build_tools,
+                                   ["g++"] if compiler_packages is None else list(compiler_packages))
+
+
 class FilterModule(object):
     def filters(self):
-        return {"offline_needs": offline_needs, "offline_check": offline_check}
+        return {"offline_needs": offline_needs, "offline_check": offline_check, "python_env_apt": python_env_apt}

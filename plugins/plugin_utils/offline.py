@@ -7,8 +7,11 @@ Pure: the caller reads the folder (made by playbooks/mirror.yml) and the host's 
 names in; nothing here touches a host or the network. The offline preflight (playbooks/offline.yml) refuses a run
 with every missing artifact listed before any change; mirror.yml asks the same question to know what to fetch.
 
-The folder:  apt/Packages + apt/*.deb (an apt "flat" repository: dpkg-scanpackages's index and the .debs it names),
-             wheels/*.whl (playbooks/wheelhouse.yml's wheelhouse), keys/ (repository keys), manifest.json.
+The folder:  apt/Packages + apt/*.deb (an apt "flat" repository: dpkg-scanpackages's index and the .debs it names:
+             the OS archive's packages AND those of the vendor repositories the plan's roles install from, each
+             downloaded by apt against the repository's signed index), wheels/*.whl (playbooks/wheelhouse.yml's
+             wheelhouse), keys/<name>.asc (each vendor repository's key, written only with its pinned fingerprint; the
+             roles take it from there instead of downloading it), manifest.json.
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ import re
 from ansible_collections.dlbox.stack.plugins.module_utils.versions import debian_version_compare as compare_versions
 
 # Roles of the workstation whose packages come from a vendor's repository (keyring downloaded from the vendor, a
-# sources list the role writes): the mirror folder does not carry those yet, so offline mode refuses them by name.
+# sources list the role writes). The folder carries a role's packages when the caller names them (needs()'s vendor:
+# the role's own decision of what it installs, playbooks/tasks/offline_vendor.yml); a role that runs without them is
+# refused by name.
 VENDOR_ROLES = {
     "nvidia_driver": "the NVIDIA driver (the OS archive's non-free section or NVIDIA's repository)",
     "cuda": "the CUDA toolkit (NVIDIA's CUDA repository)",
@@ -33,6 +38,7 @@ SWITCH_OF_ROLE = {
     "nvidia_container_toolkit": "dlbox_workstation_docker", "python_env": "dlbox_workstation_python_env",
 }
 _NAME = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
+_VERSION = re.compile(r"^[0-9A-Za-z.+~:-]+$")
 
 
 class OfflineError(ValueError):
@@ -119,12 +125,15 @@ def parse_dpkg_status(text):
     return provided
 
 
-def needs(workstation, packages, python_env=None):
+def needs(workstation, packages, python_env=None, vendor=None):
     """What one plan needs from the mirror folder.
 
     workstation: the plan's role decision (dlbox_workstation: run, kernel_headers); packages: the apt packages common
     installs (common_packages + common_extra_packages); python_env: {environments, find_links, no_index,
-    host_wheels} where python_env runs. Returns {apt: [names], wheels: bool, roles: [vendor roles that run],
+    host_wheels, apt (python_env's own apt packages: python_env_apt())} where python_env runs; vendor: {packages:
+    {role: [name or name=version, ...]} (what each vendor role installs from its repository), keys: [key names]
+    (keys/<name>.asc the roles take)}. Returns {apt: [names], vendor: {role: [specs]}, python_apt: [names], keys,
+    fetch: [every apt spec, sorted], roles: [vendor roles that run without their packages named: refused],
     kernel_headers: bool, python_env: {...} or None}."""
     if not isinstance(workstation, dict) or not isinstance(workstation.get("run"), dict):
         raise OfflineError("dlbox_workstation must be the plan's role decision (playbooks/plan.yml runs first)")
@@ -134,61 +143,129 @@ def needs(workstation, packages, python_env=None):
     if bad:
         raise OfflineError("common_packages / common_extra_packages: %s is not a Debian package name" % ", ".join(bad))
     run = workstation["run"]
+    vendor = vendor or {}
+    if not isinstance(vendor, dict) or not isinstance(vendor.get("packages") or {}, dict):
+        raise OfflineError("the vendor roles' packages must be {packages: {role: [names]}, keys: [names]}")
+    carried = {}
+    for role, specs in (vendor.get("packages") or {}).items():
+        if role not in VENDOR_ROLES:
+            raise OfflineError("%s is not a vendor role (%s)" % (role, ", ".join(VENDOR_ROLES)))
+        _check_specs(specs, "the packages of %s" % role)
+        if run.get(role) and specs:
+            carried[role] = list(specs)
+    keys = list(vendor.get("keys") or [])
+    bad = [k for k in keys if not isinstance(k, str) or not _NAME.match(k)]
+    if bad:
+        raise OfflineError("vendor keys: %s is not a key name (letters, digits, '+.-')" % bad)
+    env = dict(python_env or {}) if run.get("python_env") else None
+    python_apt = list((env or {}).get("apt") or [])
+    _check_specs(python_apt, "python_env's apt packages")
+    apt = sorted(set(p.strip() for p in packages if p.strip()))
     return {
-        "apt": sorted(set(p.strip() for p in packages if p.strip())),
-        "roles": [role for role in VENDOR_ROLES if run.get(role)],
+        "apt": apt,
+        "vendor": carried,
+        "python_apt": python_apt,
+        "keys": sorted(set(keys)) if carried else [],
+        "fetch": sorted(set(apt + python_apt + [s for specs in carried.values() for s in specs])),
+        "roles": [role for role in VENDOR_ROLES if run.get(role) and role not in carried],
         "kernel_headers": bool(workstation.get("kernel_headers")),
-        "python_env": dict(python_env or {}) if run.get("python_env") else None,
+        "python_env": env,
     }
 
 
-def closure(wanted, index, installed=None):
-    """Follow the dependencies of `wanted` through the index. Returns (from_index, missing).
+def _check_specs(specs, what):
+    if not isinstance(specs, (list, tuple)) or not all(isinstance(s, str) for s in specs):
+        raise OfflineError("%s must be a list of package names" % what)
+    bad = [s for s in specs if not _NAME.match(s.split("=", 1)[0]) or ("=" in s and not _VERSION.match(s.split("=", 1)[1]))]
+    if bad:
+        raise OfflineError("%s: %s is not a Debian package name (or name=version)" % (what, ", ".join(bad)))
+
+
+def split_spec(spec):
+    """'name=version' -> (name, '=', version); 'name' -> (name, None, None)."""
+    name, sep, version = spec.partition("=")
+    return (name, "=", version) if sep else (name, None, None)
+
+
+def python_env_apt(environments, interpreters=None, install_python=True, build_tools=True, compiler_packages=("g++",)):
+    """python_env's own apt packages (the role installs exactly these; the offline preflight checks them).
+
+    environments: python_env_plan's decided environments ({python, modules}); interpreters: python_env_interpreters
+    (Pythons the host brings: no package for those). Each planned distro Python X.Y: pythonX.Y and pythonX.Y-venv
+    (install_python); where an environment has PyTorch and build_tools: pythonX.Y-dev and compiler_packages
+    (torch.compile builds C++ on the CPU and Triton C on the GPU)."""
+    interpreters = interpreters or {}
+    pythons = []
+    for env in environments or []:
+        if env.get("python") and env["python"] not in interpreters and env["python"] not in pythons:
+            pythons.append(env["python"])
+    compiles = bool(build_tools) and any("torch" in (env.get("modules") or []) for env in environments or [])
+    out = []
+    if install_python:
+        out += ["python" + p for p in pythons] + ["python%s-venv" % p for p in pythons]
+    if compiles:
+        out += ["python%s-dev" % p for p in pythons] + list(compiler_packages or [])
+    return out
+
+
+def closure(wanted, index, installed=None, chosen=None):
+    """Follow the dependencies of `wanted` (names, or name=version) through the index. Returns (from_index, missing).
 
     installed: {name: version} (parse_dpkg_status). from_index: names to install from the folder (not installed
-    yet, or installed in a version a dependency does not accept), in a stable order; missing: [{name, needed_by}]
-    for each package or dependency group that neither the host nor the folder meets (needed_by None: asked for
-    directly). Alternatives: the first one the host meets, else the first the folder meets."""
+    yet, or installed in a version a dependency does not accept), in a stable order; missing: [{name, needed_by,
+    wanted}] for each package or dependency group that neither the host nor the folder meets (needed_by None: asked
+    for directly, wanted the spec asked for). Alternatives: the first one the host meets, else the first the folder
+    meets. chosen (a dict, filled in): name -> the stanza taken from the index (the newest that meets the relations
+    asked of it)."""
     installed = dict(installed or {})
+    chosen = {} if chosen is None else chosen
     provided = {}
     for name, stanzas in index.items():
         for stanza in stanzas:
             for virtual in stanza["provides"]:
                 provided.setdefault(virtual, name)
 
-    def newest(name):
-        return max(index[name], key=lambda s: _VersionKey(s["version"]))
+    def pick(name, op=None, version=None):
+        fits = [s for s in index.get(name) or [] if op is None or satisfies(s["version"], op, version)]
+        return max(fits, key=lambda s: _VersionKey(s["version"])) if fits else None
 
     def host_meets(name, op, version):
         return name in installed and (op is None or (installed[name] != "" and satisfies(installed[name], op, version)))
 
     def folder_meets(name, op, version):
         if name in index:
-            return op is None or satisfies(newest(name)["version"], op, version)
+            return pick(name, op, version) is not None
         return op is None and name in provided
 
+    def label(name, op, version):
+        return name + (" (%s %s)" % (op, version) if op else "")
+
     from_index, missing, done = [], [], set()
-    queue = [(name, None) for name in wanted if name not in installed]
-    for name in wanted:
-        if name not in installed and not folder_meets(name, None, None):
-            missing.append({"name": name, "needed_by": None})
-    queue = [(name, by) for name, by in queue if folder_meets(name, None, None)]
+    queue = []
+    for spec in wanted:
+        relation = split_spec(spec)
+        if host_meets(*relation):
+            continue
+        if folder_meets(*relation):
+            queue.append((relation, None))
+        else:
+            missing.append({"name": label(*relation), "needed_by": None, "wanted": spec})
     while queue:
-        name, needed_by = queue.pop(0)
+        (name, op, version), needed_by = queue.pop(0)
         real = name if name in index else provided[name]
         if real in done:
             continue
         done.add(real)
         from_index.append(real)
-        for group in newest(real)["depends"]:
+        chosen[real] = pick(real, op, version) if real == name else pick(real)
+        for group in chosen[real]["depends"]:
             if any(host_meets(*alt) for alt in group):
                 continue
             choice = next((alt for alt in group if folder_meets(*alt)), None)
             if choice is None:
-                missing.append({"name": " | ".join(n + (" (%s %s)" % (op, v) if op else "") for n, op, v in group),
-                                "needed_by": real})
+                missing.append({"name": " | ".join(label(*alt) for alt in group), "needed_by": real, "wanted": None})
                 continue
-            queue.append((choice[0], real))
+            queue.append((choice, real))
     return from_index, missing
 
 
@@ -224,16 +301,23 @@ def check(need, mirror, installed_text="", host_release=""):
              "machine of this host's release" % (manifest.get("release"), host_release))
 
     index = parse_packages(mirror.get("index") or "")
-    if need["apt"] and not index:
+    fetch = need.get("fetch", need["apt"])
+    if fetch and not index:
         miss("folder", "apt/Packages", "%s/apt/Packages is missing or empty (dpkg-scanpackages's index)" % folder)
-    from_index, apt_missing = closure(need["apt"], index, parse_dpkg_status(installed_text))
+    why_asked = {spec: "asked for (common_packages / common_extra_packages)" for spec in need["apt"]}
+    why_asked.update((spec, "asked for by python_env (its Python, venv, headers, compiler)")
+                     for spec in need.get("python_apt") or [])
+    for role, specs in (need.get("vendor") or {}).items():
+        why_asked.update((spec, "asked for by %s: %s" % (role, VENDOR_ROLES[role])) for spec in specs)
+    chosen = {}
+    from_index, apt_missing = closure(fetch, index, parse_dpkg_status(installed_text), chosen)
     for item in apt_missing:
-        why = ("asked for (common_packages / common_extra_packages)" if item["needed_by"] is None
+        why = (why_asked.get(item["wanted"], "asked for") if item["needed_by"] is None
                else "a dependency of %s" % item["needed_by"])
         miss("apt", item["name"], "not in %s/apt/Packages and not installed: %s" % (folder, why))
     apt_files, apt_install, stanzas = [], [], []
     for name in from_index:
-        stanza = max(index[name], key=lambda s: _VersionKey(s["version"]))
+        stanza = chosen[name]
         path = stanza["filename"][2:] if stanza["filename"].startswith("./") else stanza["filename"]
         if "apt/" + path not in files:
             miss("apt", name, "%s/apt/%s is listed in the index but absent" % (folder, path))
@@ -241,9 +325,13 @@ def check(need, mirror, installed_text="", host_release=""):
         apt_files.append("apt/" + path)
         apt_install.append(name)
         stanzas.append(stanza["text"])
+    for key in need.get("keys") or []:
+        if "keys/%s.asc" % key not in files:
+            miss("key", "keys/%s.asc" % key, "%s/keys/%s.asc is missing: the %s repository's key, which mirror.yml "
+                 "writes only with its pinned fingerprint (%s)" % (folder, key, key, ", ".join(sorted(need["vendor"]))))
 
     for role in need["roles"]:
-        miss("role", role, "%s is not carried by the mirror folder yet; skip the role offline (%s: false)"
+        miss("role", role, "%s is not carried by the mirror folder; skip the role offline (%s: false)"
              % (VENDOR_ROLES[role], SWITCH_OF_ROLE[role]))
     if need["kernel_headers"]:
         miss("role", "kernel headers", "the running kernel's headers are not carried by the mirror folder yet "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 DISTRO = os.environ.get("MOLECULE_DISTRO", "debian12")
 testinfra_hosts = ["dlbox-offline-%s" % DISTRO]
@@ -33,10 +34,19 @@ def test_the_preflight_lists_every_missing_artifact_and_changes_nothing():
     results = _results()
     out = results["output"]
     assert results["rc"] != 0
-    assert "5 artifact(s) missing from %s/mirror-broken; nothing was changed" % EPHEMERAL in out, out[-3000:]
-    for words in ("apt jq: not in", "apt make: %s/mirror-broken/apt/make_" % EPHEMERAL,
+    folder = "%s/mirror-broken" % EPHEMERAL
+    header = re.search(r"(\d+) artifact\(s\) missing from %s; nothing was changed" % re.escape(folder), out)
+    assert header, out[-3000:]
+    for words in ("apt jq: not in", "apt make: %s/apt/make_" % folder,
+                  # the vendor artifacts: the cuDNN runtime's .deb (cudnn's pinned version) and the CUDA key
+                  "apt libcudnn9-cuda-13: %s/apt/libcudnn9-cuda-13_9.20.0.48-1_amd64.deb" % folder,
+                  "key keys/cuda.asc: %s/keys/cuda.asc is missing" % folder,
+                  # python_env's own apt packages (its venv module is not in the folder made without python_env)
+                  "apt python3.11-venv: not in %s/apt/Packages and not installed: asked for by python_env" % folder,
                   "wheels wheels/:", "wheels python_env_no_index:", "wheels python_env_find_links:"):
         assert words in out, words
+    listed = re.findall(r"^\s*- (?:apt|key|wheels|role|folder) ", out.split(header.group(0), 1)[1], re.M)
+    assert int(header.group(1)) == len(listed) >= 8
     # refused before the roles: the summary's snapshot task never ran
     assert "dlbox.stack.summary" not in out and "dlbox.stack.common" not in out
     assert results["before"] == results["after"]
@@ -53,7 +63,13 @@ def test_the_folder_holds_the_closure_and_its_manifest():
     print("mirror folder: %d .debs, %.1f MB (manifest: %s)" % (len(debs), size / 1e6, manifest["debs"]))
     assert manifest["release"] == "debian bookworm"
     assert manifest["debs"] == len(debs) and manifest["deb_bytes"] == size
-    assert {"build-essential", "curl"} <= set(manifest["apt"])
+    assert {"build-essential", "curl", "cuda-toolkit-13-0", "libcudnn9-cuda-13=9.20.0.48-1"} <= set(manifest["apt"])
+    assert manifest["keys"] == ["cuda"] and sorted(manifest["vendor"]) == ["cuda", "cudnn"]
+    assert os.path.exists(os.path.join(folder, "keys", "cuda.asc"))
+    # the vendor packages and their dependencies within NVIDIA's repository, from the fixture repository
+    for prefix in ("cuda-toolkit-13-0_", "cuda-cudart-13-0_", "cuda-nvcc-13-0_", "libcudnn9-cuda-13_9.20.0.48-1_",
+                   "libcudnn9-dev-cuda-13_9.20.0.48-1_", "python3-debian_"):
+        assert [name for name in debs if name.startswith(prefix)], prefix
     with open(os.path.join(folder, "apt", "Packages"), encoding="utf-8") as handle:
         assert handle.read().count("\nPackage: ") + 1 == len(debs)
 
@@ -73,5 +89,22 @@ def test_apt_reads_the_folder_alone(host):
     policy = host.check_output("apt-cache policy")
     assert "file:/var/lib/dlbox/offline/apt" in policy
     assert "deb.debian.org" not in policy and "http" not in policy
-    # the host's own sources are still there, unread
+    # the host's own sources are still there, unread; so is the CUDA repository's as the cuda_repo role wrote it
     assert host.file("/etc/apt/sources.list.d/debian.sources").exists
+    assert host.file("/etc/apt/sources.list.d/dlbox-cuda.sources").contains("http://127.0.0.1:8089/cuda-debian12/")
+
+
+def test_cuda_and_cudnn_came_from_the_folder_with_the_pinned_key(host):
+    """FIXTURE packages (tests/aptrepo cuda-debian12): the fake nvcc answers --version only."""
+    assert host.package("cuda-toolkit-13-0").is_installed
+    assert host.package("libcudnn9-cuda-13").version == "9.20.0.48-1"
+    assert host.package("libcudnn9-dev-cuda-13").version == "9.20.0.48-1"
+    assert "release 13.0" in host.check_output("/usr/local/cuda-13.0/bin/nvcc --version")
+    carried = host.check_output("ls /var/lib/dlbox/offline/apt")
+    assert "cuda-toolkit-13-0_" in carried and "libcudnn9-cuda-13_9.20.0.48-1_" in carried
+    # the key came from the folder, checked against the pinned fingerprint (molecule.yml: the fixture key's)
+    with open(os.path.join(os.environ["MOLECULE_PROJECT_DIRECTORY"],
+                           "build/fixture-repos/cuda-debian12/cuda-archive-keyring.fingerprint"), encoding="utf-8") as handle:
+        pinned = handle.read().strip().replace(" ", "")
+    shown = host.check_output("gpg --show-keys --with-colons /etc/apt/keyrings/dlbox-cuda-archive-keyring.gpg")
+    assert "fpr:::::::::%s:" % pinned in shown

@@ -172,3 +172,99 @@ def test_an_installed_version_a_dependency_rejects_comes_from_the_folder():
     index = index.split("\n\n", maxsplit=1)[0]
     result = offline.check(offline.needs(CPU, ["perl"]), mirror(files=files, index=index), installed, "")
     assert [m["name"] for m in result["missing"]] == ["perl-base (= 5.36.0-7+deb12u4)"]
+
+
+# FIXTURE stanzas in the shape of NVIDIA's CUDA repository (tests/aptrepo/specs/_cuda-*.yml): the toolkit meta and a
+# dependency, and cuDNN in two versions (the role installs name=version; the folder may hold both).
+VENDOR_INDEX = INDEX + """
+Package: cuda-toolkit-13-0
+Version: 13.0.2-1
+Architecture: amd64
+Depends: cuda-cudart-13-0 (>= 13.0.96), build-essential
+Filename: ./cuda-toolkit-13-0_13.0.2-1_amd64.deb
+
+Package: cuda-cudart-13-0
+Version: 13.0.96-1
+Architecture: amd64
+Filename: ./cuda-cudart-13-0_13.0.96-1_amd64.deb
+
+Package: libcudnn9-cuda-13
+Version: 9.26.0.51-1
+Architecture: amd64
+Filename: ./libcudnn9-cuda-13_9.26.0.51-1_amd64.deb
+
+Package: libcudnn9-cuda-13
+Version: 9.30.0.1-1
+Architecture: amd64
+Filename: ./libcudnn9-cuda-13_9.30.0.1-1_amd64.deb
+"""
+VENDOR_FILES = FILES + ["apt/cuda-toolkit-13-0_13.0.2-1_amd64.deb", "apt/cuda-cudart-13-0_13.0.96-1_amd64.deb",
+                        "apt/libcudnn9-cuda-13_9.26.0.51-1_amd64.deb", "keys/cuda.asc"]
+GPU = {"run": dict(CPU["run"], cuda=True, cudnn=True, nccl=True), "kernel_headers": False}
+VENDOR = {"packages": {"cuda": ["cuda-toolkit-13-0"], "cudnn": ["libcudnn9-cuda-13=9.26.0.51-1"]}, "keys": ["cuda"]}
+
+
+def test_vendor_packages_come_from_the_folder_with_their_key():
+    need = offline.needs(dict(GPU, run=dict(GPU["run"], nccl=False)), ["build-essential"], None, VENDOR)
+    assert need["roles"] == [] and need["keys"] == ["cuda"]
+    assert need["fetch"] == ["build-essential", "cuda-toolkit-13-0", "libcudnn9-cuda-13=9.26.0.51-1"]
+    result = offline.check(need, mirror(files=VENDOR_FILES, index=VENDOR_INDEX), INSTALLED, "debian bookworm")
+    assert result["ok"], result["text"]
+    assert {"cuda-toolkit-13-0", "cuda-cudart-13-0", "libcudnn9-cuda-13", "make"} <= set(result["apt_install"])
+    # the pinned cuDNN, not the newest of the index
+    assert "apt/libcudnn9-cuda-13_9.26.0.51-1_amd64.deb" in result["apt_files"]
+    assert "Version: 9.26.0.51-1" in result["packages_text"] and "9.30.0.1" not in result["packages_text"]
+
+
+def test_every_missing_vendor_artifact_is_listed_before_any_change():
+    need = offline.needs(GPU, ["build-essential"], None, VENDOR)
+    files = [f for f in VENDOR_FILES if f not in ("keys/cuda.asc", "apt/cuda-cudart-13-0_13.0.96-1_amd64.deb")]
+    index = VENDOR_INDEX.replace("Version: 9.26.0.51-1\n", "Version: 9.25.0.1-1\n")
+    result = offline.check(need, mirror(files=files, index=index), INSTALLED, "debian bookworm")
+    got = {(m["kind"], m["name"]) for m in result["missing"]}
+    assert got == {("apt", "cuda-cudart-13-0"), ("apt", "libcudnn9-cuda-13 (= 9.26.0.51-1)"), ("key", "keys/cuda.asc"),
+                   ("role", "nccl")}
+    why = {m["name"]: m["why"] for m in result["missing"]}
+    assert "asked for by cudnn" in why["libcudnn9-cuda-13 (= 9.26.0.51-1)"]
+    assert "pinned fingerprint" in why["keys/cuda.asc"]
+    assert "dlbox_workstation_nccl: false" in why["nccl"]
+
+
+def test_a_vendor_package_installed_at_the_pinned_version_needs_nothing():
+    installed = INSTALLED + "\nlibcudnn9-cuda-13\tinstall ok installed\t9.26.0.51-1\t"
+    need = offline.needs(GPU, [], None, {"packages": {"cudnn": ["libcudnn9-cuda-13=9.26.0.51-1"]}, "keys": ["cuda"]})
+    result = offline.check(need, mirror(files=VENDOR_FILES, index=VENDOR_INDEX), installed, "")
+    assert result["apt_install"] == [] and {m["name"] for m in result["missing"]} == {"cuda", "nccl"}
+
+
+def test_python_env_apt_packages_are_checked():
+    env = {"no_index": True, "find_links": ["/w"], "host_wheels": "/w", "apt": ["python3.11", "python3.11-venv"]}
+    need = offline.needs(dict(CPU, run=dict(CPU["run"], python_env=True)), ["make"], env)
+    result = offline.check(need, mirror(files=FILES + ["wheels/six-1.16.0-py2.py3-none-any.whl"]), INSTALLED, "")
+    assert [(m["name"], m["why"].split(": ", 1)[1]) for m in result["missing"]] == [
+        ("python3.11", "asked for by python_env (its Python, venv, headers, compiler)"),
+        ("python3.11-venv", "asked for by python_env (its Python, venv, headers, compiler)")]
+
+
+@pytest.mark.parametrize("environments, kw, want", [
+    ([{"python": "3.11", "modules": ["torch"]}], {}, ["python3.11", "python3.11-venv", "python3.11-dev", "g++"]),
+    ([{"python": "3.11", "modules": ["tensorflow"]}, {"python": "3.11", "modules": []}], {},
+     ["python3.11", "python3.11-venv"]),
+    ([{"python": "3.12", "modules": ["torch"]}], {"interpreters": {"3.12": "/opt/py/bin/python3.12"}}, ["g++"]),
+    ([{"python": "3.11", "modules": ["torch"]}], {"install_python": False, "build_tools": False}, []),
+    ([{"python": "3.10", "modules": ["torch"]}, {"python": "3.11", "modules": []}], {"compiler_packages": ["clang"]},
+     ["python3.10", "python3.11", "python3.10-venv", "python3.11-venv", "python3.10-dev", "python3.11-dev", "clang"]),
+])
+def test_python_env_apt_is_the_roles_rule(environments, kw, want):
+    assert offline.python_env_apt(environments, **kw) == want
+
+
+@pytest.mark.parametrize("vendor, words", [
+    ({"packages": {"docker_ce": ["x"]}}, "not a vendor role"),
+    ({"packages": {"cuda": "cuda-toolkit-13-0"}}, "must be a list"),
+    ({"packages": {"cudnn": ["libcudnn9=9 1"]}}, "not a Debian package name"),
+    ({"packages": {"cuda": ["x1"]}, "keys": ["../etc"]}, "not a key name"),
+])
+def test_bad_vendor_input_is_refused(vendor, words):
+    with pytest.raises(AnsibleFilterError, match=words):
+        offline_needs(GPU, ["make"], None, vendor)
