@@ -42,7 +42,8 @@ def python_env_plan(environments, plan, host=None, request=None, hardware=None, 
     needs a TensorFlow the plan lacks) is re-resolved with ``host`` facts, the host's ``request`` and
     ``hardware``, so the resolver checks it. ``requirements``: environment name -> text of its
     requirements file; ``options`` pip's index options (``_python_env.pip_index_args``), which each
-    environment gets as ``pip_args``. ``check_only``: only check the list's shape (no resolving per environment).
+    environment gets as ``pip_args`` (and ``pip_conf``: its own pip.conf, or "", ``venv_pip_conf``).
+    ``check_only``: only check the list's shape (no resolving per environment).
     Returns ``{ok, errors, environments, driver_floors}``.
     """
     if plan is not None and (not isinstance(plan, dict) or "stack" not in plan):
@@ -85,6 +86,7 @@ def python_env_plan(environments, plan, host=None, request=None, hardware=None, 
         out = _python_env.environment_request(env, stack, plan_host, var, (requirements or {}).get(env["name"], ""))
         errors.extend(out.pop("errors"))
         out["pip_args"] = _python_env.pip_index_args(options or {}, out["frameworks"]["pytorch"])
+        out["pip_conf"] = _python_env.venv_pip_conf(out["pip_args"], out["frameworks"]["pytorch"])
         out["index"] = index
         out["var"] = var
         out["owner"] = env.get("owner")

@@ -10,6 +10,8 @@ variant, pytorch, tensorflow - are checked with the resolver's own patterns, ``s
 * ``environment_request``: one environment's requirements from its stack (the plan's entries for
   PyTorch, TensorFlow and Python), and the refusal of two CUDA majors in one environment;
 * ``pip_index_args``: index, extra index, find-links and proxy options for pip;
+* ``venv_pip_conf``: the environment's own ``pip.conf`` where its PyTorch index replaces PyPI (a Jetson's), so a
+  later ``pip install`` in it keeps to that index;
 * ``parse_dist_filename`` / ``cuda_majors_of_wheels`` / ``wheel_mix_error``: what the downloaded
   wheels really carry (``nvidia-cublas-cu12`` -> CUDA 12, ``nvidia-cuda-runtime 13.0.96`` -> 13);
 * ``parse_sha256sum`` / ``render_lock``: a ``pip install --require-hashes`` lock of what is installed;
@@ -245,7 +247,7 @@ def pip_index_args(options, pytorch=None):
     ``options``: ``index_url``, ``extra_index_urls``, ``find_links``, ``no_index``, ``proxy``,
     ``pytorch_index_url`` (replaces the plan's PyTorch index, e.g. a mirror), ``pytorch_index_base_url`` (a mirror
     of download.pytorch.org/whl laid out like it: the plan's variant folder, cu130 or cpu, is appended; the site's
-    ``dlbox_site_mirrors.pytorch_index``), ``pytorch_index`` (False:
+    ``dlbox_site_mirrors.pytorch_index``; not for an index that replaces PyPI), ``pytorch_index`` (False:
     no PyTorch index, a wheelhouse or mirror serves torch). ``pytorch`` is the
     environment's PyTorch stack entry or None; its index is added as an extra index unless the build
     is PyPI's own (``index_url`` None in the plan) or ``no_index`` is set; an index that replaces PyPI
@@ -259,7 +261,10 @@ def pip_index_args(options, pytorch=None):
         extras = list(options.get("extra_index_urls") or [])
         if pytorch and pytorch.get("index_url") and options.get("pytorch_index", True):
             torch_index = options.get("pytorch_index_url") or pytorch["index_url"]
-            if not options.get("pytorch_index_url") and options.get("pytorch_index_base_url") and pytorch.get("variant"):
+            # a mirror of download.pytorch.org/whl holds its variant folders (cu130, cpu); an index that replaces
+            # PyPI (Jetson AI Lab's jp6/cu126) is not one of them: only pytorch_index_url mirrors it
+            if (not options.get("pytorch_index_url") and options.get("pytorch_index_base_url") and pytorch.get("variant")
+                    and not pytorch.get("index_replaces_pypi")):
                 torch_index = "%s/%s" % (options["pytorch_index_base_url"].rstrip("/"), pytorch["variant"])
             if pytorch.get("index_replaces_pypi"):
                 # the index serves PyPI's packages too and builds under PyPI's version numbers (Jetson AI Lab's):
@@ -278,6 +283,32 @@ def pip_index_args(options, pytorch=None):
     if options.get("proxy"):
         args += ["--proxy", options["proxy"]]
     return args
+
+
+def venv_pip_conf(pip_args, pytorch=None):
+    """The text of an environment's own ``pip.conf`` (``<venv>/pip.conf``, pip's "site" file), or ``""``.
+
+    Only for an environment whose PyTorch index replaces PyPI (``index_replaces_pypi``, Jetson AI Lab's): there a
+    later ``pip install`` with pip's defaults would take PyPI's builds under the same version numbers (torch 2.5.0
+    for aarch64 without CUDA), so the environment keeps the index it was built from. ``pip_args`` are
+    ``pip_index_args``' result; their ``--index-url`` and ``--extra-index-url`` values are written::
+
+        ["--index-url", "https://pypi.jetson-ai-lab.dev/jp6/cu126", "--extra-index-url", "https://pypi.lab/simple"]
+        -> "[global]\nindex-url = https://pypi.jetson-ai-lab.dev/jp6/cu126\nextra-index-url = https://pypi.lab/simple\n"
+
+    Proxies and find-links stay out (they belong to the site, not to the environment).
+    """
+    if not (pytorch or {}).get("index_replaces_pypi"):
+        return ""
+    pairs = list(zip(pip_args, pip_args[1:]))
+    index = [value for flag, value in pairs if flag == "--index-url"]
+    extras = [value for flag, value in pairs if flag == "--extra-index-url"]
+    if not index:
+        return ""
+    lines = ["[global]", "index-url = %s" % index[0]]
+    if extras:
+        lines.append("extra-index-url = %s" % "\n    ".join(extras))
+    return "\n".join(lines) + "\n"
 
 
 # --------------------------------------------------------------------------------------------

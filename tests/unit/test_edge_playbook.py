@@ -16,10 +16,21 @@ PLAYS = yaml.safe_load((ROOT / "playbooks" / "edge.yml").read_text(encoding="utf
 NEVER_ON_L4T = {"nvidia_driver", "cuda_repo", "cuda", "cudnn", "nccl", "nvidia_container_toolkit"}
 
 
+def _flat(tasks):
+    """The tasks in the order they run, blocks opened (the rollout's block and its rescue, site.yml's)."""
+    for task in tasks or []:
+        yield task
+        for part in ("block", "rescue", "always"):
+            yield from _flat(task.get(part))
+
+
+def _tasks():
+    return [t for play in PLAYS for t in _flat(play.get("tasks"))]
+
+
 def _includes():
-    tasks = [t for play in PLAYS for t in play.get("tasks") or []]
     return [(t["ansible.builtin.include_role"]["name"].split(".")[-1], t["ansible.builtin.include_role"].get("tasks_from"))
-            for t in tasks if "ansible.builtin.include_role" in t]
+            for t in _tasks() if "ansible.builtin.include_role" in t]
 
 
 def test_the_plan_comes_first():
@@ -36,6 +47,10 @@ def test_no_x86_or_sbsa_role():
 
 
 def test_no_kernel_headers_on_l4t():
-    common = next(t for play in PLAYS for t in play.get("tasks") or []
-                  if t.get("ansible.builtin.include_role", {}).get("name") == "dlbox.stack.common")
+    common = next(t for t in _tasks() if t.get("ansible.builtin.include_role", {}).get("name") == "dlbox.stack.common")
     assert common["vars"]["common_kernel_headers"] is False
+
+
+def test_the_roles_in_their_order():
+    # the preflight, the baseline, JetPack, Docker with JetPack's runtime, PyTorch from the Jetson wheels
+    assert [role for role, _ in _includes()] == ["jetpack", "common", "jetpack", "docker", "python_env"]

@@ -82,6 +82,55 @@ def test_no_cuda_repository(host):
     assert out.stdout == ""
 
 
+# --- PyTorch from the Jetson wheels (FIXTURE index and wheel, files/jetson_pypi.py) --------------------------------
+ENV = "/opt/dlbox/envs/pytorch"
+
+
+def torch_plan(host):
+    return json.loads(host.file("/root/dlbox-jetson-torch.json").content_string)
+
+
+def test_the_environment_asked_for_the_plans_exact_torch(host):
+    version = torch_plan(host)["pytorch"]["version"]
+    lines = [line for line in host.file(f"{ENV}/dlbox/requirements.in").content_string.splitlines()
+             if not line.startswith("#")]
+    assert lines == [f"torch=={version}"]
+
+
+def test_torch_imports_and_is_the_fixture_at_the_plans_version(host):
+    plan = torch_plan(host)["pytorch"]
+    out = host.check_output(f"{ENV}/bin/python -c 'import torch; print(torch.FIXTURE); print(torch.__version__);"
+                            " print(torch.version.cuda)'").splitlines()
+    assert out[0].startswith("dlbox FIXTURE torch") and out[1:] == [plan["version"], plan["cuda"]]
+
+
+def test_the_index_was_pips_only_index(host):
+    index = torch_plan(host)["index_url"]
+    manifest = json.loads(host.file(f"{ENV}/dlbox/manifest.json").content_string)
+    assert manifest["pip_index_args"] == ["--index-url", index]
+    assert manifest["frameworks"] == {"PyTorch": torch_plan(host)["pytorch"]["version"]}
+    assert f"Looking in indexes: {index}" in host.file(f"{ENV}/dlbox/pip.log").content_string
+
+
+def test_pip_in_the_environment_keeps_to_the_jetson_index(host):
+    index = torch_plan(host)["index_url"]
+    assert f"index-url = {index}" in host.file(f"{ENV}/pip.conf").content_string
+    assert f"global.index-url='{index}'" in host.check_output(f"{ENV}/bin/python -m pip config list")
+    # a plain `pip download` in the environment, no options: the fixture wheel from the fixture index
+    version = torch_plan(host)["pytorch"]["version"]
+    out = host.run(f"rm -rf /tmp/dl && {ENV}/bin/python -m pip download --no-deps -d /tmp/dl torch=={version}")
+    assert out.rc == 0, out.stderr
+    assert host.check_output("ls /tmp/dl") == f"torch-{version}-py3-none-any.whl"
+
+
+def test_dlbox_check_reports_the_fixture_torch(host):
+    report = json.loads(host.run(f"{ENV}/bin/dlbox-check --json --no-matmul --no-steps --no-require-gpu").stdout)
+    plan = torch_plan(host)["pytorch"]
+    assert report["status"] == 0, report["problems"]
+    assert [(fw["framework"], fw["version"], fw["cuda"]) for fw in report["frameworks"]] == \
+        [("PyTorch", plan["version"], plan["cuda"])]
+
+
 # --- power mode and clocks (stubs) ---------------------------------------------------------------------------------
 def test_power_mode_maxn_is_set_and_kept(host):
     assert host.check_output("nvpmodel -q").splitlines() == ["NV Power Mode: MAXN", "0"]

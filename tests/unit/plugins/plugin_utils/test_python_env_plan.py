@@ -175,9 +175,28 @@ def test_request_id_follows_the_request_only():
      ["--index-url", "https://pypi.jetson-ai-lab.dev/jp6/cu126", "--extra-index-url", "https://pypi.lab/simple"]),
     ({"pytorch_index_url": "https://jetson-mirror.lab/jp6/cu126"}, JETSON_TORCH,
      ["--index-url", "https://jetson-mirror.lab/jp6/cu126"]),
+    # the site's download.pytorch.org mirror has no jp6-cu126 folder: it is not the Jetson index's mirror
+    ({"pytorch_index_base_url": "https://mirror.lab/pt/whl"}, JETSON_TORCH,
+     ["--index-url", "https://pypi.jetson-ai-lab.dev/jp6/cu126"]),
 ])
 def test_pip_index_args(options, pytorch, expected):
     assert _python_env.pip_index_args(options, pytorch) == expected
+
+
+@pytest.mark.parametrize("options, pytorch, expected", [
+    ({}, JETSON_TORCH, "[global]\nindex-url = https://pypi.jetson-ai-lab.dev/jp6/cu126\n"),
+    ({"pytorch_index_url": "http://127.0.0.1:8089/jp6/cu126", "index_url": "https://pypi.lab/simple",
+      "extra_index_urls": ["https://more.lab/simple"], "proxy": "http://p:3128", "find_links": ["/srv/w"]}, JETSON_TORCH,
+     "[global]\nindex-url = http://127.0.0.1:8089/jp6/cu126\n"
+     "extra-index-url = https://pypi.lab/simple\n    https://more.lab/simple\n"),
+    # an index beside PyPI (download.pytorch.org) leaves pip's own configuration alone, and so does a wheelhouse
+    ({}, CPU_TORCH, ""),
+    ({}, None, ""),
+    ({"no_index": True, "find_links": ["/srv/w"]}, JETSON_TORCH, ""),
+    ({"pytorch_index": False}, JETSON_TORCH, ""),
+])
+def test_venv_pip_conf_only_where_the_index_replaces_pypi(options, pytorch, expected):
+    assert _python_env.venv_pip_conf(_python_env.pip_index_args(options, pytorch), pytorch) == expected
 
 
 @pytest.mark.parametrize("filename, expected", [
