@@ -52,7 +52,7 @@ def load_data(path=None):
     if not isinstance(data, dict):
         raise GpuSettingsError("%s must be a mapping" % path)
     sources = data.get("sources") or {}
-    for section in ("gpu_settings", "mig", "dcgm"):
+    for section in ("gpu_settings", "mig", "mig_parted", "infiniband", "dcgm"):
         entry = data.get(section)
         if not isinstance(entry, dict) or entry.get("source") not in sources:
             raise GpuSettingsError("%s: %s needs a source named in sources" % (path, section))
@@ -114,6 +114,7 @@ def _gpu(index, bus, name, fields):
         "compute_mode": _na(get("compute_mode")),
         "mig": {"current": _flag(get("mig/current")), "pending": _flag(get("mig/pending"))},
         "processes": int(fields.get("processes") or 0),
+        "process_ids": [str(pid) for pid in fields.get("process_ids") or []],
     }
 
 
@@ -157,6 +158,7 @@ def parse_xml(text):
                                         if c is not None]
         fields["supported_clocks"] = supported
         fields["processes"] = len(node.findall("processes/process_info"))
+        fields["process_ids"] = [(p.findtext("pid") or "").strip() for p in node.findall("processes/process_info")]
         gpus.append(_gpu(index, node.get("id"), node.findtext("product_name"), fields))
     return gpus
 
@@ -189,7 +191,8 @@ def parse_text(text):
         match = _TEXT_GPU.match(line)
         if match:
             close()
-            bus, name, fields, section, in_processes = match.group(1), None, {"processes": 0}, None, False
+            bus, name, fields, section, in_processes = match.group(1), None, {"processes": 0, "process_ids": []}, \
+                None, False
             continue
         if bus is None or not line.strip():
             continue
@@ -207,6 +210,7 @@ def parse_text(text):
             continue
         if in_processes and label.strip() == "Process ID":
             fields["processes"] += 1
+            fields["process_ids"].append(value)
         elif indent == 4:
             if label == "Product Name":
                 name = value
@@ -399,13 +403,27 @@ def mig_profiles(product_name, data=None):
     return None
 
 
+DRAIN = ("drain it first: stop its jobs (nvidia-smi --query-compute-apps=pid,process_name,gpu_bus_id --format=csv"
+         " lists them) and the services that hold the GPU (nvidia-dcgm, nvidia-dcgm-exporter, your schedulers'"
+         " agents), then run again")
+
+
+def _mode_changes(entry, gpu):
+    """Does this mig-parted entry switch the GPU's MIG mode (the step that needs an idle GPU and a reset)?"""
+    wanted = bool(entry.get("mig-enabled"))
+    current = gpu["mig"]["current"]
+    if current is None:             # N/A: the GPU has no MIG mode; only asking for MIG changes anything
+        return wanted
+    return current != wanted or (gpu["mig"]["pending"] is not None and gpu["mig"]["pending"] != wanted)
+
+
 def mig_problems(config, selected, smi_text, data=None, variable="gpu_settings_mig_config"):
     """A mig-parted config document and the name of its layout to apply -> problems (empty: the GPUs take it).
 
     Checked per GPU the layout names: the GPU takes MIG; each profile exists for it; no profile more often than
     the GPU allows; compute slices <= 7 and memory slices <= 8 in all (necessary, not sufficient: NVIDIA's
-    placement rules are checked again by nvidia-mig-parted itself); MIG mode is not switched on a GPU that runs
-    processes (the MIG user guide: the GPU must be idle; drain it first, e.g. stop its jobs and nvidia-dcgm).
+    placement rules are checked again by nvidia-mig-parted itself); MIG mode is not switched (on or off) on a GPU
+    that runs processes (the MIG user guide: the GPU must be idle), with how to drain it.
     """
     data = data or load_data()
     gpus = parse_smi(smi_text)
@@ -413,10 +431,15 @@ def mig_problems(config, selected, smi_text, data=None, variable="gpu_settings_m
     if not isinstance(configs, dict) or selected not in configs:
         return ["%s has no layout %r under mig-configs (has: %s)" % (
             variable, selected, ", ".join(sorted(configs)) if isinstance(configs, dict) else "none")]
+    if not isinstance(configs[selected], list):
+        return ["%s.mig-configs.%s must be a list of {devices, mig-enabled, mig-devices}" % (variable, selected)]
     problems = []
     limits = data["mig"]
-    for number, entry in enumerate(configs[selected] or []):
+    for number, entry in enumerate(configs[selected]):
         where = "%s.mig-configs.%s[%d]" % (variable, selected, number)
+        if not isinstance(entry, dict):
+            problems.append("%s must be a mapping with devices, mig-enabled and mig-devices" % where)
+            continue
         devices = entry.get("devices", "all")
         chosen = gpus if devices == "all" else [g for g in gpus if g["index"] in (devices or [])]
         missing = [] if devices == "all" else sorted(set(devices or []) - {g["index"] for g in gpus})
@@ -424,15 +447,16 @@ def mig_problems(config, selected, smi_text, data=None, variable="gpu_settings_m
             problems.append("%s: devices %s do not exist (the host has GPUs 0-%d)" % (where, missing, len(gpus) - 1))
         for gpu in chosen:
             label = "GPU %d (%s)" % (gpu["index"], gpu["name"])
+            if gpu["processes"] and _mode_changes(entry, gpu):
+                problems.append("%s: %s runs %d process(es) (PID %s); switching MIG mode %s needs an idle GPU (it is"
+                                " reset): %s" % (where, label, gpu["processes"], ", ".join(gpu["process_ids"]) or "?",
+                                                 "on" if entry.get("mig-enabled") else "off", DRAIN))
             if not entry.get("mig-enabled"):
                 continue
             known = mig_profiles(gpu["name"], data)
             if known is None:
                 problems.append("%s: %s does not support MIG (data/server.yml mig.gpus)" % (where, label))
                 continue
-            if gpu["processes"] and gpu["mig"]["current"] is not True:
-                problems.append("%s: %s runs %d process(es); enabling MIG needs an idle GPU: stop its jobs and"
-                                " services (nvidia-dcgm, dcgm-exporter) first" % (where, label, gpu["processes"]))
             compute = memory = 0
             for profile, count in (entry.get("mig-devices") or {}).items():
                 spec = known["profiles"].get(profile)
@@ -449,3 +473,40 @@ def mig_problems(config, selected, smi_text, data=None, variable="gpu_settings_m
                 problems.append("%s: the layout needs %d compute and %d memory slices; %s has %d and %d" % (
                     where, compute, memory, label, limits["compute_slices"], limits["memory_slices"]))
     return problems
+
+
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def mig_parted_install(data=None, arch="x86_64", url="", sha256="", version=""):
+    """Where NVIDIA's nvidia-mig-manager package (nvidia-mig-parted and its boot service) comes from, checked.
+
+    ``url`` empty: the GitHub release of ``version`` (empty: data's) for the architecture; otherwise the URL of
+    the .deb itself (a mirror). The sha256 is always required: no default exists for a file this collection has
+    not seen. Returns ``{"problems": [...], "url", "deb", "sha256", "package", "version", "binary", "service",
+    "hooks_file", "generated_config", "package_dropin", "dropin"}``.
+    """
+    data = data or load_data()
+    facts = data["mig_parted"]
+    version = str(version or facts["version"])
+    problems = []
+    deb_arch = facts["arches"].get(arch)
+    if deb_arch is None:
+        problems.append("nvidia-mig-parted packages exist for %s, not %s (data/server.yml mig_parted.arches)" % (
+            ", ".join(facts["arches"]), arch))
+        deb_arch = arch
+    deb = facts["deb"].format(version=version, arch=deb_arch)
+    url = str(url or "").strip()
+    if url and not re.match(r"^(https?|file)://", url):
+        problems.append("gpu_settings_mig_parted_url must be an http(s):// or file:// URL of the .deb, not %r" % url)
+    if not url:
+        url = facts["release_url"].format(version=version) + deb
+    sha256 = str(sha256 or "").strip().lower()
+    if not _SHA256.match(sha256):
+        problems.append("gpu_settings_mig_parted_sha256 must be the sha256 of %s (64 hex digits; got %r): "
+                        "sha256sum the file you downloaded from %s" % (deb, sha256, url))
+    result = {key: facts[key] for key in ("package", "binary", "service", "hooks_file", "generated_config",
+                                          "package_dropin", "dropin")}
+    result.update({"problems": problems, "url": url, "deb": url.rstrip("/").rsplit("/", 1)[-1] or deb,
+                   "sha256": sha256, "version": version})
+    return result

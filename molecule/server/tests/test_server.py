@@ -56,7 +56,8 @@ def test_boot_unit_verifies(host):
     assert "dlbox-gpu-settings" not in out.stderr, out.stderr
 
 
-@pytest.mark.parametrize("unit", ["nvidia-persistenced.service", "nvidia-fabricmanager.service"])
+@pytest.mark.parametrize("unit", ["nvidia-persistenced.service", "nvidia-fabricmanager.service",
+                                  "nvidia-mig-manager.service"])
 def test_boot_unit_runs_after_the_driver_and_fabric_manager(host, unit):
     after = host.check_output("systemctl list-dependencies --after --plain --no-pager dlbox-gpu-settings.service")
     assert unit in after
@@ -116,4 +117,76 @@ def test_power_limit_above_the_maximum_refused_naming_the_variable_with_nothing_
 
 def test_check_mode_changes_nothing(host):
     results = _results(host)
-    assert results["after_check"] == results["before"]
+    assert results["after_check"] == results["before_check"]
+    assert "dlbox-config.yaml" in results["before_check"]       # the MIG files are in the snapshot
+
+
+# ---------------------------------------------------------------- MIG (FIXTURE nvidia-mig-parted)
+
+MIG_LOG = "/opt/dlbox-fixture-gpu/state/mig.log"
+MIG_CONFIG = "/etc/nvidia-mig-manager/dlbox-config.yaml"
+
+
+def test_mig_manager_package_installed_from_the_checked_download(host):
+    assert host.package("nvidia-mig-manager").version == "0.15.0-1"
+    assert host.file("/var/cache/dlbox/nvidia-mig-manager_0.15.0-1_amd64.deb").exists
+    assert "FIXTURE" in host.check_output("nvidia-mig-parted version")
+
+
+def test_mig_layout_applied_once_by_nvidia_mig_parted(host):
+    assert "<current_mig>Enabled</current_mig>" in host.check_output("nvidia-smi -q -x")
+    applies = [line.split(" ", 1)[1] for line in host.file(MIG_LOG).content_string.splitlines()]
+    # converge applied it; the idempotence run asked `assert` and applied nothing; the FIXTURE boot applied it again
+    assert applies[0] == "apply -f %s -c dlbox-h200 -k /etc/nvidia-mig-manager/hooks.yaml" % MIG_CONFIG
+    assert len(applies) == 2
+    out = host.run("nvidia-mig-parted assert -f %s -c dlbox-h200", MIG_CONFIG)
+    assert out.rc == 0, out.stderr
+
+
+def test_mig_layout_file_in_mig_parted_format(host):
+    import yaml  # noqa: PLC0415 - testinfra's own environment has PyYAML (Molecule)
+    layout = yaml.safe_load(host.file(MIG_CONFIG).content_string)
+    assert layout == {"version": "v1", "mig-configs": {"dlbox-h200": [
+        {"devices": "all", "mig-enabled": True, "mig-devices": {"3g.71gb": 2}}]}}
+
+
+def test_mig_manager_service_reapplies_the_layout_at_boot(host):
+    service = host.service("nvidia-mig-manager")
+    assert service.is_enabled
+    # the drop-in sorts after the package's override.conf (all-disabled): its values win
+    env = host.check_output("systemctl show -p Environment --value nvidia-mig-manager.service")
+    assert "MIG_PARTED_CONFIG_FILE=%s" % MIG_CONFIG in env and "MIG_PARTED_SELECTED_CONFIG=dlbox-h200" in env
+    assert "all-disabled" not in env.split("MIG_PARTED_SELECTED_CONFIG=")[-1]
+    assert _results(host)["mig_after_boot"] == {"0": {"devices": {"3g.71gb": 2}, "enabled": True}}
+
+
+def test_mig_layout_the_gpu_cannot_take_refused_with_nothing_changed(host):
+    results = _results(host)
+    assert "gpu_settings_mig_config.mig-configs.too-big[0]" in results["mig_refused"]
+    assert "at most 1 x 4g.71gb" in results["mig_refused"] and "Nothing was changed" in results["mig_refused"]
+    assert results["after_refusal"] == results["before"]
+
+
+def test_mig_switch_on_a_busy_gpu_refused_saying_how_to_drain(host):
+    refused = _results(host)["busy_refused"]
+    assert "runs 1 process(es) (PID 4242)" in refused and "switching MIG mode off" in refused
+    assert "nvidia-smi --query-compute-apps" in refused and "Nothing was changed" in refused
+    assert not host.file("/opt/dlbox-fixture-gpu/state/processes.json").exists
+
+
+# ---------------------------------------------------------------- holds, InfiniBand
+
+def test_cuda_and_cudnn_held(host):
+    held = set(host.check_output("apt-mark showhold").split())
+    assert {"cuda-toolkit-13-0", "cuda-nvcc-13-0", "libcudnn9-cuda-13"} <= held, held
+    # nothing else of the toolkit's name pattern is left unheld
+    installed = host.check_output("dpkg-query -W -f '${Package}\\n' 'cuda-*-13-0'").split()
+    assert installed and set(installed) <= held
+
+
+def test_infiniband_link_reported_from_ibstat(host):
+    results = _results(host)
+    assert len(results["ib_lines"]) == 1
+    assert results["ib_lines"][0].startswith("mlx5_0/1: Initializing, LinkUp, 100 Gb/s, InfiniBand -- NOT Active")
+    assert "subnet manager" in results["ib_lines"][0]
+    assert results["ib_refused"].startswith("infiniband_require_active: mlx5_0/1")

@@ -170,10 +170,85 @@ def test_mig_layouts_the_gpu_cannot_take_are_refused(text, layout, words):
     assert problems and words in problems[0] and problems[0].startswith("gpu_settings_mig_config")
 
 
+def _busy(text, pid="42"):
+    return text.replace("<processes>", "<processes><process_info><pid>%s</pid></process_info>" % pid, 1)
+
+
 def test_mig_refused_on_a_busy_gpu_and_unknown_layout():
-    busy = H200.replace("<processes>", "<processes><process_info><pid>42</pid></process_info>", 1)
-    assert "idle GPU" in gs.mig_problems(_layout("all", {"7g.141gb": 1}), "x", busy, DATA)[0]
+    problem = gs.mig_problems(_layout("all", {"7g.141gb": 1}), "x", _busy(H200), DATA)[0]
+    assert "idle GPU" in problem and "PID 42" in problem and "switching MIG mode on" in problem
+    # how to drain: the command that lists the jobs and the services that hold the GPU
+    assert "nvidia-smi --query-compute-apps" in problem and "nvidia-dcgm" in problem
     assert "no layout" in gs.mig_problems(_layout("all", {}), "other", H200, DATA)[0]
+
+
+def test_mig_busy_gpu_refused_only_when_the_mode_switches():
+    mig_on = _busy(A100_MIG, "7")               # the A100 capture runs with MIG enabled already
+    assert gs.parse_smi(A100_MIG)[0]["mig"]["current"] is True
+    # new instances on a GPU already in MIG mode: no reset, mig-parted itself handles busy instances
+    assert gs.mig_problems(_layout("all", {"3g.20gb": 2}), "x", mig_on, DATA) == []
+    # switching MIG off on that busy GPU resets it: refused
+    problems = gs.mig_problems(_layout("all", {}, enabled=False), "x", mig_on, DATA)
+    assert len(problems) == 1 and "switching MIG mode off" in problems[0] and "PID 7" in problems[0]
+    # MIG off on an idle GPU that never had it: nothing to switch, nothing refused
+    assert gs.mig_problems(_layout("all", {}, enabled=False), "x", _busy(P100), DATA) == []
+
+
+def test_busy_gpu_read_from_the_text_output_too():
+    assert [g["processes"] for g in gs.parse_smi(H100)] == [0] * 8          # the recording: "Processes : None"
+    # GPU 0 running one job, in nvidia-smi -q's layout of a process (nvidia-smi(1), "Processes" section)
+    busy = H100.replace("    Processes                             : None\n",
+                        "    Processes\n        GPU instance ID                   : N/A\n"
+                        "        Compute instance ID               : N/A\n"
+                        "        Process ID                        : 4242\n"
+                        "            Type                          : C\n"
+                        "            Name                          : python3\n"
+                        "            Used GPU Memory               : 1024 MiB\n", 1)
+    gpus = gs.parse_smi(busy)
+    assert (gpus[0]["processes"], gpus[0]["process_ids"]) == (1, ["4242"]) and gpus[1]["processes"] == 0
+    problems = gs.mig_problems(_layout([0, 1], {"1g.10gb": 7}), "x", busy, DATA)
+    assert len(problems) == 1 and "GPU 0" in problems[0] and "PID 4242" in problems[0]
+
+
+def test_malformed_layouts_are_problems_not_crashes():
+    bad = {"version": "v1", "mig-configs": {"x": "all-1g"}}
+    assert "must be a list" in gs.mig_problems(bad, "x", H200, DATA)[0]
+    bad = {"version": "v1", "mig-configs": {"x": ["all"]}}
+    assert "must be a mapping" in gs.mig_problems(bad, "x", H200, DATA)[0]
+
+
+SHA = "a" * 64
+
+
+def test_mig_parted_from_the_release_of_the_data_version():
+    install = gs.mig_parted_install(DATA, "x86_64", "", SHA)
+    version = DATA["mig_parted"]["version"]
+    assert install["problems"] == []
+    assert install["deb"] == "nvidia-mig-manager_%s-1_amd64.deb" % version
+    assert install["url"] == "https://github.com/NVIDIA/mig-parted/releases/download/v%s/%s" % (version, install["deb"])
+    assert install["service"] == "nvidia-mig-manager.service" and install["package"] == "nvidia-mig-manager"
+    # the package's own drop-in sorts before ours, so our MIG_PARTED_SELECTED_CONFIG wins (systemd.unit(5))
+    assert install["package_dropin"].rsplit("/", 1)[0] == install["dropin"].rsplit("/", 1)[0]
+    assert sorted([install["package_dropin"], install["dropin"]])[-1] == install["dropin"]
+    assert gs.mig_parted_install(DATA, "aarch64", "", SHA)["deb"].endswith("_arm64.deb")
+
+
+def test_mig_parted_from_a_mirror_keeps_its_file_name():
+    install = gs.mig_parted_install(DATA, "x86_64", "http://mirror.example/mig/nvidia-mig-manager_0.15.0-1_amd64.deb",
+                                    SHA.upper())
+    assert install["problems"] == [] and install["sha256"] == SHA
+    assert install["url"].startswith("http://mirror.example/") and install["deb"] == "nvidia-mig-manager_0.15.0-1_amd64.deb"
+
+
+@pytest.mark.parametrize("arch, url, sha, words", [
+    ("x86_64", "", "", "gpu_settings_mig_parted_sha256 must be"),
+    ("x86_64", "", "abc", "gpu_settings_mig_parted_sha256 must be"),
+    ("x86_64", "mirror.example/x.deb", SHA, "gpu_settings_mig_parted_url must be"),
+    ("ppc64le", "", SHA, "not ppc64le"),
+])
+def test_mig_parted_install_refused_naming_the_variable(arch, url, sha, words):
+    problems = gs.mig_parted_install(DATA, arch, url, sha)["problems"]
+    assert len(problems) == 1 and words in problems[0]
 
 
 def test_frozen_data_matches_shape_of_live_data():
