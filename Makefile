@@ -18,7 +18,7 @@ BENCH_HOSTS ?= 116
 BENCH_FORKS ?= 20
 EXTRA ?=
 
-.PHONY: help venv venv-run collection collection-link workstation plan lint docs changelog sanity units integration images docker-engine host-deps molecule test test-heavy build bench clean
+.PHONY: help venv venv-run collection collection-link workstation plan lint docs changelog sanity units static integration images docker-engine host-deps molecule test test-heavy build bench clean
 
 help:
 	@echo "make workstation  set up this machine as a deep-learning workstation (inventories/local)"
@@ -106,10 +106,15 @@ integration: collection images
 molecule: collection images
 	bash tests/scripts/molecule.sh $(SCENARIOS)
 
-# integration and molecule run side by side (both mostly wait on Docker, apt and pip; each prints when it ends)
+# The static checks (lint, sanity, units: CPU) run beside the test images' build (debootstrap and apt: network);
+# then integration and molecule run side by side (both mostly wait on Docker, apt and pip; each prints when it ends)
+static: venv
+	$(MAKE) --no-print-directory -j1 lint sanity units
+
 test: venv
 	@start=$$(date +%s); \
-	$(MAKE) --no-print-directory lint sanity units; \
+	$(MAKE) --no-print-directory -j2 --output-sync=target static images; \
+	echo "make test: static checks and test images in $$(( $$(date +%s) - start )) s"; \
 	$(MAKE) --no-print-directory -j2 --output-sync=target integration molecule; \
 	echo "make test: all green in $$(( $$(date +%s) - start )) s"
 
