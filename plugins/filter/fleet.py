@@ -13,16 +13,16 @@ from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import Laz
 
 fs = LazyModule("plugin_utils.fleet_summary")
 
-KEYS = ("summary_report", "dlbox_failure", "dlbox_scenario")
+KEYS = ("summary_report", "dlbox_failure", "dlbox_scenario", "dlbox_rollout_done", "dlbox_fitness")
 
 
 def fleet_summary(hostvars, hosts, scenario=None):
     """{"rows", "counts", "text", "markdown"} for ``hosts`` from ``hostvars`` (only the keys the summary reads);
-    ``scenario``: that of the hosts that did not note theirs."""
+    ``scenario``: that of the hosts that did not note theirs, a name or a mapping host -> name."""
     if not isinstance(hostvars, Mapping):
         raise AnsibleFilterError("fleet_summary: the input must be hostvars")
-    if scenario is not None and not isinstance(scenario, str):
-        raise AnsibleFilterError("fleet_summary: scenario must be a name such as workstation, not %r" % (scenario,))
+    if isinstance(scenario, Mapping):
+        scenario = dict(scenario)
     if not isinstance(hosts, (list, tuple)):
         raise AnsibleFilterError("fleet_summary: hosts must be a list of host names, not %r" % (hosts,))
     picked = {}

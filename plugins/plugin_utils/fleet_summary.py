@@ -8,9 +8,13 @@ Its input is what the run left in each host's variables:
 - ``summary_report``: the summary role's per-host report (``workstation_summary.summarize`` plus ``text``), set when
   the host's scenario got to its end;
 - ``dlbox_failure``: ``{"task": ..., "message": ...}`` where the host failed (the rollout records it);
-- ``dlbox_scenario``: the scenario the host is in (workstation, server, edge).
+- ``dlbox_scenario``: the scenario the host is in (workstation, server, edge);
+- ``dlbox_fitness``: the host's fitness report (preflight.yml, the first play of each scenario; ``fitness.judge_host``),
+  whose verdict the row carries (fit, or NOT fit with the problems);
+- ``dlbox_rollout_done``: true once the host got to the end of its batch (a scenario without the summary role, such as
+  edge.yml, has no report: its row says ok with nothing known installed).
 
-A host with neither report nor failure was not reached: the rollout stopped before its batch (failure budget), and
+A host with neither report, end of batch nor failure was not reached: the rollout stopped before its batch (failure budget), and
 it is untouched. :func:`fleet_rows` gives one row per host, :func:`fleet_text`, :func:`fleet_markdown` the table.
 """
 
@@ -27,8 +31,13 @@ COLUMNS = (
     ("frameworks", "frameworks"),
     ("changed", "changed"),
     ("pending_reboot", "pending reboot"),
+    ("fitness", "fitness"),
     ("failure", "failure"),
 )
+
+# The fitness reports of the same run, in the same report folder (preflight.yml): linked from the Markdown.
+FITNESS_LINKS = ("The fitness verdicts come from preflight.yml's reports in the same folder: the fleet's in "
+                 "[../fleet.md](../fleet.md) (and fleet.html, fleet.json), each host's in ../fitness/<host>.json.")
 
 
 class FleetSummaryError(ValueError):
@@ -46,11 +55,27 @@ def _failure(value, host):
     return {"task": task, "message": message}
 
 
+def _fitness(value, host):
+    """The fitness verdict of a host's report: "fit", "NOT fit: <problems>", or None without a report."""
+    if value in (None, {}, ""):
+        return None
+    if not isinstance(value, dict) or "ok" not in value:
+        raise FleetSummaryError("fleet_summary: dlbox_fitness of %s must be preflight.yml's fitness report" % host)
+    if value["ok"]:
+        return "fit"
+    return "NOT fit: " + ", ".join(str(p) for p in value.get("problems") or []) if value.get("problems") else "NOT fit"
+
+
 def fleet_rows(hosts, hostvars, scenario=None):
     """One row per host of ``hosts`` (in that order) from ``hostvars`` (host -> its variables); ``scenario``: the
-    scenario of the hosts that did not note theirs (not reached)."""
+    scenario of the hosts that did not note theirs (not reached), one name or a mapping host -> name (site.yml's
+    plays, one per group)."""
     if not isinstance(hosts, (list, tuple)) or not all(isinstance(h, str) for h in hosts):
         raise FleetSummaryError("fleet_summary: hosts must be a list of host names, not %r" % (hosts,))
+    if not (scenario is None or isinstance(scenario, str)
+            or (isinstance(scenario, dict) and all(isinstance(v, str) for v in scenario.values()))):
+        raise FleetSummaryError("fleet_summary: scenario must be a name such as workstation or a mapping host -> name,"
+                                " not %r" % (scenario,))
     rows = []
     for host in hosts:
         hv = hostvars.get(host) or {}
@@ -60,10 +85,12 @@ def fleet_rows(hosts, hostvars, scenario=None):
             raise FleetSummaryError("fleet_summary: summary_report of %s must be the summary role's report" % host)
         installed = (report or {}).get("installed") or {}
         pending = [p for p in (report or {}).get("pending") or [] if "reboot" in p]
-        status = "failed" if failure else ("ok" if report is not None else "not reached")
+        done = report is not None or bool(hv.get("dlbox_rollout_done"))
+        status = "failed" if failure else ("ok" if done else "not reached")
+        play_scenario = scenario.get(host) if isinstance(scenario, dict) else scenario
         rows.append({
             "host": host,
-            "scenario": str(hv.get("dlbox_scenario") or scenario or "-"),
+            "scenario": str(hv.get("dlbox_scenario") or play_scenario or "-"),
             "status": status,
             "driver": installed.get("driver"),
             "cuda": installed.get("cuda"),
@@ -72,6 +99,7 @@ def fleet_rows(hosts, hostvars, scenario=None):
             "frameworks": installed.get("environments"),
             "changed": [c["component"] for c in (report or {}).get("changed") or []] if report is not None else None,
             "pending_reboot": pending if report is not None else None,
+            "fitness": _fitness(hv.get("dlbox_fitness"), host),
             "failure": failure,
         })
     return rows
@@ -121,6 +149,8 @@ def fleet_markdown(rows, title="Fleet summary"):
     counts = fleet_counts(rows)
     lines += ["", "%(hosts)d hosts: %(ok)d ok, %(failed)d failed, %(not_reached)d not reached (untouched), "
               "%(pending_reboot)d with a reboot pending." % counts, ""]
+    if any(r["fitness"] for r in rows):
+        lines += [FITNESS_LINKS, ""]
     return "\n".join(lines)
 
 

@@ -60,7 +60,7 @@ def test_installed_changed_and_pending_reboot_come_from_the_host_report(hostvars
 def test_a_noop_host_changed_nothing_and_has_no_reboot_pending(hostvars):
     row = fs.fleet_rows(["ws-4"], hostvars)[0]
     assert row["changed"] == [] and row["pending_reboot"] == []
-    assert fs.fleet_text([row])[2].split()[-3:] == ["nothing", "no", "-"]
+    assert fs.fleet_text([row])[2].split()[-4:] == ["nothing", "no", "-", "-"]
 
 
 def test_failure_keeps_task_and_message_on_one_line(hostvars):
@@ -147,3 +147,29 @@ def test_hosts_not_reached_take_the_play_scenario(hostvars):
     assert [r["scenario"] for r in rows] == ["workstation", "server"]
     with pytest.raises(AnsibleFilterError, match="scenario must be a name"):
         flt.fleet_summary(hostvars, ["ws-1"], scenario=3)
+
+
+def test_site_plays_give_a_scenario_per_host_and_a_host_without_report_that_finished_is_ok():
+    hostvars = {"edge-1": {"dlbox_scenario": "edge", "dlbox_rollout_done": True},
+                "srv-1": {}, "ws-1": {"summary_report": report(AFTER_PLAIN, AFTER_PLAIN)}}
+    rows = fs.fleet_rows(["ws-1", "srv-1", "edge-1"], hostvars,
+                         scenario={"ws-1": "workstation", "srv-1": "server", "edge-1": "edge"})
+    assert [(r["host"], r["scenario"], r["status"]) for r in rows] == [
+        ("ws-1", "workstation", "ok"), ("srv-1", "server", "not reached"), ("edge-1", "edge", "ok")]
+    assert rows[2]["driver"] is None and rows[2]["changed"] is None
+    out = flt.fleet_summary(hostvars, ["edge-1"], scenario={"edge-1": "edge"})
+    assert out["counts"]["ok"] == 1
+    with pytest.raises(AnsibleFilterError, match="mapping host -> name"):
+        flt.fleet_summary(hostvars, ["edge-1"], scenario={"edge-1": 3})
+
+
+def test_the_fitness_verdict_of_the_same_run_joins_each_row_and_the_markdown_links_the_fleet_report(hostvars):
+    hostvars["ws-1"]["dlbox_fitness"] = {"host": "ws-1", "ok": True, "problems": []}
+    hostvars["ws-4"]["dlbox_fitness"] = {"host": "ws-4", "ok": False, "problems": ["ram", "data_disk_raid"]}
+    out = flt.fleet_summary(hostvars, ["ws-1", "ws-4", "ws-3"])
+    assert [r["fitness"] for r in out["rows"]] == ["fit", "NOT fit: ram, data_disk_raid", None]
+    assert "| ws-4 | workstation | ok |" in out["markdown"] and "| NOT fit: ram, data_disk_raid |" in out["markdown"]
+    assert "[../fleet.md](../fleet.md)" in out["markdown"]
+    assert "fleet.md" not in fs.fleet_summary(["ws-3"], hostvars)["markdown"]     # no fitness report: no link
+    with pytest.raises(AnsibleFilterError, match="dlbox_fitness of ws-3 must be preflight.yml's fitness report"):
+        flt.fleet_summary({"ws-3": {"dlbox_fitness": "fit"}}, ["ws-3"])
