@@ -993,6 +993,57 @@ def _cgroup_container(cgroup_text):
     return None
 
 
+_NVPMODEL_MODE_RE = re.compile(r"^<\s*POWER_MODEL\s+(.*?)\s*>\s*$")
+_NVPMODEL_DEFAULT_RE = re.compile(r"^<\s*PM_CONFIG\s+DEFAULT\s*=\s*(\d+)\s*>\s*$")
+_NVPMODEL_STATUS_RE = re.compile(r"^pmode:0*(\d+)")
+
+
+def parse_nvpmodel_conf(text):
+    """The power modes of an ``nvpmodel.conf`` and its default.
+
+    ``< POWER_MODEL ID=0 NAME=MAXN >`` ... ``< PM_CONFIG DEFAULT=2 >`` -> ``{"modes": [{"id": 0, "name": "MAXN"},
+    ...], "default": 2}``. Attributes may come in any order (``< POWER_MODEL NAME=MAXN ID=3 >``); commented lines
+    (``# < POWER_MODEL ID=id_num NAME=mode_name >`` in NVIDIA's header) are skipped. None when ``text`` is empty.
+    """
+    if not text:
+        return None
+    modes, default = [], None
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("#"):
+            continue
+        match = _NVPMODEL_MODE_RE.match(line)
+        if match:
+            attrs = dict(re.findall(r"(\w+)=(\S+)", match.group(1)))
+            if "ID" in attrs and attrs["ID"].isdigit() and attrs.get("NAME"):
+                modes.append({"id": int(attrs["ID"]), "name": attrs["NAME"]})
+            continue
+        match = _NVPMODEL_DEFAULT_RE.match(line)
+        if match:
+            default = int(match.group(1))
+    return {"modes": modes, "default": default}
+
+
+def jetson_power_mode(conf_text, status_text):
+    """The module's power mode from ``/etc/nvpmodel.conf`` and nvpmodel's ``/var/lib/nvpmodel/status``.
+
+    nvpmodel keeps the mode it last set in its status file as ``pmode:0000`` (the id, four digits); before any
+    ``nvpmodel -m`` the conf's ``PM_CONFIG DEFAULT`` is in force. Returns ``{"id", "name", "set"}`` (``set``: True
+    when the status file names it, False for the conf's default; ``name`` None when the conf lacks that id), or
+    None when neither file says anything::
+
+        conf of the AGX Orin (MAXN=0 ... MODE_30W=2, default 2), status "pmode:0000" -> {id 0, name MAXN, set True}
+        the same conf, no status                                 -> {id 2, name MODE_30W, set False}
+    """
+    conf = parse_nvpmodel_conf(conf_text) or {"modes": [], "default": None}
+    match = _NVPMODEL_STATUS_RE.match((status_text or "").strip())
+    mode_id = int(match.group(1)) if match else conf["default"]
+    if mode_id is None:
+        return None
+    name = next((m["name"] for m in conf["modes"] if m["id"] == mode_id), None)
+    return {"id": mode_id, "name": name, "set": bool(match)}
+
+
 def detect_virtualization(
     dockerenv=False,
     containerenv=False,
@@ -1003,12 +1054,14 @@ def detect_virtualization(
     proc_version=None,
     nv_tegra_release=None,
     device_tree_model=None,
+    nvpmodel_conf=None,
+    nvpmodel_status=None,
 ):
     """Container / WSL / Jetson detection from already-read values.
 
     Returns ``{"container": bool, "container_type": str|None, "wsl": bool, "wsl_version": 1|2|None,
-    "jetson": None|{"l4t", "model", "l4t_release"}}`` (``l4t_release``: the whole header line, see
-    ``parse_nv_tegra_release_line``). ``container_type`` is docker, podman, lxc, kubernetes,
+    "jetson": None|{"l4t", "model", "l4t_release", "power_mode"}}`` (``l4t_release``: the whole header line, see
+    ``parse_nv_tegra_release_line``; ``power_mode``: ``jetson_power_mode`` of the nvpmodel files, or None). ``container_type`` is docker, podman, lxc, kubernetes,
     systemd-nspawn... as far as the evidence tells (``container`` in pid 1's environment and
     ``/run/systemd/container`` win over marker files, marker files over ``/proc/1/cgroup``).
     """
@@ -1032,7 +1085,8 @@ def detect_virtualization(
     jetson = None
     lowered_model = (model or "").lower()
     if l4t or "jetson" in lowered_model or ("nvidia" in lowered_model and "tegra" in lowered_model):
-        jetson = {"l4t": l4t, "model": model, "l4t_release": release}
+        jetson = {"l4t": l4t, "model": model, "l4t_release": release,
+                  "power_mode": jetson_power_mode(nvpmodel_conf, nvpmodel_status)}
     return {
         "container": container_type is not None,
         "container_type": container_type,
@@ -1124,6 +1178,8 @@ def build_host_facts(raw):
         proc_version=raw.get("proc_version"),
         nv_tegra_release=raw.get("nv_tegra_release"),
         device_tree_model=raw.get("device_tree_model"),
+        nvpmodel_conf=raw.get("nvpmodel_conf"),
+        nvpmodel_status=raw.get("nvpmodel_status"),
     )
 
     modules = parse_proc_modules(raw.get("proc_modules")) if raw.get("proc_modules") is not None else {

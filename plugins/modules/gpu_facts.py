@@ -128,9 +128,13 @@ ansible_facts:
               C(kernel_variant)).
             - The action adds C(jetpack), the JetPack release of that L4T from C(data/compat.yml) on the controller
               (V(null) when the data has none).
+            - C(power_mode) is the power mode in force, from nvpmodel's C(/var/lib/nvpmodel/status) (C(set) V(true)) or
+              else the default of C(/etc/nvpmodel.conf) (C(set) V(false)); C(name) from that file; V(null) when neither
+              says.
           type: dict
           sample: {l4t: "36.4.3", model: "NVIDIA Jetson AGX Orin Developer Kit", jetpack: "6.2",
-                   l4t_release: {release: "36", revision: "4.3", board: generic, gcid: "38968081"}}
+                   l4t_release: {release: "36", revision: "4.3", board: generic, gcid: "38968081"},
+                   power_mode: {id: 0, name: MAXN, set: true}}
         modules:
           description: Kernel modules. C(nvidia_version) from C(/proc/driver/nvidia/version), V(null) when not loaded.
           type: dict
@@ -292,6 +296,8 @@ def gather(reader, nvidia_smi_path="nvidia-smi", lspci_path="lspci", mokutil_pat
     raw["systemd_container"] = reader.read("run/systemd/container")
     raw["nv_tegra_release"] = reader.read("etc/nv_tegra_release")
     raw["device_tree_model"] = reader.read("proc/device-tree/model")
+    raw["nvpmodel_conf"] = reader.read("etc/nvpmodel.conf")
+    raw["nvpmodel_status"] = reader.read("var/lib/nvpmodel/status")
 
     raw["proc_modules"] = reader.read("proc/modules")
     raw["nvidia_proc_version"] = reader.read("proc/driver/nvidia/version")

@@ -199,6 +199,58 @@ def advice(facts, data, profile):
     return out
 
 
+def jetson_family(model, families):
+    """The first of ``families`` named in the device-tree model: ``NVIDIA Jetson AGX Orin Developer Kit`` -> ``orin``."""
+    words = re.findall(r"[a-z0-9]+", str(model or "").lower())
+    return next((family for family in families if family in words), None)
+
+
+def _jetson_checks(checks, jetson, limits, src):
+    """The edge profile: the module (a Jetson of a family the profile takes), its L4T and JetPack, the power mode."""
+    model = (jetson or {}).get("model")
+    families = (limits.get("jetson_families") or {}).get("value")
+    family = jetson_family(model, families or [])
+    if not jetson:
+        status, note = "problem", None
+    elif not families:
+        status, note = "ok", None
+    elif not model:
+        status, note = "unknown", "no device-tree model to tell the module family by"
+    else:
+        status, note = ("ok" if family else "problem"), None
+    _check(checks, "jetson", "Jetson module", model or ((jetson or {}).get("l4t") and "Jetson") or "none",
+           "a Jetson" + (" (%s)" % " or ".join(families) if families else ""), status,
+           src("jetson_families") if families and jetson else src("jetson"), note)
+    if "l4t_min" in limits:
+        want = limits["l4t_min"]["value"]
+        l4t = (jetson or {}).get("l4t")
+        _check(checks, "l4t", "L4T", l4t, ">= %s" % want,
+               "unknown" if not l4t else ("ok" if _version_tuple(l4t) >= _version_tuple(want) else "problem"),
+               src("l4t_min"))
+    if "jetpack_min" in limits:
+        want = limits["jetpack_min"]["value"]
+        jetpack = (jetson or {}).get("jetpack")
+        _check(checks, "jetpack", "JetPack", jetpack, ">= %s" % want,
+               "unknown" if not jetpack else ("ok" if _version_tuple(jetpack) >= _version_tuple(want) else "problem"),
+               src("jetpack_min"),
+               "the L4T release is not in data/compat.yml's JetPack table" if jetson and jetson.get("l4t") and not jetpack
+               else None)
+    if "power_mode" in limits and jetson:
+        want = limits["power_mode"]["value"]
+        mode = jetson.get("power_mode")
+        name = (mode or {}).get("name")
+        if not mode:
+            status, note = "unknown", "neither nvpmodel's /var/lib/nvpmodel/status nor /etc/nvpmodel.conf was readable"
+        elif not name:
+            status, note = "problem", "mode %s is not defined in /etc/nvpmodel.conf" % mode.get("id")
+        else:
+            status = "ok" if not want or name == want else "problem"
+            note = None if mode.get("set") else "nvpmodel never set a mode: the default of /etc/nvpmodel.conf is in force"
+        _check(checks, "power_mode", "power mode (nvpmodel)",
+               None if not mode else "%s (id %s)" % (name or "?", mode.get("id")),
+               want or "a mode of /etc/nvpmodel.conf", status, src("power_mode"), note)
+
+
 def judge_host(facts, host, profile, data, overrides=None, data_disk=None):
     """The fitness report of one host."""
     if not isinstance(facts, dict) or "gpus" not in facts or "cpu" not in facts:
@@ -273,15 +325,7 @@ def judge_host(facts, host, profile, data, overrides=None, data_disk=None):
                    "unknown" if linked is None and not switches else ("ok" if linked or switches else "problem"),
                    src("nvlink_multi_gpu"), None if linked is not None or switches else "no nvidia-smi topo -m")
     if "jetson" in limits and limits["jetson"]["value"]:
-        jetson = facts.get("jetson")
-        _check(checks, "jetson", "Jetson module", (jetson or {}).get("model") or ((jetson or {}).get("l4t") and "Jetson")
-               or "none", "a Jetson", "ok" if jetson else "problem", src("jetson"))
-        if "l4t_min" in limits:
-            want = limits["l4t_min"]["value"]
-            l4t = (jetson or {}).get("l4t")
-            _check(checks, "jetpack", "L4T (JetPack)", l4t, ">= %s" % want,
-                   "unknown" if not l4t else ("ok" if _version_tuple(l4t) >= _version_tuple(want) else "problem"),
-                   src("l4t_min"))
+        _jetson_checks(checks, facts.get("jetson"), limits, src)
     disk = _data_disk(disks, data_disk)
     if "data_disk_gb_min" in limits:
         want = limits["data_disk_gb_min"]["value"]

@@ -10,7 +10,8 @@ installed L4T, the packages, the power mode to set and whether ``jetson_clocks``
 
 Parsers, each pure and with its input shown:
 
-- :func:`parse_nvpmodel_conf`: ``< POWER_MODEL ID=2 NAME=MODE_30W >`` and ``< PM_CONFIG DEFAULT=2 >`` lines ->
+- :func:`parse_nvpmodel_conf` (module_utils._gpu_facts, which gpu_facts shares): ``< POWER_MODEL ID=2 NAME=MODE_30W >`` and
+  ``< PM_CONFIG DEFAULT=2 >`` lines ->
   ``{"modes": [{"id": 2, "name": "MODE_30W"}, ...], "default": 2}``.
 - :func:`parse_nvpmodel_query`: ``NV Power Mode: MODE_30W\\n2`` (``nvpmodel -q``) -> ``{"name": "MODE_30W", "id": 2}``.
 
@@ -26,14 +27,12 @@ from urllib.parse import urlparse
 
 import yaml
 
-from ansible_collections.dlbox.stack.plugins.module_utils._gpu_facts import parse_nv_tegra_release_line
+from ansible_collections.dlbox.stack.plugins.module_utils._gpu_facts import parse_nv_tegra_release_line, parse_nvpmodel_conf
 
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "data" / "jetson.yml"
 
 OPTION_KEYS = ("base_url", "key_url", "key_fingerprint", "components", "power_mode", "clocks")
 
-_MODE_RE = re.compile(r"^<\s*POWER_MODEL\s+(.*?)\s*>\s*$")
-_DEFAULT_RE = re.compile(r"^<\s*PM_CONFIG\s+DEFAULT\s*=\s*(\d+)\s*>\s*$")
 _QUERY_NAME_RE = re.compile(r"NV Power Mode:\s*(\S+)")
 _FINGERPRINT_RE = re.compile(r"^[0-9A-F]{40}$")
 _URL_RE = re.compile(r"^(https?|file)://\S+$")
@@ -84,32 +83,6 @@ def load_jetson_data(path=None):
     except (OSError, yaml.YAMLError) as exc:
         raise JetsonDataError("cannot read %s: %s" % (path, exc)) from exc
     return check_jetson_data(raw)
-
-
-def parse_nvpmodel_conf(text):
-    """The power modes of an ``nvpmodel.conf`` and its default.
-
-    ``< POWER_MODEL ID=0 NAME=MAXN >`` ... ``< PM_CONFIG DEFAULT=2 >`` -> ``{"modes": [{"id": 0, "name": "MAXN"},
-    ...], "default": 2}``. Attributes may come in any order (``< POWER_MODEL NAME=MAXN ID=3 >``); commented lines
-    (``# < POWER_MODEL ID=id_num NAME=mode_name >`` in NVIDIA's header) are skipped. None when ``text`` is empty.
-    """
-    if not text:
-        return None
-    modes, default = [], None
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith("#"):
-            continue
-        match = _MODE_RE.match(line)
-        if match:
-            attrs = dict(re.findall(r"(\w+)=(\S+)", match.group(1)))
-            if "ID" in attrs and attrs["ID"].isdigit() and attrs.get("NAME"):
-                modes.append({"id": int(attrs["ID"]), "name": attrs["NAME"]})
-            continue
-        match = _DEFAULT_RE.match(line)
-        if match:
-            default = int(match.group(1))
-    return {"modes": modes, "default": default}
 
 
 def parse_nvpmodel_query(text):

@@ -719,6 +719,31 @@ def test_parse_the_whole_nv_tegra_release_line():
     assert hf.parse_nv_tegra_release_line("TARGET_USERSPACE_LIB_DIR=nvidia\n") is None
 
 
+# nvpmodel keeps the mode it set in /var/lib/nvpmodel/status as "pmode:%04d" (the stub in molecule/edge/files/nvpmodel
+# follows the same format); before any nvpmodel -m the conf's PM_CONFIG DEFAULT is in force. The confs are the
+# excerpts of NVIDIA's files in tests/fixtures/jetson/nvpmodel (SOURCES.md there).
+@pytest.mark.parametrize("conf, status, expected", [
+    ("nvpmodel_p3701_0000.conf", "pmode:0000\n", {"id": 0, "name": "MAXN", "set": True}),
+    ("nvpmodel_p3701_0000.conf", None, {"id": 2, "name": "MODE_30W", "set": False}),
+    ("nvpmodel_p3701_0000.conf", "pmode:0003 fmode:quiet\n", {"id": 3, "name": "MODE_50W", "set": True}),
+    ("nvpmodel_p3767_0003.conf", "pmode:0001\n", {"id": 1, "name": "7W", "set": True}),
+    ("nvpmodel_p3767_0003.conf", "pmode:0009\n", {"id": 9, "name": None, "set": True}),   # not in this conf
+    (None, "pmode:0002\n", {"id": 2, "name": None, "set": True}),
+    (None, None, None),
+])
+def test_jetson_power_mode(conf, status, expected):
+    text = fixture("jetson", "nvpmodel", conf) if conf else None
+    assert hf.jetson_power_mode(text, status) == expected
+
+
+def test_a_jetson_carries_its_power_mode_and_a_pc_none():
+    orin = hf.detect_virtualization(nv_tegra_release="# R36 (release), REVISION: 4.3\n",
+                                    nvpmodel_conf=fixture("jetson", "nvpmodel", "nvpmodel_p3701_0000.conf"),
+                                    nvpmodel_status="pmode:0000\n")
+    assert orin["jetson"]["power_mode"] == {"id": 0, "name": "MAXN", "set": True}
+    assert hf.detect_virtualization(nvpmodel_status="pmode:0000\n")["jetson"] is None
+
+
 def test_detect_jetson_absent_on_pc():
     assert hf.detect_virtualization(device_tree_model=None, nv_tegra_release=None)["jetson"] is None
 

@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[4]
 FIX = ROOT / "tests" / "fixtures"
 DATA = fitness.check_fitness_data(yaml.safe_load((ROOT / "tests/unit/data/fitness-frozen.yml").read_text()))
 REF = fitness.check_reference_data(yaml.safe_load((ROOT / "tests/unit/data/acceptance-frozen.yml").read_text()))
+JETPACK_OF_L4T = {"36.4.3": "6.2", "35.4.1": "5.1.2", "32.7.6": "4.6.6", "32.5.1": "4.5.1"}
 ORIN_LINE = "# R36 (release), REVISION: 4.3, GCID: 38968081, BOARD: generic, EABI: aarch64, DATE: Wed Jan  8 01:49:37 UTC 2025"
 
 
@@ -46,7 +47,7 @@ def meminfo(gib):
 
 
 def facts(xml=None, cc_csv=None, topo=None, lspci=None, cores=16, threads=32, ram=64, disks=None, edac=None,
-          tegra=None):
+          tegra=None, model=None, nvpmodel=None, pmode=None):
     raw = {
         "machine": "aarch64" if tegra else "x86_64",
         "cpuinfo": cpuinfo(cores, threads),
@@ -61,7 +62,14 @@ def facts(xml=None, cc_csv=None, topo=None, lspci=None, cores=16, threads=32, ra
             raw[key] = (FIX / name).read_text()
     if tegra:
         raw["nv_tegra_release"] = tegra if tegra.startswith("#") else (FIX / tegra).read_text()
-    return hf.build_host_facts(raw)
+    raw["device_tree_model"] = model
+    raw["nvpmodel_conf"] = (FIX / "jetson" / "nvpmodel" / nvpmodel).read_text() if nvpmodel else None
+    raw["nvpmodel_status"] = pmode
+    host = hf.build_host_facts(raw)
+    if host["jetson"]:
+        # what the gpu_facts action adds from data/compat.yml's JetPack table for these L4T releases
+        host["jetson"]["jetpack"] = JETPACK_OF_L4T.get(host["jetson"]["l4t"])
+    return host
 
 
 def judge(host_facts, profile, **kwargs):
@@ -168,18 +176,75 @@ def test_server_nvswitch_box_counts_as_linked():
 EDGE_DISKS = [("mmcblk0", "0", "61071360"), ("nvme0n1", "0", "1000215216")]
 
 
-def test_edge_orin_on_jetpack6_is_fit():
-    report = judge(facts(tegra=ORIN_LINE, cores=12, threads=12, ram=64, disks=EDGE_DISKS), "edge")
+AGX_ORIN = "NVIDIA Jetson AGX Orin Developer Kit"
+
+
+def orin(**kwargs):
+    args = dict(tegra=ORIN_LINE, model=AGX_ORIN, nvpmodel="nvpmodel_p3701_0000.conf", pmode="pmode:0000\n",
+                cores=12, threads=12, ram=64, disks=EDGE_DISKS)
+    args.update(kwargs)
+    return facts(**args)
+
+
+def test_edge_agx_orin_on_jetpack6_in_maxn_is_fit():
+    report = judge(orin(), "edge")
     assert report["ok"] is True, report["checks"]
-    assert status(report)["jetpack"] == "ok"
+    assert {k: status(report)[k] for k in ("jetson", "l4t", "jetpack", "power_mode")} == dict.fromkeys(
+        ("jetson", "l4t", "jetpack", "power_mode"), "ok")
+    values = {c["id"]: c["value"] for c in report["checks"]}
+    assert (values["jetson"], values["jetpack"], values["power_mode"]) == (AGX_ORIN, "6.2", "MAXN (id 0)")
 
 
-@pytest.mark.parametrize("capture, l4t", [("nv_tegra_release/jetson-nano-r32.7.6.txt", "32.7.6"),
-                                          ("nv_tegra_release/tx2-r32.5.1.txt", "32.5.1")])
-def test_edge_nano_and_tx2_fail_only_on_jetpack(capture, l4t):
-    report = judge(facts(tegra=capture, cores=4, threads=4, ram=8, disks=EDGE_DISKS), "edge")
-    assert report["problems"] == ["jetpack"]
-    assert [c["value"] for c in report["checks"] if c["id"] == "jetpack"] == [l4t]
+# device-tree models below are test inputs: the family is the word orin or thor in it
+@pytest.mark.parametrize("capture, model, l4t, problems", [
+    ("nv_tegra_release/jetson-nano-r32.7.6.txt", "NVIDIA Jetson Nano Developer Kit", "32.7.6", ["jetson", "l4t", "jetpack"]),
+    # no model: the family is unknown, L4T and JetPack still judge it
+    ("nv_tegra_release/tx2-r32.5.1.txt", None, "32.5.1", ["l4t", "jetpack"]),
+])
+def test_edge_nano_and_tx2_fail_on_the_module_l4t_and_jetpack(capture, model, l4t, problems):
+    report = judge(facts(tegra=capture, model=model, cores=4, threads=4, ram=8, disks=EDGE_DISKS), "edge")
+    assert report["problems"] == problems
+    assert [c["value"] for c in report["checks"] if c["id"] == "l4t"] == [l4t]
+    # no nvpmodel files in these facts: the power mode is not known, which is no problem of its own
+    assert status(report)["power_mode"] == "unknown"
+
+
+def test_edge_xavier_on_jetpack5_is_below_the_edge_playbook():
+    report = judge(facts(tegra="# R35 (release), REVISION: 4.1", model="NVIDIA Jetson AGX Xavier Developer Kit",
+                         cores=8, threads=8, ram=32, disks=EDGE_DISKS), "edge")
+    assert report["problems"] == ["jetson", "l4t", "jetpack"]
+    assert {c["id"]: c["value"] for c in report["checks"]}["jetpack"] == "5.1.2"
+
+
+def test_edge_power_mode_never_set_is_the_confs_default_and_noted():
+    check = {c["id"]: c for c in judge(orin(pmode=None), "edge")["checks"]}["power_mode"]
+    assert (check["value"], check["status"]) == ("MODE_30W (id 2)", "ok")
+    assert "never set" in check["note"]
+
+
+def test_edge_power_mode_other_than_the_sites_choice_is_a_problem():
+    report = judge(orin(pmode="pmode:0001\n"), "edge", overrides={"power_mode": "MAXN"})
+    assert report["problems"] == ["power_mode"]
+    check = {c["id"]: c for c in report["checks"]}["power_mode"]
+    assert (check["value"], check["expected"], check["source"]) == ("MODE_15W (id 1)", "MAXN", "override (dlbox_fitness_overrides)")
+    assert judge(orin(), "edge", overrides={"power_mode": "MAXN"})["ok"] is True
+
+
+def test_edge_power_mode_missing_from_the_conf_is_a_problem():
+    assert judge(orin(pmode="pmode:0009\n"), "edge")["problems"] == ["power_mode"]
+
+
+def test_edge_module_without_a_device_tree_model_is_unknown_not_a_problem():
+    report = judge(orin(model=None), "edge")
+    assert status(report)["jetson"] == "unknown" and report["ok"] is True
+
+
+def test_jetson_family_from_the_device_tree_model():
+    assert fitness.jetson_family("NVIDIA Jetson AGX Orin Developer Kit", ["orin", "thor"]) == "orin"
+    assert fitness.jetson_family("NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super", ["orin"]) == "orin"
+    assert fitness.jetson_family("NVIDIA Jetson AGX Thor Developer Kit", ["orin", "thor"]) == "thor"
+    assert fitness.jetson_family("NVIDIA Jetson Nano Developer Kit", ["orin", "thor"]) is None
+    assert fitness.jetson_family(None, ["orin"]) is None
 
 
 def test_edge_profile_on_a_pc_is_not_a_jetson():
