@@ -34,6 +34,11 @@ def cuda_plan(options, plan, host=None, request=None, hardware=None, installed=N
         raise AnsibleFilterError(str(exc)) from exc
 
 
+def cuda_held_packages(dpkg_lines, versions):
+    """dpkg-query's ``${db:Status-Abbrev} ${Package}`` lines and toolkit versions -> the packages to hold."""
+    return _cuda_plan.held_packages(dpkg_lines, versions)
+
+
 class FilterModule(object):
     def filters(self):
-        return {"cuda_plan": cuda_plan}
+        return {"cuda_plan": cuda_plan, "cuda_held_packages": cuda_held_packages}

@@ -122,6 +122,24 @@ def check_options(options):
     return errors
 
 
+def held_packages(dpkg_lines, versions):
+    """``dpkg-query -W -f '${db:Status-Abbrev} ${Package}\\n'`` lines and toolkit versions -> the installed packages to
+    hold: every package named ``*-X-Y`` for a toolkit X.Y (``cuda-toolkit-13-0``, ``cuda-nvcc-13-0``,
+    ``libcublas-13-0``, ``gds-tools-13-0``). NVIDIA's repository names each part of a toolkit by its X-Y and the meta
+    depends on its parts with ``>=``, so holding the meta alone would let ``apt upgrade`` move the parts.
+
+    >>> held_packages(["ii  cuda-nvcc-13-0", "rc  cuda-nvcc-12-6", "ii  cuda-toolkit-13-0-config-common"], ["13.0"])
+    ['cuda-nvcc-13-0']
+    """
+    suffixes = tuple("-" + str(v).replace(".", "-") for v in versions or [])
+    held = []
+    for line in dpkg_lines or []:
+        parts = str(line).split()
+        if len(parts) == 2 and parts[0] in ("ii", "hi") and suffixes and parts[1].endswith(suffixes):
+            held.append(parts[1])
+    return sorted(set(held))
+
+
 def _toolkit(data, version, method, options):
     entry = {"version": version, "path": "%s/cuda-%s" % (PREFIX, version), "nvcc": "%s/cuda-%s/bin/nvcc" % (PREFIX, version),
              "packages": [], "repo_packages": [], "wheels": None, "local_deb": None, "gcc_max": gcc_max(data, version)}

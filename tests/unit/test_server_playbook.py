@@ -21,15 +21,42 @@ def _plays():
     return yaml.safe_load((ROOT / "playbooks" / "server.yml").read_text(encoding="utf-8"))
 
 
-def test_composition_in_order():
+def _tasks(tasks):
+    """The tasks of a play in order, blocks (and their rescue) opened."""
+    for task in tasks or []:
+        if "block" in task:
+            yield from _tasks(task["block"])
+            yield from _tasks(task.get("rescue"))
+        else:
+            yield task
+
+
+def _role_tasks():
     play = [p for p in _plays() if "tasks" in p and p.get("become")][0]
-    roles = [t["ansible.builtin.include_role"]["name"].split(".")[-1] for t in play["tasks"]
-             if "ansible.builtin.include_role" in t]
+    return [t for t in _tasks(play["tasks"]) if "ansible.builtin.include_role" in t]
+
+
+def test_composition_in_order():
+    roles = [t["ansible.builtin.include_role"]["name"].split(".")[-1] for t in _role_tasks()]
     assert roles == ["summary", "common", "nvidia_driver", "cuda", "cudnn", "nccl", "docker",
-                     "nvidia_container_toolkit", "dcgm", "gpu_settings", "python_env", "summary"]
-    driver = [t for t in play["tasks"] if t.get("ansible.builtin.include_role", {}).get("name") ==
-              "dlbox.stack.nvidia_driver"][0]
-    assert driver["vars"] == {"nvidia_driver_profile": "server", "nvidia_driver_reboot": "never"}
+                     "nvidia_container_toolkit", "dcgm", "gpu_settings", "infiniband", "python_env", "summary"]
+    by_role = {t["ansible.builtin.include_role"]["name"]: t for t in _role_tasks()}
+    assert by_role["dlbox.stack.nvidia_driver"]["vars"] == {"nvidia_driver_profile": "server",
+                                                            "nvidia_driver_reboot": "never"}
+
+
+def test_toolkits_held_on_servers():
+    by_role = {t["ansible.builtin.include_role"]["name"]: t for t in _role_tasks()}
+    assert by_role["dlbox.stack.cuda"]["vars"] == {"cuda_hold": True}
+    assert by_role["dlbox.stack.cudnn"]["vars"] == {"cudnn_profile": "server"}
+    assert by_role["dlbox.stack.nccl"]["vars"] == {"nccl_profile": "server"}
+
+
+def test_acceptance_last_on_the_hosts_whose_driver_answers():
+    last = _plays()[-1]
+    assert last["ansible.builtin.import_playbook"] == "acceptance.yml"
+    assert last["vars"] == {"dlbox_acceptance_hosts": "__dlbox_server_driver_loaded"}
+    assert last["when"] == "dlbox_server_acceptance | default(true) | bool"
 
 
 def test_no_reboot_anywhere():

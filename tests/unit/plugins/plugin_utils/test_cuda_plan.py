@@ -204,3 +204,20 @@ def test_a_tree_of_another_method_is_not_written_over(plan):
     assert "/usr/local/cuda-13.0 is already there, installed by unknown" in out["errors"][0]
     installed["cuda_toolkits"][0]["source"] = "local_repo"
     assert run(plan, installed=installed)["ok"]
+
+
+# dpkg-query -W -f '${db:Status-Abbrev} ${Package}\n' on a host with NVIDIA's CUDA 13.0 toolkit (names as NVIDIA's
+# repository has them) beside a removed 12.6 and a held 12.8
+DPKG = ["ii  cuda-toolkit-13-0", "ii  cuda-nvcc-13-0", "ii  libcublas-13-0", "ii  gds-tools-13-0",
+        "ii  cuda-toolkit-13-0-config-common", "ii  cuda-toolkit-config-common", "rc  cuda-nvcc-12-6",
+        "hi  cuda-nvcc-12-8", "ii  libnccl2", "ii  nvidia-driver-580-open"]
+
+
+@pytest.mark.parametrize("versions, held", [
+    (["13.0"], ["cuda-nvcc-13-0", "cuda-toolkit-13-0", "gds-tools-13-0", "libcublas-13-0"]),
+    (["13.0", "12.8"], ["cuda-nvcc-12-8", "cuda-nvcc-13-0", "cuda-toolkit-13-0", "gds-tools-13-0", "libcublas-13-0"]),
+    (["12.6"], []),            # removed, configuration files left: nothing to hold
+    ([], []),
+])
+def test_every_installed_part_of_a_toolkit_is_held(versions, held):
+    assert cp.held_packages(DPKG, versions) == held
