@@ -251,3 +251,47 @@ def decide(plan, options, release_text=None, model_text=None, nvpmodel_conf=None
     result["power"] = _power(options, nvpmodel_conf, nvpmodel_query, errors)
     result["ok"] = not errors
     return result
+
+
+# --------------------------------------------------------------------------------------------
+# Where the NVIDIA Container Toolkit comes from (the nvidia_container_toolkit role)
+# --------------------------------------------------------------------------------------------
+
+TOOLKIT_SOURCES = ("auto", "nvidia", "jetpack")
+
+
+def is_jetson(plan, host=None):
+    """Whether the plan (its ``stack.jetpack`` or ``host.jetson``) or the host's gpu_facts (``jetson``) is a Jetson."""
+    plan = plan or {}
+    return bool((plan.get("stack") or {}).get("jetpack") or (plan.get("host") or {}).get("jetson")
+                or (host or {}).get("jetson"))
+
+
+def container_toolkit_source(choice, plan, host=None):
+    """Where the container toolkit comes from: ``{"source": "nvidia"|"jetpack"|None, "errors": [...]}``.
+
+    On L4T, JetPack installs the toolkit from NVIDIA's Jetson repository (``nvidia-container``, which pulls
+    ``nvidia-container-toolkit``: the jetpack role's ``container`` component), and NVIDIA's libnvidia-container
+    repository (x86_64/sbsa builds) must not be added. ``choice`` is ``nvidia_container_toolkit_source``:
+    ``auto`` (jetpack on a Jetson, else nvidia), ``nvidia`` or ``jetpack``; a choice that does not fit the host is
+    refused, naming the variable::
+
+        ("auto", plan with stack.jetpack) -> {"source": "jetpack", "errors": []}
+        ("nvidia", plan with stack.jetpack) -> {"source": None, "errors": ["nvidia_container_toolkit_source is ..."]}
+    """
+    jetson = is_jetson(plan, host)
+    if choice not in TOOLKIT_SOURCES:
+        return {"source": None, "errors": ["nvidia_container_toolkit_source is %r; choose one of %s." %
+                                           (choice, ", ".join(TOOLKIT_SOURCES))]}
+    if choice == "auto":
+        return {"source": "jetpack" if jetson else "nvidia", "errors": []}
+    if choice == "nvidia" and jetson:
+        return {"source": None, "errors": [
+            "nvidia_container_toolkit_source is 'nvidia' but this host is a Jetson (L4T): NVIDIA's libnvidia-container "
+            "repository must not go onto L4T; JetPack ships the toolkit from the Jetson repository (the jetpack role, "
+            "jetpack_components all or container). Use 'auto' or 'jetpack'. Nothing was changed."]}
+    if choice == "jetpack" and not jetson:
+        return {"source": None, "errors": [
+            "nvidia_container_toolkit_source is 'jetpack' but this host is not a Jetson (the plan has no JetPack and "
+            "gpu_facts saw no L4T): JetPack's toolkit exists on L4T only. Use 'auto' or 'nvidia'. Nothing was changed."]}
+    return {"source": choice, "errors": []}

@@ -171,7 +171,8 @@ def test_check_mode_on_the_fresh_host_reports_and_changes_nothing(host):
 
 
 # --- refusals (prepare.yml, on the fresh host) ---------------------------------------------------------------------
-@pytest.mark.parametrize("case", ["not_a_jetson", "l4t_major_change", "power_mode_not_on_this_module"])
+@pytest.mark.parametrize("case", ["not_a_jetson", "l4t_major_change", "power_mode_not_on_this_module",
+                                  "toolkit_from_nvidias_repository_on_l4t"])
 def test_refused_before_any_change(host, case):
     result = {r["name"]: r for r in record(host, "refusals")}[case]
     assert result["expect"] in result["msg"], result["msg"]

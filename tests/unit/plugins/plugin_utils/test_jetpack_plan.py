@@ -15,7 +15,8 @@ import pytest
 
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat
 from ansible_collections.dlbox.stack.plugins.plugin_utils.jetpack_plan import (
-    JetsonDataError, check_jetson_data, decide, load_jetson_data, parse_nvpmodel_conf, parse_nvpmodel_query)
+    JetsonDataError, check_jetson_data, container_toolkit_source, decide, load_jetson_data, parse_nvpmodel_conf,
+    parse_nvpmodel_query)
 
 ROOT = Path(__file__).resolve().parents[4]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -212,3 +213,31 @@ def test_a_bad_entry_is_named(change, message):
     change(data)
     with pytest.raises(JetsonDataError, match=message):
         check_jetson_data(data)
+
+
+# --- where the container toolkit comes from (nvidia_container_toolkit_source) -------------------------------------
+
+JETSON_PLAN = {"host": {"jetson": {"model": "Jetson AGX Orin"}}, "stack": {"jetpack": {"version": "6.2"}}}
+PC_PLAN = {"host": {"jetson": None, "gpu_count": 1}, "stack": {"jetpack": None}}
+
+
+@pytest.mark.parametrize("choice, the_plan, host, source", [
+    ("auto", JETSON_PLAN, None, "jetpack"),
+    ("auto", PC_PLAN, None, "nvidia"),
+    ("auto", None, {"jetson": {"l4t": "36.4.3"}}, "jetpack"),   # no plan: the host's gpu_facts
+    ("auto", None, {"jetson": None}, "nvidia"),
+    ("jetpack", JETSON_PLAN, None, "jetpack"),
+    ("nvidia", PC_PLAN, None, "nvidia"),
+])
+def test_container_toolkit_source(choice, the_plan, host, source):
+    assert container_toolkit_source(choice, the_plan, host) == {"source": source, "errors": []}
+
+
+@pytest.mark.parametrize("choice, the_plan, words", [
+    ("nvidia", JETSON_PLAN, "libnvidia-container repository must not go onto L4T"),
+    ("jetpack", PC_PLAN, "is not a Jetson"),
+    ("apt", PC_PLAN, "choose one of auto, nvidia, jetpack"),
+])
+def test_container_toolkit_source_refused_naming_the_variable(choice, the_plan, words):
+    out = container_toolkit_source(choice, the_plan)
+    assert out["source"] is None and words in out["errors"][0] and "nvidia_container_toolkit_source" in out["errors"][0]
