@@ -132,7 +132,8 @@ def needs(workstation, packages, python_env=None, vendor=None):
     installs (common_packages + common_extra_packages); python_env: {environments, find_links, no_index,
     host_wheels, apt (python_env's own apt packages: python_env_apt())} where python_env runs; vendor: {packages:
     {role: [name or name=version, ...]} (what each vendor role installs from its repository), keys: [key names]
-    (keys/<name>.asc the roles take)}. Returns {apt: [names], vendor: {role: [specs]}, python_apt: [names], keys,
+    (keys/<name>.asc the roles take)}. Returns {apt: [names], vendor: {role: [specs]}, python_apt: [names],
+    vendor_keys (the key names where a vendor role's packages are carried),
     fetch: [every apt spec, sorted], roles: [vendor roles that run without their packages named: refused],
     kernel_headers: bool, python_env: {...} or None}."""
     if not isinstance(workstation, dict) or not isinstance(workstation.get("run"), dict):
@@ -165,7 +166,7 @@ def needs(workstation, packages, python_env=None, vendor=None):
         "apt": apt,
         "vendor": carried,
         "python_apt": python_apt,
-        "keys": sorted(set(keys)) if carried else [],
+        "vendor_keys": sorted(set(keys)) if carried else [],
         "fetch": sorted(set(apt + python_apt + [s for specs in carried.values() for s in specs])),
         "roles": [role for role in VENDOR_ROLES if run.get(role) and role not in carried],
         "kernel_headers": bool(workstation.get("kernel_headers")),
@@ -325,7 +326,7 @@ def check(need, mirror, installed_text="", host_release=""):
         apt_files.append("apt/" + path)
         apt_install.append(name)
         stanzas.append(stanza["text"])
-    for key in need.get("keys") or []:
+    for key in need.get("vendor_keys") or []:
         if "keys/%s.asc" % key not in files:
             miss("key", "keys/%s.asc" % key, "%s/keys/%s.asc is missing: the %s repository's key, which mirror.yml "
                  "writes only with its pinned fingerprint (%s)" % (folder, key, key, ", ".join(sorted(need["vendor"]))))

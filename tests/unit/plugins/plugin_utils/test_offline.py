@@ -206,7 +206,7 @@ VENDOR = {"packages": {"cuda": ["cuda-toolkit-13-0"], "cudnn": ["libcudnn9-cuda-
 
 def test_vendor_packages_come_from_the_folder_with_their_key():
     need = offline.needs(dict(GPU, run=dict(GPU["run"], nccl=False)), ["build-essential"], None, VENDOR)
-    assert need["roles"] == [] and need["keys"] == ["cuda"]
+    assert need["roles"] == [] and need["vendor_keys"] == ["cuda"]
     assert need["fetch"] == ["build-essential", "cuda-toolkit-13-0", "libcudnn9-cuda-13=9.26.0.51-1"]
     result = offline.check(need, mirror(files=VENDOR_FILES, index=VENDOR_INDEX), INSTALLED, "debian bookworm")
     assert result["ok"], result["text"]
