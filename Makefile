@@ -13,7 +13,8 @@ export ANSIBLE_INJECT_FACT_VARS := false
 COLL := build/collections/ansible_collections/dlbox/stack
 SANITY_ROOT := build/sanity/ansible_collections/dlbox/stack
 LIMIT ?= workstations
-# make bench: hosts and forks of the fleet figure (plan.yml on fake hosts planned on paper)
+# make bench: hosts and forks of the fleet figure (plan.yml on fake hosts planned on paper); the fleet rollout
+# (bench_fleet.sh: site.yml to 1, 3 and 6 containers) reads BENCH_SIZES, BENCH_PIPELINING
 BENCH_HOSTS ?= 116
 BENCH_FORKS ?= 20
 EXTRA ?=
@@ -132,6 +133,7 @@ bench: collection images
 	  echo "plan.yml on this machine: $$(( ($$(date +%s%N) - start) / 1000000 )) ms wall"
 	$(BIN)/python tests/benchmarks/bench_plan.py $(BENCH_HOSTS) $(BENCH_FORKS)
 	bash tests/benchmarks/bench_workstation_noop.sh
+	bash tests/benchmarks/bench_fleet.sh
 
 # Vendor data from the real package indexes (Ubuntu's and Debian's archives, PyPI): report what differs
 # from data/compat.yml (also in build/data-refresh-report.txt) and rewrite its machine-maintained section

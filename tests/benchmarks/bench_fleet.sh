@@ -6,17 +6,28 @@
 # no-op re-run in seconds, and the ratio of 6 hosts to 1 (goal: at most 1.5). A benchmark that prints figures, not a
 # timed test.
 #
-#   tests/benchmarks/bench_fleet.sh            (BENCH_SIZES="1 3 6"; BENCH_FORKS=6)
+# Also per run: the controller's CPU seconds (ansible-playbook and its workers: user + system), to tell Ansible's own
+# work per host from the hosts' (the containers share this machine's cores). Logs with per-task times
+# (ansible.posix.profile_tasks when installed) are kept in build/bench-fleet/. BENCH_COLLECTIONS: another collections
+# path (a copy of the collection, to compare two versions).
+#
+#   tests/benchmarks/bench_fleet.sh            (BENCH_SIZES="1 3 6"; BENCH_FORKS=6; BENCH_PIPELINING=1: Ansible's
+#                                               pipelining on, as inventories/lab sets it; 0: off)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 [ -x "$root/.venv/bin/ansible-playbook" ] && export PATH="$root/.venv/bin:$PATH"
-export ANSIBLE_COLLECTIONS_PATH="$root/build/collections" ANSIBLE_INJECT_FACT_VARS=false
+export ANSIBLE_COLLECTIONS_PATH="${BENCH_COLLECTIONS:-$root/build/collections}" ANSIBLE_INJECT_FACT_VARS=false
 image=dlbox-test:debian12
 work=$(mktemp -d /tmp/dlbox-bench-fleet.XXXXXX)
+keep="$root/build/bench-fleet${BENCH_TAG:+-$BENCH_TAG}"
+mkdir -p "$keep"
+export ANSIBLE_PIPELINING="${BENCH_PIPELINING:-1}" ANSIBLE_NOCOLOR=1
+ansible-doc -t callback ansible.posix.profile_tasks >/dev/null 2>&1 && export ANSIBLE_CALLBACKS_ENABLED=ansible.posix.profile_tasks
 names=()
 
 cleanup() {
+  cp "$work"/run-*.log "$keep/" 2>/dev/null
   [ ${#names[@]} -gt 0 ] && docker rm -f "${names[@]}" >/dev/null 2>&1
   tests/scripts/test-cache.sh stop "$$" >/dev/null 2>&1
   rm -rf "$work"
@@ -27,11 +38,12 @@ docker image inspect "$image" >/dev/null 2>&1 || { echo "bench: no image $image 
 tests/scripts/test-cache.sh start "$$" >/dev/null || exit 2
 client=build/test-cache/client
 
-# one run of site.yml against the containers of $work/hosts-$1: seconds on stdout
+# one run of site.yml against the containers of $work/hosts-$1: "<wall seconds> <controller CPU seconds>" on stdout
 run() {
   local start rc
   start=$(date +%s%N)
-  (cd "$work" && ANSIBLE_CONFIG="$work/none.cfg" ansible-playbook -f "${BENCH_FORKS:-6}" -i "hosts-$1" dlbox.stack.site \
+  (cd "$work" && ANSIBLE_CONFIG="$work/none.cfg" /usr/bin/time -f "%U %S" -o "cpu-$1-$2" \
+    ansible-playbook -f "${BENCH_FORKS:-6}" -i "hosts-$1" dlbox.stack.site \
     -e "{\"dlbox_report_dir\": \"$work/reports\"}" >"run-$1-$2.log" 2>&1)
   rc=$?
   if [ $rc -ne 0 ]; then
@@ -39,10 +51,10 @@ run() {
     echo "bench: site.yml, $1 hosts, run $2 failed (rc $rc)" >&2
     exit 1
   fi
-  echo "scale=1; ($(date +%s%N) - $start) / 1000000000" | bc
+  echo "$(echo "scale=1; ($(date +%s%N) - $start) / 1000000000" | bc) $(awk '{ print $1 + $2 }' "$work/cpu-$1-$2")"
 }
 
-declare -A first second
+declare -A first second cpu1 cpu2
 for n in ${BENCH_SIZES:-1 3 6}; do
   {
     echo "all:"
@@ -60,9 +72,10 @@ for n in ${BENCH_SIZES:-1 3 6}; do
     echo "    $name: {}," >> "$work/hosts-$n"
   done
   echo "  }}}" >> "$work/hosts-$n"
-  first[$n]=$(run "$n" 1) || exit 1
-  second[$n]=$(run "$n" 2) || exit 1
-  echo "fleet rollout, $n host(s): first converge ${first[$n]} s, no-op re-run ${second[$n]} s"
+  read -r first[$n] cpu1[$n] < <(run "$n" 1) && [ -n "${first[$n]}" ] || exit 1
+  read -r second[$n] cpu2[$n] < <(run "$n" 2) && [ -n "${second[$n]}" ] || exit 1
+  echo "fleet rollout, $n host(s): first converge ${first[$n]} s (controller CPU ${cpu1[$n]} s)," \
+       "no-op re-run ${second[$n]} s (controller CPU ${cpu2[$n]} s)"
 done
 if [ -n "${first[1]:-}" ] && [ -n "${first[6]:-}" ]; then
   echo "6 hosts / 1 host: first converge $(echo "scale=2; ${first[6]} / ${first[1]}" | bc)x," \

@@ -110,6 +110,7 @@ def fleet(tmp_path_factory, collection_installed):
                 "ansible_host": "127.0.0.1", "ansible_user": "root", "ansible_ssh_private_key_file": str(key),
                 "ansible_ssh_common_args": "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null",
                 "ansible_python_interpreter": "/usr/bin/python3",
+                "ansible_pipelining": True,                                  # as inventories/lab sets it
                 "dlbox_report_dir": str(work / "reports"),
                 "dlbox_drain_command": hook % "drain", "dlbox_resume_command": hook % "resume",
                 # the FIXTURE GPU host: the plan from its captured lspci, the driver from the fixture repository,
