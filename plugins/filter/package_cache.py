@@ -19,6 +19,16 @@ def package_cache_plan(options):
     return _plan.decide(dict(options))
 
 
+def package_cache_client_apt(cache_host, inventory_hostname, fqdn="", mode="auto", apt_port=3142,
+                             client_direct=("localhost", "127.0.0.1")):
+    """The fleet cache's part of this host's apt proxy, for the common role's one apt proxy file: {proxy, direct}
+    (see plugin_utils.package_cache_plan.client_apt)."""
+    try:
+        return _plan.client_apt(cache_host, inventory_hostname, fqdn or "", mode, apt_port, client_direct)
+    except ValueError as exc:
+        raise AnsibleFilterError("package_cache_client_apt: %s" % exc)
+
+
 class FilterModule(object):
     def filters(self):
-        return {"package_cache_plan": package_cache_plan}
+        return {"package_cache_plan": package_cache_plan, "package_cache_client_apt": package_cache_client_apt}

@@ -10,7 +10,9 @@ says where the fleet's cache is. :func:`decide` turns it and the role's variable
   (apt's HTTP proxy and pip's index point at the cache host) or ``none`` (no cache named: the role does nothing);
 - for a server, the whole text of apt-cacher-ng's extra configuration file, of its backend files and of proxpi's
   systemd unit;
-- for a client, the whole text of apt's proxy file and pip's ``index-url``/``trusted-host``;
+- for a client, apt's HTTP proxy and the hosts apt reaches directly (:func:`client_apt`: written by the common
+  role's one apt proxy file, /etc/apt/apt.conf.d/80dlbox-proxy, README "Site network"), and pip's
+  ``index-url``/``trusted-host``;
 - ``mirrors``: for each HTTPS vendor repository remapped by the cache, the plain-HTTP base URL a client's
   repository (mirror) variable takes instead of the vendor's URL. apt still checks the vendor's signature with
   the key the vendor role pins by fingerprint: the cache only stores what the vendor signed.
@@ -31,7 +33,8 @@ _REQUIREMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9_,.-]+\])?(=
 UNIT_NAME = "dlbox-proxpi.service"
 # gunicorn's access log: client, end time, request, status, bytes, duration in microseconds (systemd needs %% for %)
 ACCESS_LOG_FORMAT = "'%%(h)s %%(t)s \"%%(r)s\" %%(s)s %%(B)s %%(D)s'"
-APT_CLIENT_FILE = "/etc/apt/apt.conf.d/90dlbox-package-cache"
+# Where the clients' apt proxy was written before the common role became its one writer (removed there on its run).
+OLD_APT_CLIENT_FILE = "/etc/apt/apt.conf.d/90dlbox-package-cache"
 ACNG_CONF_FILE = "/etc/apt-cacher-ng/zz_dlbox.conf"
 
 
@@ -205,14 +208,24 @@ def proxpi_unit(opts, venv):
 
 
 def apt_client(opts):
-    """apt's proxy file on a client: HTTP repositories through the cache, the listed hosts direct."""
-    lines = [
-        "// Written by dlbox.stack.package_cache: HTTP repositories through the fleet's cache (dlbox_package_cache_host).",
-        "// HTTPS repositories remapped by the cache are reached as http://<cache>:<port>/<name>/ (no proxy needed).",
-        'Acquire::http::Proxy "%s";' % _host_url(opts["cache_host"], opts["apt_port"]),
-    ]
-    lines += ['Acquire::http::Proxy::%s "DIRECT";' % host for host in opts["client_direct"]]
-    return "\n".join(lines) + "\n"
+    """apt on a client: HTTP repositories through the cache (``proxy``), the ``direct`` hosts not."""
+    return {"proxy": _host_url(opts["cache_host"], opts["apt_port"]), "direct": list(opts["client_direct"])}
+
+
+def client_apt(cache_host, inventory_hostname, fqdn="", mode="auto", apt_port=3142, client_direct=("localhost", "127.0.0.1")):
+    """What the common role's apt proxy file takes from the fleet's cache on this host: {proxy, direct}; proxy ''
+    where this host is no client (no cache named, the cache host itself, package_cache_mode server or none).
+    Raises ValueError naming the variable for a value package_cache's own preflight refuses."""
+    opts = {"cache_host": cache_host, "inventory_hostname": inventory_hostname, "fqdn": fqdn, "mode": mode,
+            "apt_port": apt_port, "client_direct": list(client_direct) if isinstance(client_direct, (list, tuple)) else client_direct}
+    errors = [e for e in _check(dict(opts, pypi_port=1 if apt_port != 1 else 2, pypi_upstream="https://pypi.org/simple/",
+                                     pypi_cache_size_gb=1, pypi_index_ttl=0, pypi_log_level="INFO",
+                                     pypi_packages=["proxpi"], apt_backends={}, apt_remaps=[]))]
+    if errors:
+        raise ValueError("; ".join(errors))
+    if _mode(opts) != "client":
+        return {"proxy": "", "direct": []}
+    return apt_client(opts)
 
 
 def decide(opts):
@@ -239,8 +252,7 @@ def decide(opts):
         }
     elif mode == "client":
         client = {
-            "apt_file": APT_CLIENT_FILE,
-            "apt_text": apt_client(opts),
+            "apt": apt_client(opts),
             "pip_index_url": _host_url(host, opts["pypi_port"], "/index/"),
             "pip_trusted_host": host.strip("[]"),
         }

@@ -117,3 +117,20 @@ def test_check_mode_on_a_fresh_cache_host_changes_nothing(host):
     # it says what a real run would do
     assert "Install apt-cacher-ng, python3-venv and python3-packaging" in run["changed"], run["changed"]
     assert "Write proxpi's systemd unit" in run["changed"], run["changed"]
+
+
+# --- one writer of apt's proxy ----------------------------------------------------------------------------------
+def test_each_client_has_one_apt_proxy_file_naming_the_cache():
+    """The common role's site-network file carries the cache (whichever role ran); the earlier version's file that
+    prepare.yml left on the first client is gone."""
+    import testinfra  # pylint: disable=import-outside-toplevel
+
+    for client in CLIENTS:
+        remote = testinfra.get_host("docker://%s" % client)
+        conf = remote.file("/etc/apt/apt.conf.d/80dlbox-proxy").content_string
+        assert 'Acquire::http::Proxy "http://%s:3142";' % CACHE in conf.splitlines(), conf
+        assert 'Acquire::http::Proxy::127.0.0.1 "DIRECT";' in conf.splitlines(), conf
+        assert not remote.file("/etc/apt/apt.conf.d/90dlbox-package-cache").exists, client
+        # apt reads exactly that proxy
+        dump = remote.check_output("apt-config dump Acquire::http::Proxy")
+        assert 'Acquire::http::Proxy "http://%s:3142";' % CACHE in dump, dump

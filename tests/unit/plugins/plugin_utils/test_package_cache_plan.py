@@ -8,7 +8,7 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.dlbox.stack.plugins.filter.package_cache import package_cache_plan
+from ansible_collections.dlbox.stack.plugins.filter.package_cache import package_cache_client_apt, package_cache_plan
 from ansible_collections.dlbox.stack.plugins.plugin_utils import package_cache_plan as pc
 
 
@@ -41,8 +41,7 @@ def test_the_part_this_host_plays(extra, mode):
 
 def test_a_client_points_apt_and_pip_at_the_cache_host():
     client = pc.decide(options())["client"]
-    assert 'Acquire::http::Proxy "http://cache1.lab:3142";' in client["apt_text"].splitlines()
-    assert 'Acquire::http::Proxy::127.0.0.1 "DIRECT";' in client["apt_text"].splitlines()
+    assert client["apt"] == {"proxy": "http://cache1.lab:3142", "direct": ["localhost", "127.0.0.1"]}
     assert client["pip_index_url"] == "http://cache1.lab:3141/index/"
     assert client["pip_trusted_host"] == "cache1.lab"
 
@@ -134,3 +133,26 @@ def test_the_filter_refuses_a_non_mapping():
 
 def test_the_filter_returns_the_decision():
     assert package_cache_plan(options())["mode"] == "client"
+
+
+@pytest.mark.parametrize("args, want", [
+    (("cache1.lab", "ws1"), {"proxy": "http://cache1.lab:3142", "direct": ["localhost", "127.0.0.1"]}),
+    (("cache1.lab", "cache1.lab"), {"proxy": "", "direct": []}),                 # the cache host itself
+    (("cache1.lab", "ws1", "cache1.lab"), {"proxy": "", "direct": []}),          # ... by its FQDN
+    (("", "ws1"), {"proxy": "", "direct": []}),                                  # no cache named
+    (("cache1.lab", "ws1", "", "none"), {"proxy": "", "direct": []}),
+    (("10.0.0.5", "ws1", "", "auto", 8080, ["10.0.0.7"]), {"proxy": "http://10.0.0.5:8080", "direct": ["10.0.0.7"]}),
+])
+def test_the_common_roles_apt_proxy_file_takes_the_clients_part(args, want):
+    assert pc.client_apt(*args) == want
+
+
+@pytest.mark.parametrize("args, words", [
+    (("cache 1", "ws1"), "dlbox_package_cache_host"),
+    (("cache1.lab", "ws1", "", "sometimes"), "package_cache_mode"),
+    (("cache1.lab", "ws1", "", "auto", 0), "package_cache_apt_port"),
+    (("cache1.lab", "ws1", "", "auto", 3142, "localhost"), "package_cache_client_direct"),
+])
+def test_the_clients_part_refuses_what_the_role_refuses(args, words):
+    with pytest.raises(AnsibleFilterError, match=words):
+        package_cache_client_apt(*args)
