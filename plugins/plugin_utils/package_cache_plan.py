@@ -218,9 +218,10 @@ def client_apt(cache_host, inventory_hostname, fqdn="", mode="auto", apt_port=31
     Raises ValueError naming the variable for a value package_cache's own preflight refuses."""
     opts = {"cache_host": cache_host, "inventory_hostname": inventory_hostname, "fqdn": fqdn, "mode": mode,
             "apt_port": apt_port, "client_direct": list(client_direct) if isinstance(client_direct, (list, tuple)) else client_direct}
-    errors = [e for e in _check(dict(opts, pypi_port=1 if apt_port != 1 else 2, pypi_upstream="https://pypi.org/simple/",
-                                     pypi_cache_size_gb=1, pypi_index_ttl=0, pypi_log_level="INFO",
-                                     pypi_packages=["proxpi"], apt_backends={}, apt_remaps=[]))]
+    # the client's options checked as the role checks them; the server's filled with values that pass
+    errors = _check(dict(opts, pypi_port=1 if apt_port != 1 else 2, pypi_upstream="https://pypi.org/simple/",
+                         pypi_cache_size_gb=1, pypi_index_ttl=0, pypi_log_level="INFO", pypi_packages=["proxpi"],
+                         apt_backends={}, apt_remaps=[]))
     if errors:
         raise ValueError("; ".join(errors))
     if _mode(opts) != "client":
