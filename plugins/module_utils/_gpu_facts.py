@@ -1061,8 +1061,8 @@ def detect_virtualization(
 
     Returns ``{"container": bool, "container_type": str|None, "wsl": bool, "wsl_version": 1|2|None,
     "jetson": None|{"l4t", "model", "l4t_release", "power_mode"}}`` (``l4t_release``: the whole header line, see
-    ``parse_nv_tegra_release_line``; ``power_mode``: ``jetson_power_mode`` of the nvpmodel files, or None). ``container_type`` is docker, podman, lxc, kubernetes,
-    systemd-nspawn... as far as the evidence tells (``container`` in pid 1's environment and
+    ``parse_nv_tegra_release_line``; ``power_mode``: ``jetson_power_mode`` of the nvpmodel files, or None).
+    ``container_type`` is docker, podman, lxc, kubernetes, systemd-nspawn... as far as the evidence tells (``container`` in pid 1's environment and
     ``/run/systemd/container`` win over marker files, marker files over ``/proc/1/cgroup``).
     """
     container_type = _environ_container(pid1_environ)

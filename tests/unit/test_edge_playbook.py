@@ -53,4 +53,4 @@ def test_no_kernel_headers_on_l4t():
 
 def test_the_roles_in_their_order():
     # the preflight, the baseline, JetPack, Docker with JetPack's runtime, PyTorch from the Jetson wheels
-    assert [role for role, _ in _includes()] == ["jetpack", "common", "jetpack", "docker", "python_env"]
+    assert [include[0] for include in _includes()] == ["jetpack", "common", "jetpack", "docker", "python_env"]
