@@ -102,7 +102,7 @@ images: host-deps docker-engine
 # Real ansible-playbook runs (plan.yml), the collection build, and the fixture apt repositories in
 # real containers.
 integration: collection images
-	$(BIN)/python -m pytest -q tests/integration
+	$(BIN)/python -m pytest -q --durations=12 tests/integration
 
 molecule: collection images
 	bash tests/scripts/molecule.sh $(SCENARIOS)
