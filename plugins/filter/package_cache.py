@@ -20,11 +20,11 @@ def package_cache_plan(options):
 
 
 def package_cache_client_apt(cache_host, inventory_hostname, fqdn="", mode="auto", apt_port=3142,
-                             client_direct=("localhost", "127.0.0.1")):
-    """The fleet cache's part of this host's apt proxy, for the common role's one apt proxy file: {proxy, direct}
-    (see plugin_utils.package_cache_plan.client_apt)."""
+                             client_direct=("localhost", "127.0.0.1"), pypi_port=3141):
+    """The fleet cache's part of this host's apt proxy and pip index, for the common role (their one writer):
+    {proxy, direct, pip_index_url, pip_trusted_host} (see plugin_utils.package_cache_plan.client_apt)."""
     try:
-        return _plan.client_apt(cache_host, inventory_hostname, fqdn or "", mode, apt_port, client_direct)
+        return _plan.client_apt(cache_host, inventory_hostname, fqdn or "", mode, apt_port, client_direct, pypi_port)
     except ValueError as exc:
         raise AnsibleFilterError("package_cache_client_apt: %s" % exc)
 

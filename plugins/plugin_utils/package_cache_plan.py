@@ -10,9 +10,9 @@ says where the fleet's cache is. :func:`decide` turns it and the role's variable
   (apt's HTTP proxy and pip's index point at the cache host) or ``none`` (no cache named: the role does nothing);
 - for a server, the whole text of apt-cacher-ng's extra configuration file, of its backend files and of proxpi's
   systemd unit;
-- for a client, apt's HTTP proxy and the hosts apt reaches directly (:func:`client_apt`: written by the common
-  role's one apt proxy file, /etc/apt/apt.conf.d/80dlbox-proxy, README "Site network"), and pip's
-  ``index-url``/``trusted-host``;
+- for a client, apt's HTTP proxy and the hosts apt reaches directly, and pip's ``index-url``/``trusted-host``
+  (:func:`client_apt`: the common role is their one writer, in its apt proxy file
+  /etc/apt/apt.conf.d/80dlbox-proxy and in /etc/pip.conf, README "Site network");
 - ``mirrors``: for each HTTPS vendor repository remapped by the cache, the plain-HTTP base URL a client's
   repository (mirror) variable takes instead of the vendor's URL. apt still checks the vendor's signature with
   the key the vendor role pins by fingerprint: the cache only stores what the vendor signed.
@@ -212,21 +212,30 @@ def apt_client(opts):
     return {"proxy": _host_url(opts["cache_host"], opts["apt_port"]), "direct": list(opts["client_direct"])}
 
 
-def client_apt(cache_host, inventory_hostname, fqdn="", mode="auto", apt_port=3142, client_direct=("localhost", "127.0.0.1")):
-    """What the common role's apt proxy file takes from the fleet's cache on this host: {proxy, direct}; proxy ''
-    where this host is no client (no cache named, the cache host itself, package_cache_mode server or none).
+def client_apt(cache_host, inventory_hostname, fqdn="", mode="auto", apt_port=3142, client_direct=("localhost", "127.0.0.1"),
+               pypi_port=3141):
+    """What the common role takes from the fleet's cache on this host, for its one apt proxy file and its one writer
+    of pip's index (/etc/pip.conf): {proxy, direct, pip_index_url, pip_trusted_host}, all empty where this host is
+    no client (no cache named, the cache host itself, package_cache_mode server or none).
     Raises ValueError naming the variable for a value package_cache's own preflight refuses."""
     opts = {"cache_host": cache_host, "inventory_hostname": inventory_hostname, "fqdn": fqdn, "mode": mode,
-            "apt_port": apt_port, "client_direct": list(client_direct) if isinstance(client_direct, (list, tuple)) else client_direct}
+            "apt_port": apt_port, "pypi_port": pypi_port,
+            "client_direct": list(client_direct) if isinstance(client_direct, (list, tuple)) else client_direct}
     # the client's options checked as the role checks them; the server's filled with values that pass
-    errors = _check(dict(opts, pypi_port=1 if apt_port != 1 else 2, pypi_upstream="https://pypi.org/simple/",
+    errors = _check(dict(opts, pypi_upstream="https://pypi.org/simple/",
                          pypi_cache_size_gb=1, pypi_index_ttl=0, pypi_log_level="INFO", pypi_packages=["proxpi"],
                          apt_backends={}, apt_remaps=[]))
     if errors:
         raise ValueError("; ".join(errors))
     if _mode(opts) != "client":
-        return {"proxy": "", "direct": []}
-    return apt_client(opts)
+        return {"proxy": "", "direct": [], "pip_index_url": "", "pip_trusted_host": ""}
+    return dict(apt_client(opts), **pip_client(opts))
+
+
+def pip_client(opts):
+    """pip on a client: the cache's index (proxpi serves plain HTTP, hence trusted-host)."""
+    return {"pip_index_url": _host_url(opts["cache_host"], opts["pypi_port"], "/index/"),
+            "pip_trusted_host": opts["cache_host"].strip("[]")}
 
 
 def decide(opts):
@@ -252,9 +261,5 @@ def decide(opts):
             "pypi_url": _host_url(host, opts["pypi_port"], "/index/"),
         }
     elif mode == "client":
-        client = {
-            "apt": apt_client(opts),
-            "pip_index_url": _host_url(host, opts["pypi_port"], "/index/"),
-            "pip_trusted_host": host.strip("[]"),
-        }
+        client = dict(pip_client(opts), apt=apt_client(opts))
     return {"ok": True, "errors": [], "mode": mode, "server": server, "client": client, "mirrors": mirrors}

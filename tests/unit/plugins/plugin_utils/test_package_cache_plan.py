@@ -135,15 +135,23 @@ def test_the_filter_returns_the_decision():
     assert package_cache_plan(options())["mode"] == "client"
 
 
+NO_CLIENT = {"proxy": "", "direct": [], "pip_index_url": "", "pip_trusted_host": ""}
+
+
 @pytest.mark.parametrize("args, want", [
-    (("cache1.lab", "ws1"), {"proxy": "http://cache1.lab:3142", "direct": ["localhost", "127.0.0.1"]}),
-    (("cache1.lab", "cache1.lab"), {"proxy": "", "direct": []}),                 # the cache host itself
-    (("cache1.lab", "ws1", "cache1.lab"), {"proxy": "", "direct": []}),          # ... by its FQDN
-    (("", "ws1"), {"proxy": "", "direct": []}),                                  # no cache named
-    (("cache1.lab", "ws1", "", "none"), {"proxy": "", "direct": []}),
-    (("10.0.0.5", "ws1", "", "auto", 8080, ["10.0.0.7"]), {"proxy": "http://10.0.0.5:8080", "direct": ["10.0.0.7"]}),
+    (("cache1.lab", "ws1"), {"proxy": "http://cache1.lab:3142", "direct": ["localhost", "127.0.0.1"],
+                             "pip_index_url": "http://cache1.lab:3141/index/", "pip_trusted_host": "cache1.lab"}),
+    (("cache1.lab", "cache1.lab"), NO_CLIENT),                                   # the cache host itself
+    (("cache1.lab", "ws1", "cache1.lab"), NO_CLIENT),                            # ... by its FQDN
+    (("", "ws1"), NO_CLIENT),                                                    # no cache named
+    (("cache1.lab", "ws1", "", "none"), NO_CLIENT),
+    (("10.0.0.5", "ws1", "", "auto", 8080, ["10.0.0.7"], 8081),
+     {"proxy": "http://10.0.0.5:8080", "direct": ["10.0.0.7"], "pip_index_url": "http://10.0.0.5:8081/index/",
+      "pip_trusted_host": "10.0.0.5"}),
+    (("[fd00::5]", "ws1"), {"proxy": "http://[fd00::5]:3142", "direct": ["localhost", "127.0.0.1"],
+                            "pip_index_url": "http://[fd00::5]:3141/index/", "pip_trusted_host": "fd00::5"}),
 ])
-def test_the_common_roles_apt_proxy_file_takes_the_clients_part(args, want):
+def test_the_common_role_takes_the_clients_apt_proxy_and_pip_index(args, want):
     assert pc.client_apt(*args) == want
 
 
@@ -152,6 +160,8 @@ def test_the_common_roles_apt_proxy_file_takes_the_clients_part(args, want):
     (("cache1.lab", "ws1", "", "sometimes"), "package_cache_mode"),
     (("cache1.lab", "ws1", "", "auto", 0), "package_cache_apt_port"),
     (("cache1.lab", "ws1", "", "auto", 3142, "localhost"), "package_cache_client_direct"),
+    (("cache1.lab", "ws1", "", "auto", 3142, ["localhost"], 3142), "must differ"),
+    (("cache1.lab", "ws1", "", "auto", 3142, ["localhost"], 0), "package_cache_pypi_port"),
 ])
 def test_the_clients_part_refuses_what_the_role_refuses(args, words):
     with pytest.raises(AnsibleFilterError, match=words):
