@@ -93,3 +93,28 @@ def test_refuses_before_any_change(tmp_path, hardware, words):
     message = [task["hosts"]["localhost"]["msg"] for play in out["plays"] for task in play["tasks"]
                if task["hosts"]["localhost"].get("failed")][0]
     assert words in message and "Nothing was changed" in message
+
+
+def test_doca_without_repository_url_refused_before_any_change(tmp_path):
+    """DOCA-OFED (dlbox.stack.infiniband, late in the run) asked for without its repository URL: refused by the
+    refusal play, naming the variable, before the first role."""
+    inventory = tmp_path / "hosts.ini"
+    inventory.write_text("[servers]\nlocalhost ansible_connection=local ansible_python_interpreter=%s\n" % sys.executable)
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json",
+               ANSIBLE_COLLECTIONS_PATH=str(ROOT / "build" / "collections"), DLBOX_STACK_CACHE_DIR="off")
+    hardware = {"gpus": ["H100 SXM"], "os": "ubuntu-24.04", "arch": "x86_64"}
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory), "--check",
+         str(ROOT / "playbooks" / "server.yml"), "-e", "dlbox_server_fitness=false",
+         "-e", json.dumps({"dlbox_plan_hardware": hardware, "infiniband_doca_install": True,
+                           "infiniband_doca_key_fingerprint": "0123456789ABCDEF0123456789ABCDEF01234567"})],
+        capture_output=True, text=True, env=env, cwd=str(ROOT), timeout=300, check=False)
+    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+    out = json.loads(proc.stdout[proc.stdout.index("{"):])
+    ran = [task["task"]["name"] for play in out["plays"] for task in play["tasks"]]
+    failed = [task for play in out["plays"] for task in play["tasks"] if task["hosts"]["localhost"].get("failed")]
+    assert [t["task"]["name"] for t in failed] == [
+        "Refuse DOCA-OFED variables that cannot work (infiniband_doca_*), before any change"]
+    assert "Note what is installed before the roles" not in ran
+    message = failed[0]["hosts"]["localhost"]["msg"]
+    assert message.startswith("infiniband_doca_repo_url is empty") and "Nothing was changed" in message

@@ -190,3 +190,34 @@ def test_infiniband_link_reported_from_ibstat(host):
     assert results["ib_lines"][0].startswith("mlx5_0/1: Initializing, LinkUp, 100 Gb/s, InfiniBand -- NOT Active")
     assert "subnet manager" in results["ib_lines"][0]
     assert results["ib_refused"].startswith("infiniband_require_active: mlx5_0/1")
+
+
+# ---------------------------------------------------------------- DOCA-OFED (FIXTURE DOCA-Host repository)
+
+DOCA_URL = "http://127.0.0.1:8089/doca/3.1.0-fixture/fixture/x86_64/"
+DOCA_KEYRING = "/etc/apt/keyrings/dlbox-doca-keyring.gpg"
+
+
+def test_doca_source_and_keyring(host):
+    source = host.file("/etc/apt/sources.list.d/dlbox-doca.sources")
+    assert source.exists and source.mode == 0o644
+    lines = source.content_string.splitlines()
+    assert "URIs: " + DOCA_URL in lines and "Signed-By: " + DOCA_KEYRING in lines and "Suites: /" in lines
+    keyring = host.file(DOCA_KEYRING)
+    assert keyring.exists and keyring.user == "root" and keyring.size > 0
+
+
+def test_doca_ofed_installed_from_the_doca_repository(host):
+    assert host.package("doca-ofed").version == "3.1.0-091000"
+    # apt took it from the signed FIXTURE DOCA repository (an unverifiable Release would leave it out)
+    policy = host.check_output("apt-cache policy doca-ofed")
+    assert DOCA_URL in policy and "***" in policy, policy
+    assert "FIXTURE" in host.file("/usr/share/doc/doca-ofed/FIXTURE-README").content_string
+
+
+def test_doca_without_repository_url_refused_naming_the_variable_with_nothing_changed(host):
+    results = _results(host)
+    assert results["doca_refused"].startswith("infiniband_doca_repo_url is empty"), results["doca_refused"]
+    assert "Nothing was changed" in results["doca_refused"]
+    assert results["after_refusal"] == results["before"]
+    assert "dlbox-doca.sources" in results["before"]            # the DOCA source is in the snapshot
