@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters ``dlbox.stack.offline_needs``, ``dlbox.stack.offline_check`` and ``dlbox.stack.python_env_apt`` of offline
-mode (dlbox_offline)."""
+"""Filters ``dlbox.stack.offline_needs``, ``dlbox.stack.offline_check``, ``dlbox.stack.offline_nccl_request``,
+``dlbox.stack.offline_resolve_picks`` and ``dlbox.stack.python_env_apt`` of offline mode (dlbox_offline)."""
 
 from __future__ import annotations
 
@@ -36,6 +36,24 @@ def python_env_apt(environments, interpreters=None, install_python=True, build_t
                                    ["g++"] if compiler_packages is None else list(compiler_packages))
 
 
+def offline_nccl_request(run, install=True, version="", plan=None, cuda_version="", toolkits=None, default_toolkit="",
+                         packages=None):
+    """What the nccl role installs, before any toolkit is there (see plugin_utils.offline.nccl_request)."""
+    if not isinstance(toolkits or [], list) or not isinstance(packages or [], list):
+        raise AnsibleFilterError("offline_nccl_request: toolkits and packages must be lists")
+    return _offline.nccl_request(bool(run), bool(install), str(version or ""), plan, str(cuda_version or ""),
+                                 list(toolkits or []), str(default_toolkit or ""), list(packages or []))
+
+
+def offline_resolve_picks(need, versions):
+    """offline_needs's result with each pick made from the repository's candidates (see
+    plugin_utils.offline.resolve_picks)."""
+    if not isinstance(need, dict) or not isinstance(versions, dict):
+        raise AnsibleFilterError("offline_resolve_picks: expected offline_needs's result and {role: versions}")
+    return _offline.resolve_picks(need, versions)
+
+
 class FilterModule(object):
     def filters(self):
-        return {"offline_needs": offline_needs, "offline_check": offline_check, "python_env_apt": python_env_apt}
+        return {"offline_needs": offline_needs, "offline_check": offline_check, "python_env_apt": python_env_apt,
+                "offline_nccl_request": offline_nccl_request, "offline_resolve_picks": offline_resolve_picks}

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.dlbox.stack.plugins.module_utils._nccl import parse_madison, pick_build
 from ansible_collections.dlbox.stack.plugins.module_utils.versions import debian_version_compare as compare_versions
 
 # Roles of the workstation whose packages come from a vendor's repository (keyring downloaded from the vendor, a
@@ -131,9 +132,12 @@ def needs(workstation, packages, python_env=None, vendor=None):
     workstation: the plan's role decision (dlbox_workstation: run, kernel_headers); packages: the apt packages common
     installs (common_packages + common_extra_packages); python_env: {environments, find_links, no_index,
     host_wheels, apt (python_env's own apt packages: python_env_apt())} where python_env runs; vendor: {packages:
-    {role: [name or name=version, ...]} (what each vendor role installs from its repository), keys: [key names]
-    (keys/<name>.asc the roles take)}. Returns {apt: [names], vendor: {role: [specs]}, python_apt: [names],
-    vendor_keys (the key names where a vendor role's packages are carried),
+    {role: [name or name=version, ...]} (what each vendor role installs from its repository), picks: {role:
+    {packages, version, cuda}} (a role whose build is picked from the repository's candidates: nccl_request()),
+    nothing: {role: why} (a role that runs but installs nothing from its repository, by its own decision), unmet:
+    [{role, name, why}] (what a role's decision needs and cannot have: listed as missing), keys: [key names]
+    (keys/<name>.asc the roles take)}. Returns {apt: [names], vendor: {role: [specs]}, picks, nothing, unmet,
+    python_apt: [names], vendor_keys (the key names where a vendor role's packages are carried),
     fetch: [every apt spec, sorted], roles: [vendor roles that run without their packages named: refused],
     kernel_headers: bool, python_env: {...} or None}."""
     if not isinstance(workstation, dict) or not isinstance(workstation.get("run"), dict):
@@ -149,11 +153,30 @@ def needs(workstation, packages, python_env=None, vendor=None):
         raise OfflineError("the vendor roles' packages must be {packages: {role: [names]}, keys: [names]}")
     carried = {}
     for role, specs in (vendor.get("packages") or {}).items():
-        if role not in VENDOR_ROLES:
-            raise OfflineError("%s is not a vendor role (%s)" % (role, ", ".join(VENDOR_ROLES)))
+        _check_role(role)
         _check_specs(specs, "the packages of %s" % role)
         if run.get(role) and specs:
             carried[role] = list(specs)
+    picks = {}
+    for role, request in (vendor.get("picks") or {}).items():
+        if role not in PICKS:
+            raise OfflineError("%s: only %s pick their build from the repository" % (role, ", ".join(PICKS)))
+        _check_pick(role, request)
+        if run.get(role):
+            picks[role] = dict(request)
+    nothing = {}
+    for role, why in (vendor.get("nothing") or {}).items():
+        _check_role(role)
+        if run.get(role) and role not in carried and role not in picks:
+            nothing[role] = str(why)
+    unmet = []
+    for item in vendor.get("unmet") or []:
+        if not isinstance(item, dict) or not item.get("name") or not item.get("why"):
+            raise OfflineError("an unmet vendor artifact must be {role, name, why} (got %r)" % (item,))
+        _check_role(item.get("role"))
+        if run.get(item["role"]):
+            unmet.append({"role": item["role"], "name": str(item["name"]), "why": str(item["why"])})
+    unmet_roles = set(item["role"] for item in unmet)
     keys = list(vendor.get("keys") or [])
     bad = [k for k in keys if not isinstance(k, str) or not _NAME.match(k)]
     if bad:
@@ -166,12 +189,106 @@ def needs(workstation, packages, python_env=None, vendor=None):
         "apt": apt,
         "vendor": carried,
         "python_apt": python_apt,
-        "vendor_keys": sorted(set(keys)) if carried else [],
+        "picks": picks,
+        "nothing": nothing,
+        "unmet": unmet,
+        "vendor_keys": sorted(set(keys)) if carried or picks or unmet else [],
         "fetch": sorted(set(apt + python_apt + [s for specs in carried.values() for s in specs])),
-        "roles": [role for role in VENDOR_ROLES if run.get(role) and role not in carried],
+        "roles": [role for role in VENDOR_ROLES if run.get(role) and role not in carried and role not in picks
+                  and role not in nothing and role not in unmet_roles],
         "kernel_headers": bool(workstation.get("kernel_headers")),
         "python_env": env,
     }
+
+
+def _check_role(role):
+    if role not in VENDOR_ROLES:
+        raise OfflineError("%s is not a vendor role (%s)" % (role, ", ".join(VENDOR_ROLES)))
+
+
+def _check_pick(role, request):
+    if not isinstance(request, dict) or not request.get("packages") or not request.get("version") \
+            or not request.get("cuda"):
+        raise OfflineError("the pick of %s must be {packages, version, cuda} (got %r)" % (role, request))
+    _check_specs(request["packages"], "the packages of %s" % role)
+    if not _VERSION.match(str(request["version"])) or not re.match(r"^\d+\.\d+$", str(request["cuda"])):
+        raise OfflineError("the pick of %s: version %r / CUDA %r (X.Y) is not a version" % (
+            role, request["version"], request["cuda"]))
+
+
+# Vendor roles whose apt version is picked from the repository's candidates, not known beforehand: NCCL's apt
+# versions name the CUDA minor they are built for (2.27.7-1+cuda13.0); the nccl role picks the build for the
+# installed toolkit (module_utils._nccl.pick_build, tasks/install.yml), and so do mirror.yml (from the repository)
+# and the offline preflight (from the folder's index).
+PICKS = ("nccl",)
+
+
+def nccl_request(run, install=True, version="", plan=None, cuda_version="", toolkits=(), default_toolkit="",
+                 packages=()):
+    """What the nccl role installs, decided before any toolkit is installed (the offline preflight, mirror.yml).
+
+    The role's rules (roles/nccl/tasks/preflight.yml): the version is nccl_version, else the plan's stack.nccl; the
+    toolkit the build is for is nccl_cuda_version, else of the toolkits (here: those the cuda role installs in the
+    same run, `toolkits` X.Y, and its default `default_toolkit`) the ones of the plan's CUDA major, the default one
+    among them first; packages: nccl_packages, else data/compat.yml's (role_plan's data.packages).
+    Returns {pick: {packages, version, cuda}} (the build is then picked from the repository's candidates, by
+    pick_build as the role does), {nothing: why} (the role installs nothing: it is not refused), or
+    {error: why} (the role would refuse; offline mode lists it as missing)."""
+    plan = plan if isinstance(plan, dict) else None
+    if not run:
+        return {"nothing": "the plan does not run nccl"}
+    if not install:
+        return {"nothing": "nccl_install is false: the role writes nccl.conf only"}
+    version = str(version or (plan or {}).get("version") or "")
+    if not version:
+        return {"nothing": "the plan has no NCCL and nccl_version is empty: the role installs nothing"}
+    toolkits = [str(t) for t in toolkits or []]
+    if cuda_version:
+        cuda = str(cuda_version)
+    else:
+        major = str((plan or {}).get("cuda_major") or "")
+        candidates = [t for t in toolkits if not major or t.split(".")[0] == major]
+        cuda = (str(default_toolkit) if str(default_toolkit) in candidates else
+                candidates[0] if candidates else "")
+    if not cuda:
+        return {"error": "NCCL %s needs a CUDA toolkit%s, and neither this run nor the host has one (toolkits: %s): run "
+                         "the cuda role with nvidia_repo, or set nccl_cuda_version" % (
+                             version, " of CUDA %s.x (the plan)" % plan["cuda_major"]
+                             if (plan or {}).get("cuda_major") else "", ", ".join(toolkits) or "none")}
+    names = [str(p) for p in packages or []]
+    if not names:
+        return {"error": "no NCCL package names (nccl_packages, else data/compat.yml cuda.repo_packages.nccl)"}
+    return {"pick": {"packages": names, "version": version, "cuda": ".".join(cuda.split(".")[:2])}}
+
+
+def index_versions(index_text, name):
+    """The versions of `name` in an apt Packages index (the folder's apt/Packages)."""
+    return [s["version"] for s in parse_packages(index_text).get(name) or []]
+
+
+def resolve_picks(need, versions):
+    """need (from needs()) with its picks made: versions {role: [apt versions of the role's first package]}
+    (apt-cache madison's text is read too). Each pick becomes the role's name=version specs (in vendor and fetch)
+    when the candidates hold a build for it (pick_build: exact CUDA minor, else the same major), else an unmet
+    entry {role, name, why} that check() lists as missing."""
+    out = dict(need)
+    vendor = dict(need.get("vendor") or {})
+    unmet = list(need.get("unmet") or [])
+    fetch = set(need.get("fetch") or [])
+    for role, request in (need.get("picks") or {}).items():
+        listed = versions.get(role) or []
+        if isinstance(listed, str):
+            listed = parse_madison(listed)
+        build = pick_build(list(listed), str(request["version"]), str(request["cuda"]))
+        if "version" in build:
+            specs = ["%s=%s" % (name, build["version"]) for name in request["packages"]]
+            vendor[role] = list(vendor.get(role) or []) + specs
+            fetch.update(specs)
+        else:
+            unmet.append({"role": role, "name": "%s (NCCL %s for CUDA %s)" % (
+                request["packages"][0], request["version"], request["cuda"]), "why": build["error"]})
+    out.update(vendor=vendor, unmet=unmet, fetch=sorted(fetch), picks={})
+    return out
 
 
 def _check_specs(specs, what):
@@ -302,6 +419,9 @@ def check(need, mirror, installed_text="", host_release=""):
              "machine of this host's release" % (manifest.get("release"), host_release))
 
     index = parse_packages(mirror.get("index") or "")
+    if need.get("picks"):
+        need = resolve_picks(need, {role: [s["version"] for s in index.get(request["packages"][0]) or []]
+                                    for role, request in need["picks"].items()})
     fetch = need.get("fetch", need["apt"])
     if fetch and not index:
         miss("folder", "apt/Packages", "%s/apt/Packages is missing or empty (dpkg-scanpackages's index)" % folder)
@@ -326,10 +446,14 @@ def check(need, mirror, installed_text="", host_release=""):
         apt_files.append("apt/" + path)
         apt_install.append(name)
         stanzas.append(stanza["text"])
+    for item in need.get("unmet") or []:
+        miss("apt", item["name"], "%s: %s (asked for by %s: %s)" % (
+            folder, item["why"], item["role"], VENDOR_ROLES[item["role"]]))
     for key in need.get("vendor_keys") or []:
         if "keys/%s.asc" % key not in files:
             miss("key", "keys/%s.asc" % key, "%s/keys/%s.asc is missing: the %s repository's key, which mirror.yml "
-                 "writes only with its pinned fingerprint (%s)" % (folder, key, key, ", ".join(sorted(need["vendor"]))))
+                 "writes only with its pinned fingerprint (%s)" % (folder, key, key, ", ".join(
+                     sorted(set(need["vendor"]) | set(item["role"] for item in need.get("unmet") or [])))))
 
     for role in need["roles"]:
         miss("role", role, "%s is not carried by the mirror folder; skip the role offline (%s: false)"

@@ -47,11 +47,13 @@ def test_the_preflight_lists_every_missing_artifact_and_changes_nothing():
                   "wheels wheels/:", "wheels python_env_no_index:", "wheels python_env_find_links:") + ((
                       # the vendor artifacts: the cuDNN runtime's .deb (cudnn's pinned version) and the CUDA key
                       "apt libcudnn9-cuda-13: %s/apt/libcudnn9-cuda-13_9.20.0.48-1_amd64.deb" % folder,
+                      # NCCL's headers at the build the nccl role picks for CUDA 13.0 (listed in the index, absent)
+                      "apt libnccl-dev: %s/apt/libnccl-dev_2.27.7-1+cuda13.0_amd64.deb" % folder,
                       "key keys/cuda.asc: %s/keys/cuda.asc is missing" % folder) if GPU else ()):
         assert words in out, words
     # every artifact once in the list (the failure prints the message twice)
     listed = set(re.findall(r"^\s*- (apt|key|wheels|role|folder) (\S+):", out, re.M))
-    assert int(header.group(1)) == len(listed) >= (8 if GPU else 6), listed
+    assert int(header.group(1)) == len(listed) >= (9 if GPU else 6), listed
     # refused before the roles: the summary's snapshot task never ran
     assert "dlbox.stack.summary" not in out and "dlbox.stack.common" not in out
     assert results["before"] == results["after"]
@@ -71,11 +73,14 @@ def test_the_folder_holds_the_closure_and_its_manifest():
     assert {"build-essential", "curl"} <= set(manifest["apt"])
     if GPU:
         assert {"cuda-toolkit-13-0", "libcudnn9-cuda-13=9.20.0.48-1"} <= set(manifest["apt"])
-        assert manifest["keys"] == ["cuda"] and sorted(manifest["vendor"]) == ["cuda", "cudnn"]
+        assert {"libnccl2=2.27.7-1+cuda13.0", "libnccl-dev=2.27.7-1+cuda13.0"} <= set(manifest["apt"])
+        assert manifest["keys"] == ["cuda"] and sorted(manifest["vendor"]) == ["cuda", "cudnn", "nccl"]
+        assert manifest["unmet"] == [] and manifest["not_carried"] == []
         assert os.path.exists(os.path.join(folder, "keys", "cuda.asc"))
         # the vendor packages and their dependencies within NVIDIA's repository, from the fixture repository
         for prefix in ("cuda-toolkit-13-0_", "cuda-cudart-13-0_", "cuda-nvcc-13-0_", "libcudnn9-cuda-13_9.20.0.48-1_",
-                       "libcudnn9-dev-cuda-13_9.20.0.48-1_", "python3-debian_"):
+                       "libcudnn9-dev-cuda-13_9.20.0.48-1_", "python3-debian_", "libnccl2_2.27.7-1+cuda13.0_",
+                       "libnccl-dev_2.27.7-1+cuda13.0_"):
             assert [name for name in debs if name.startswith(prefix)], prefix
     else:
         assert manifest["keys"] == [] and manifest["vendor"] == {}
@@ -119,3 +124,15 @@ def test_cuda_and_cudnn_came_from_the_folder_with_the_pinned_key(host):
         pinned = handle.read().strip().replace(" ", "")
     shown = host.check_output("gpg --show-keys --with-colons /etc/apt/keyrings/dlbox-cuda-archive-keyring.gpg")
     assert "fpr:::::::::%s:" % pinned in shown
+
+
+@pytest.mark.skipif(not GPU, reason="molecule/offline_gpu's GPU plan")
+def test_nccl_came_from_the_folder_at_the_build_for_the_toolkit(host):
+    """FIXTURE packages (tests/aptrepo _cuda-nccl.yml, _cuda-common.yml): the repository has 2.27.7 for CUDA 12.9 and
+    13.0; the nccl role (and the folder) took 13.0's, for the toolkit installed offline."""
+    for name in ("libnccl2", "libnccl-dev"):
+        assert host.package(name).version == "2.27.7-1+cuda13.0", name
+    assert host.file("/usr/include/nccl.h").contains("#define NCCL_VERSION_CODE 22707")
+    assert host.file("/etc/nccl.conf").exists
+    carried = host.check_output("ls /var/lib/dlbox/offline/apt")
+    assert "libnccl2_2.27.7-1+cuda13.0_" in carried and "+cuda12.9" not in carried

@@ -268,3 +268,120 @@ def test_python_env_apt_is_the_roles_rule(environments, kw, want):
 def test_bad_vendor_input_is_refused(vendor, words):
     with pytest.raises(AnsibleFilterError, match=words):
         offline_needs(GPU, ["make"], None, vendor)
+
+
+# FIXTURE NCCL builds in the shape of NVIDIA's CUDA repository (tests/aptrepo/specs/_cuda-nccl.yml, _cuda-common.yml):
+# the apt version names the CUDA minor the build is for.
+NCCL_INDEX = VENDOR_INDEX + "".join(
+    "\nPackage: %s\nVersion: %s\nArchitecture: amd64\n%sFilename: ./%s_%s_amd64.deb\n" % (
+        name, version, "Depends: libnccl2 (= %s)\n" % version if name == "libnccl-dev" else "", name, version)
+    for version in ("2.27.7-1+cuda12.9", "2.27.7-1+cuda13.0", "2.23.4-1+cuda12.6")
+    for name in ("libnccl2", "libnccl-dev"))
+NCCL_FILES = VENDOR_FILES + ["apt/libnccl2_2.27.7-1+cuda13.0_amd64.deb", "apt/libnccl-dev_2.27.7-1+cuda13.0_amd64.deb"]
+NCCL_PICK = {"packages": ["libnccl2", "libnccl-dev"], "version": "2.27.7", "cuda": "13.0"}
+
+
+@pytest.mark.parametrize("kw, want", [
+    # nccl_version given, the toolkit cuda installs in the same run
+    ({"version": "2.27.7", "toolkits": ["13.0"], "default_toolkit": "13.0"},
+     {"pick": dict(NCCL_PICK)}),
+    # the plan's NCCL and CUDA major: the default toolkit is of another major, the planned major's is taken
+    ({"plan": {"version": "2.27.7", "cuda_major": "12"}, "toolkits": ["13.0", "12.6"], "default_toolkit": "13.0"},
+     {"pick": dict(NCCL_PICK, cuda="12.6")}),
+    # nccl_cuda_version wins; X.Y.Z is read as X.Y
+    ({"version": "2.23.4", "cuda_version": "12.6.3", "toolkits": ["13.0"]},
+     {"pick": dict(NCCL_PICK, version="2.23.4", cuda="12.6")}),
+])
+def test_nccl_request_is_the_roles_rule(kw, want):
+    assert offline.nccl_request(True, packages=["libnccl2", "libnccl-dev"], **kw) == want
+
+
+@pytest.mark.parametrize("args, kw, key, words", [
+    ((False,), {}, "nothing", "does not run"),
+    ((True, False, "2.27.7"), {}, "nothing", "nccl_install is false"),
+    ((True,), {"toolkits": ["13.0"]}, "nothing", "nccl_version is empty"),
+    ((True, True, "2.27.7"), {"plan": {"cuda_major": "12"}, "toolkits": ["13.0"], "packages": ["libnccl2"]},
+     "error", "of CUDA 12.x"),
+    ((True, True, "2.27.7"), {"toolkits": ["13.0"]}, "error", "package names"),
+])
+def test_nccl_request_without_a_build_to_pick(args, kw, key, words):
+    got = offline.nccl_request(*args, **kw)
+    assert list(got) == [key] and words in got[key]
+
+
+def test_nccl_build_is_picked_from_the_folder_with_the_cuda_key():
+    need = offline.needs(GPU, ["build-essential"], None, dict(VENDOR, picks={"nccl": NCCL_PICK}))
+    assert need["roles"] == [] and need["picks"] == {"nccl": NCCL_PICK} and need["vendor_keys"] == ["cuda"]
+    result = offline.check(need, mirror(files=NCCL_FILES, index=NCCL_INDEX), INSTALLED, "debian bookworm")
+    assert result["ok"], result["text"]
+    assert {"apt/libnccl2_2.27.7-1+cuda13.0_amd64.deb", "apt/libnccl-dev_2.27.7-1+cuda13.0_amd64.deb"} <= set(
+        result["apt_files"])
+    # the build for CUDA 13.0, not 12.9's, and only that one in the host's index
+    assert "Version: 2.27.7-1+cuda13.0" in result["packages_text"] and "+cuda12.9" not in result["packages_text"]
+    # a toolkit of a minor with no build of its own takes a build of the same major (the role's pick_build: here
+    # the only 12.x build of 2.27.7, 12.9's, through minor-version compatibility)
+    need = offline.needs(GPU, [], None, {"picks": {"nccl": dict(NCCL_PICK, cuda="12.8")}, "keys": ["cuda"]})
+    got = offline.resolve_picks(need, {"nccl": offline.index_versions(NCCL_INDEX, "libnccl2")})
+    assert got["vendor"]["nccl"] == ["libnccl2=2.27.7-1+cuda12.9", "libnccl-dev=2.27.7-1+cuda12.9"]
+
+
+def test_nccl_build_is_picked_from_apt_cache_madison_for_the_mirror():
+    madison = ("  libnccl2 | 2.27.7-1+cuda13.0 | https://developer.download.nvidia.com/compute/cuda/repos/debian12/"
+               "x86_64  Packages\n  libnccl2 | 2.27.7-1+cuda12.9 | https://developer.download.nvidia.com/compute/"
+               "cuda/repos/debian12/x86_64  Packages\n")
+    need = offline.needs(GPU, ["make"], None, {"picks": {"nccl": NCCL_PICK}, "keys": ["cuda"]})
+    got = offline.resolve_picks(need, {"nccl": madison})
+    assert got["picks"] == {} and got["unmet"] == []
+    assert got["fetch"] == ["libnccl-dev=2.27.7-1+cuda13.0", "libnccl2=2.27.7-1+cuda13.0", "make"]
+
+
+def test_every_missing_nccl_artifact_is_listed():
+    # the folder has no build of NCCL 2.23.4 for CUDA 13 and lacks the key: both named, with the role
+    need = offline.needs(GPU, [], None, {"picks": {"nccl": dict(NCCL_PICK, version="2.23.4")},
+                                         "packages": VENDOR["packages"], "keys": ["cuda"]})
+    files = [f for f in NCCL_FILES if f != "keys/cuda.asc"]
+    result = offline.check(need, mirror(files=files, index=NCCL_INDEX), INSTALLED, "")
+    why = {m["name"]: m["why"] for m in result["missing"]}
+    assert set(why) == {"libnccl2 (NCCL 2.23.4 for CUDA 13.0)", "keys/cuda.asc"}, result["text"]
+    assert "no NCCL 2.23.4 build for CUDA 13.x" in why["libnccl2 (NCCL 2.23.4 for CUDA 13.0)"]
+    assert "asked for by nccl" in why["libnccl2 (NCCL 2.23.4 for CUDA 13.0)"]
+    # the picked build listed in the index but its .deb absent
+    files = [f for f in NCCL_FILES if "libnccl-dev" not in f]
+    result = offline.check(need, mirror(files=files, index=NCCL_INDEX.replace("2.23.4-1+cuda12.6", "2.23.4-1+cuda13.0")),
+                           INSTALLED, "")
+    assert sorted(m["name"] for m in result["missing"]) == ["libnccl-dev", "libnccl2"]
+
+
+def test_a_role_the_decision_says_installs_nothing_or_cannot_is_not_refused_by_name():
+    unmet = [{"role": "nccl", "name": "a CUDA toolkit for NCCL 2.27.7", "why": "this run installs none"}]
+    need = offline.needs(GPU, [], None, {"packages": VENDOR["packages"], "nothing": {"nccl": "nccl_install is false"},
+                                         "keys": ["cuda"]})
+    assert need["roles"] == [] and need["nothing"] == {"nccl": "nccl_install is false"}
+    need = offline.needs(GPU, [], None, {"packages": VENDOR["packages"], "unmet": unmet, "keys": ["cuda"]})
+    result = offline.check(need, mirror(files=NCCL_FILES, index=NCCL_INDEX), INSTALLED, "")
+    assert [m["name"] for m in result["missing"]] == ["a CUDA toolkit for NCCL 2.27.7"]
+    # where the plan does not run the role, none of it counts
+    off = dict(GPU, run=dict(GPU["run"], nccl=False))
+    assert offline.needs(off, [], None, {"picks": {"nccl": NCCL_PICK}, "unmet": unmet})["unmet"] == []
+
+
+@pytest.mark.parametrize("vendor, words", [
+    ({"picks": {"cuda": NCCL_PICK}}, "only nccl"),
+    ({"picks": {"nccl": dict(NCCL_PICK, cuda="13")}}, "not a version"),
+    ({"picks": {"nccl": {"packages": ["libnccl2"]}}}, "packages, version, cuda"),
+    ({"unmet": [{"role": "nccl", "name": "x"}]}, "role, name, why"),
+    ({"nothing": {"docker_ce": "x"}}, "not a vendor role"),
+])
+def test_bad_pick_input_is_refused(vendor, words):
+    with pytest.raises(AnsibleFilterError, match=words):
+        offline_needs(GPU, ["make"], None, vendor)
+
+
+def test_nccl_filters_wrap_the_decision():
+    from ansible_collections.dlbox.stack.plugins.filter.offline import offline_nccl_request, offline_resolve_picks
+    assert offline_nccl_request(True, True, "2.27.7", None, "", ["13.0"], "13.0", ["libnccl2"]) == {
+        "pick": {"packages": ["libnccl2"], "version": "2.27.7", "cuda": "13.0"}}
+    with pytest.raises(AnsibleFilterError, match="must be lists"):
+        offline_nccl_request(True, True, "2.27.7", None, "", "13.0")
+    with pytest.raises(AnsibleFilterError, match="offline_needs's result"):
+        offline_resolve_picks([], {})
