@@ -1,8 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters ``dlbox.stack.offline_needs``, ``dlbox.stack.offline_check``, ``dlbox.stack.offline_nccl_request``,
-``dlbox.stack.offline_resolve_picks`` and ``dlbox.stack.python_env_apt`` of offline mode (dlbox_offline)."""
+"""Filters of offline mode (dlbox_offline): ``dlbox.stack.offline_needs``, ``dlbox.stack.offline_check``, the vendor
+roles' requests (``offline_nccl_request``, ``offline_container_toolkit_request``, ``offline_docker_request``),
+``dlbox.stack.offline_resolve_picks`` and ``dlbox.stack.python_env_apt``."""
 
 from __future__ import annotations
 
@@ -45,6 +46,25 @@ def offline_nccl_request(run, install=True, version="", plan=None, cuda_version=
                                  list(toolkits or []), str(default_toolkit or ""), list(packages or []))
 
 
+def offline_container_toolkit_request(run, source=None, version="", has_plan=True, packages=None, prereqs=None):
+    """What the nvidia_container_toolkit role installs (see plugin_utils.offline.container_toolkit_request)."""
+    if not isinstance(packages or [], list) or not isinstance(prereqs or [], list):
+        raise AnsibleFilterError("offline_container_toolkit_request: packages and prereqs must be lists")
+    return _offline.container_toolkit_request(bool(run), source, str(version or ""), bool(has_plan),
+                                              list(packages or []), list(prereqs or []))
+
+
+def offline_docker_request(run, source="docker-ce", ce_packages=None, ce_version="", pinned=None,
+                           distribution_packages=None, prereqs=None):
+    """What the docker role installs (see plugin_utils.offline.docker_request)."""
+    lists = (ce_packages or [], pinned or [], distribution_packages or [], prereqs or [])
+    if not all(isinstance(item, list) for item in lists):
+        raise AnsibleFilterError("offline_docker_request: the package arguments must be lists")
+    return _offline.docker_request(bool(run), str(source or ""), *[list(item) for item in lists[:1]],
+                                   ce_version=str(ce_version or ""), pinned=lists[1], distribution_packages=lists[2],
+                                   prereqs=lists[3])
+
+
 def offline_resolve_picks(need, versions):
     """offline_needs's result with each pick made from the repository's candidates (see
     plugin_utils.offline.resolve_picks)."""
@@ -56,4 +76,6 @@ def offline_resolve_picks(need, versions):
 class FilterModule(object):
     def filters(self):
         return {"offline_needs": offline_needs, "offline_check": offline_check, "python_env_apt": python_env_apt,
-                "offline_nccl_request": offline_nccl_request, "offline_resolve_picks": offline_resolve_picks}
+                "offline_nccl_request": offline_nccl_request, "offline_resolve_picks": offline_resolve_picks,
+                "offline_container_toolkit_request": offline_container_toolkit_request,
+                "offline_docker_request": offline_docker_request}

@@ -207,20 +207,75 @@ def _check_role(role):
 
 
 def _check_pick(role, request):
+    nccl = PICKS[role] == "nccl_build"
     if not isinstance(request, dict) or not request.get("packages") or not request.get("version") \
-            or not request.get("cuda"):
-        raise OfflineError("the pick of %s must be {packages, version, cuda} (got %r)" % (role, request))
+            or (nccl and not request.get("cuda")):
+        raise OfflineError("the pick of %s must be {packages, version%s} (got %r)" % (
+            role, ", cuda" if nccl else "", request))
     _check_specs(request["packages"], "the packages of %s" % role)
-    if not _VERSION.match(str(request["version"])) or not re.match(r"^\d+\.\d+$", str(request["cuda"])):
-        raise OfflineError("the pick of %s: version %r / CUDA %r (X.Y) is not a version" % (
-            role, request["version"], request["cuda"]))
+    if not _VERSION.match(str(request["version"])) or (nccl and not re.match(r"^\d+\.\d+$", str(request["cuda"]))):
+        raise OfflineError("the pick of %s: version %r%s is not a version" % (
+            role, request["version"], " / CUDA %r (X.Y)" % request["cuda"] if nccl else ""))
+
+
+def container_toolkit_request(run, source=None, version="", has_plan=True, packages=(), prereqs=()):
+    """What the nvidia_container_toolkit role installs from NVIDIA's libnvidia-container repository.
+
+    The role's rules (roles/nvidia_container_toolkit/tasks/preflight.yml, install.yml): source is its
+    container_toolkit_source decision ({source, errors}: JetPack's toolkit comes with L4T, nothing from this
+    repository); version: nvidia_container_toolkit_version, else the plan's (data/compat.yml); none and no plan: the
+    role refuses; none with a plan: it installs nothing. packages: the plan's, else data/compat.yml's; each installed
+    at the upstream version (name=X.Y.Z-*). prereqs: what its repository task installs first (from the OS archive).
+    Returns {pick: {packages, version}, packages: prereqs} or {nothing: why} or {error: why}."""
+    source = source if isinstance(source, dict) else {}
+    if not run:
+        return {"nothing": "the plan does not run nvidia_container_toolkit"}
+    if source.get("errors"):
+        return {"error": " ".join(str(e) for e in source["errors"])}
+    if source.get("source") == "jetpack":
+        return {"nothing": "JetPack's toolkit (L4T): nothing from NVIDIA's libnvidia-container repository"}
+    version = str(version or "")
+    if not version:
+        if has_plan:
+            return {"nothing": "the plan has no container toolkit and nvidia_container_toolkit_version is empty"}
+        return {"error": "nvidia_container_toolkit_version is empty and there is no plan to take it from"}
+    if not re.match(r"^\d+\.\d+\.\d+$", version):
+        return {"error": "nvidia_container_toolkit_version is %r; it must be a release such as 1.18.2" % version}
+    names = [str(p) for p in packages or []]
+    if not names:
+        return {"error": "no container toolkit package names (the plan's, else data/compat.yml's)"}
+    return {"pick": {"packages": names, "version": version}, "packages": [str(p) for p in prereqs or []]}
+
+
+def docker_request(run, source="docker-ce", ce_packages=(), ce_version="", pinned=(), distribution_packages=(),
+                   prereqs=()):
+    """What the docker role installs (roles/docker/tasks/install.yml): docker_source docker-ce: docker_ce_packages
+    from Docker's repository (those in `pinned` at docker_ce_version when it is set; the role's
+    __docker_ce_pinned_packages), after prereqs (its repository task's, from the OS archive), with Docker's key;
+    distribution: docker_distribution_packages from the OS archive (no vendor repository, no key).
+    Returns {packages, key (None: the OS archive's)} or {nothing: why} or {error: why}."""
+    if not run:
+        return {"nothing": "the plan does not run docker"}
+    if source == "distribution":
+        return {"packages": [str(p) for p in distribution_packages or []], "key": None}
+    if source != "docker-ce":
+        return {"error": "docker_source must be docker-ce or distribution (got %r)" % (source,)}
+    if ce_version and not _VERSION.match(str(ce_version)):
+        return {"error": "docker_ce_version %r is not an apt version" % (ce_version,)}
+    specs = ["%s=%s" % (p, ce_version) if ce_version and p in (pinned or ()) else str(p) for p in ce_packages or []]
+    if not specs:
+        return {"error": "docker_ce_packages is empty"}
+    return {"packages": [str(p) for p in prereqs or []] + specs, "key": "docker"}
 
 
 # Vendor roles whose apt version is picked from the repository's candidates, not known beforehand: NCCL's apt
 # versions name the CUDA minor they are built for (2.27.7-1+cuda13.0); the nccl role picks the build for the
 # installed toolkit (module_utils._nccl.pick_build, tasks/install.yml), and so do mirror.yml (from the repository)
 # and the offline preflight (from the folder's index).
-PICKS = ("nccl",)
+# The rule each picking role's version follows: nccl_build (pick_build, above); upstream (the version is the
+# upstream release, X.Y.Z, and apt takes any Debian revision of it: the nvidia_container_toolkit role installs
+# name=X.Y.Z-* and pins "version X.Y.Z-*"; the newest such build is picked).
+PICKS = {"nccl": "nccl_build", "nvidia_container_toolkit": "upstream"}
 
 
 def nccl_request(run, install=True, version="", plan=None, cuda_version="", toolkits=(), default_toolkit="",
@@ -266,6 +321,16 @@ def index_versions(index_text, name):
     return [s["version"] for s in parse_packages(index_text).get(name) or []]
 
 
+def pick_upstream(versions, version):
+    """The newest apt version of upstream release `version` (any epoch, any Debian revision: X.Y.Z-*), as apt
+    takes name=X.Y.Z-*. Returns {version} or {error}."""
+    fits = [v for v in versions if re.match(r"^(\d+:)?%s-[0-9A-Za-z.+~]+$" % re.escape(version), v)]
+    if not fits:
+        return {"error": "the repository has no %s-* build (has: %s)" % (version, ", ".join(sorted(set(versions)))
+                                                                        or "none")}
+    return {"version": max(fits, key=_VersionKey)}
+
+
 def resolve_picks(need, versions):
     """need (from needs()) with its picks made: versions {role: [apt versions of the role's first package]}
     (apt-cache madison's text is read too). Each pick becomes the role's name=version specs (in vendor and fetch)
@@ -279,14 +344,18 @@ def resolve_picks(need, versions):
         listed = versions.get(role) or []
         if isinstance(listed, str):
             listed = parse_madison(listed)
-        build = pick_build(list(listed), str(request["version"]), str(request["cuda"]))
+        if PICKS[role] == "nccl_build":
+            build = pick_build(list(listed), str(request["version"]), str(request["cuda"]))
+            name = "%s (NCCL %s for CUDA %s)" % (request["packages"][0], request["version"], request["cuda"])
+        else:
+            build = pick_upstream(list(listed), str(request["version"]))
+            name = "%s (%s-*)" % (request["packages"][0], request["version"])
         if "version" in build:
-            specs = ["%s=%s" % (name, build["version"]) for name in request["packages"]]
+            specs = ["%s=%s" % (package, build["version"]) for package in request["packages"]]
             vendor[role] = list(vendor.get(role) or []) + specs
             fetch.update(specs)
         else:
-            unmet.append({"role": role, "name": "%s (NCCL %s for CUDA %s)" % (
-                request["packages"][0], request["version"], request["cuda"]), "why": build["error"]})
+            unmet.append({"role": role, "name": name, "why": build["error"]})
     out.update(vendor=vendor, unmet=unmet, fetch=sorted(fetch), picks={})
     return out
 

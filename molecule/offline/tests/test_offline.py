@@ -49,11 +49,15 @@ def test_the_preflight_lists_every_missing_artifact_and_changes_nothing():
                       "apt libcudnn9-cuda-13: %s/apt/libcudnn9-cuda-13_9.20.0.48-1_amd64.deb" % folder,
                       # NCCL's headers at the build the nccl role picks for CUDA 13.0 (listed in the index, absent)
                       "apt libnccl-dev: %s/apt/libnccl-dev_2.27.7-1+cuda13.0_amd64.deb" % folder,
+                      # Docker (asked for in that run) and the container toolkit at the planned 1.18.2: a toolkit
+                      # package and Docker's key
+                      "apt libnvidia-container1: %s/apt/libnvidia-container1_1.18.2-1_amd64.deb" % folder,
+                      "key keys/docker.asc: %s/keys/docker.asc is missing" % folder,
                       "key keys/cuda.asc: %s/keys/cuda.asc is missing" % folder) if GPU else ()):
         assert words in out, words
     # every artifact once in the list (the failure prints the message twice)
     listed = set(re.findall(r"^\s*- (apt|key|wheels|role|folder) (\S+):", out, re.M))
-    assert int(header.group(1)) == len(listed) >= (9 if GPU else 6), listed
+    assert int(header.group(1)) == len(listed) >= (11 if GPU else 6), listed
     # refused before the roles: the summary's snapshot task never ran
     assert "dlbox.stack.summary" not in out and "dlbox.stack.common" not in out
     assert results["before"] == results["after"]
@@ -74,16 +78,22 @@ def test_the_folder_holds_the_closure_and_its_manifest():
     if GPU:
         assert {"cuda-toolkit-13-0", "libcudnn9-cuda-13=9.20.0.48-1"} <= set(manifest["apt"])
         assert {"libnccl2=2.27.7-1+cuda13.0", "libnccl-dev=2.27.7-1+cuda13.0"} <= set(manifest["apt"])
-        assert manifest["keys"] == ["cuda"] and sorted(manifest["vendor"]) == ["cuda", "cudnn", "nccl"]
+        assert sorted(manifest["keys"]) == ["cuda", "docker", "nvidia-container-toolkit"]
+        assert sorted(manifest["vendor"]) == ["cuda", "cudnn", "docker", "nccl", "nvidia_container_toolkit"]
         assert manifest["unmet"] == [] and manifest["not_carried"] == []
+        assert "nvidia-container-toolkit=1.18.2-1" in manifest["apt"] and "docker-ce" in manifest["apt"]
+        for key in ("docker", "nvidia-container-toolkit"):
+            assert os.path.exists(os.path.join(folder, "keys", key + ".asc")), key
         assert os.path.exists(os.path.join(folder, "keys", "cuda.asc"))
         # the vendor packages and their dependencies within NVIDIA's repository, from the fixture repository
         for prefix in ("cuda-toolkit-13-0_", "cuda-cudart-13-0_", "cuda-nvcc-13-0_", "libcudnn9-cuda-13_9.20.0.48-1_",
                        "libcudnn9-dev-cuda-13_9.20.0.48-1_", "python3-debian_", "libnccl2_2.27.7-1+cuda13.0_",
-                       "libnccl-dev_2.27.7-1+cuda13.0_"):
+                       "libnccl-dev_2.27.7-1+cuda13.0_", "nvidia-container-toolkit_1.18.2-1_",
+                       "libnvidia-container1_1.18.2-1_", "docker-ce_", "containerd.io_"):
             assert [name for name in debs if name.startswith(prefix)], prefix
     else:
         assert manifest["keys"] == [] and manifest["vendor"] == {}
+        assert not os.listdir(os.path.join(folder, "keys"))
     with open(os.path.join(folder, "apt", "Packages"), encoding="utf-8") as handle:
         assert handle.read().count("\nPackage: ") + 1 == len(debs)
 

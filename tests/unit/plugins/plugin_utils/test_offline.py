@@ -385,3 +385,109 @@ def test_nccl_filters_wrap_the_decision():
         offline_nccl_request(True, True, "2.27.7", None, "", "13.0")
     with pytest.raises(AnsibleFilterError, match="offline_needs's result"):
         offline_resolve_picks([], {})
+
+
+# FIXTURE stanzas in the shape of NVIDIA's libnvidia-container repository (tests/aptrepo/specs/container-toolkit.yml)
+# and Docker's (docker-ce.yml): the toolkit in two releases, all four packages at one version.
+CTK = ["nvidia-container-toolkit", "nvidia-container-toolkit-base", "libnvidia-container-tools", "libnvidia-container1"]
+CTK_INDEX = INDEX + "".join(
+    "\nPackage: %s\nVersion: %s\nArchitecture: amd64\nFilename: ./%s_%s_amd64.deb\n" % (name, version, name, version)
+    for version in ("1.17.8-1", "1.18.2-1") for name in CTK) + (
+    "\nPackage: docker-ce\nVersion: 5:20.10.24-1~debian.12~bookworm\nArchitecture: amd64\n"
+    "Filename: ./docker-ce_20.10.24-1~debian.12~bookworm_amd64.deb\n")
+CTK_FILES = FILES + ["apt/%s_1.18.2-1_amd64.deb" % name for name in CTK] + [
+    "apt/docker-ce_20.10.24-1~debian.12~bookworm_amd64.deb", "keys/nvidia-container-toolkit.asc", "keys/docker.asc"]
+DOCKER_RUN = {"run": dict(CPU["run"], docker=True, nvidia_container_toolkit=True), "kernel_headers": False}
+PREREQS = ["ca-certificates", "gnupg", "python3-debian"]
+
+
+@pytest.mark.parametrize("kw, want", [
+    ({"version": "1.18.2", "packages": CTK, "prereqs": PREREQS},
+     {"pick": {"packages": CTK, "version": "1.18.2"}, "packages": PREREQS}),
+    ({"source": {"source": "jetpack", "errors": []}, "version": "1.18.2", "packages": CTK}, {"nothing": "JetPack"}),
+    ({"version": "", "packages": CTK}, {"nothing": "the plan has no container toolkit"}),
+    ({"version": "", "has_plan": False, "packages": CTK}, {"error": "there is no plan"}),
+    ({"version": "1.18", "packages": CTK}, {"error": "a release such as 1.18.2"}),
+    ({"source": {"source": "nvidia", "errors": ["nvidia on L4T is refused"]}, "version": "1.18.2"}, {"error": "L4T"}),
+])
+def test_container_toolkit_request_is_the_roles_rule(kw, want):
+    got = offline.container_toolkit_request(True, **kw)
+    assert list(got) == list(want)
+    for key, value in want.items():
+        assert value == got[key] if not isinstance(value, str) else value in got[key]
+    assert "nothing" in offline.container_toolkit_request(False, version="1.18.2", packages=CTK)
+
+
+@pytest.mark.parametrize("args, kw, want", [
+    (("docker-ce", ["docker-ce", "docker-ce-cli", "containerd.io"]), {"prereqs": PREREQS},
+     {"packages": PREREQS + ["docker-ce", "docker-ce-cli", "containerd.io"], "key": "docker"}),
+    # docker_ce_version pins the packages the role pins (__docker_ce_pinned_packages), not the others
+    (("docker-ce", ["docker-ce", "docker-ce-cli", "containerd.io"]),
+     {"ce_version": "5:20.10.24-1~debian.12~bookworm", "pinned": ["docker-ce", "docker-ce-cli"]},
+     {"packages": ["docker-ce=5:20.10.24-1~debian.12~bookworm", "docker-ce-cli=5:20.10.24-1~debian.12~bookworm",
+                   "containerd.io"], "key": "docker"}),
+    (("distribution", ["docker-ce"]), {"distribution_packages": ["docker.io"]}, {"packages": ["docker.io"], "key": None}),
+])
+def test_docker_request_is_the_roles_rule(args, kw, want):
+    assert offline.docker_request(True, *args, **kw) == want
+
+
+def test_docker_request_refuses_and_skips():
+    assert "nothing" in offline.docker_request(False, "docker-ce", ["docker-ce"])
+    assert "docker_source must be" in offline.docker_request(True, "podman", ["docker-ce"])["error"]
+    assert "not an apt version" in offline.docker_request(True, "docker-ce", ["docker-ce"], "1 2", ["docker-ce"])["error"]
+
+
+@pytest.mark.parametrize("versions, version, want", [
+    (["1.17.8-1", "1.18.2-1", "1.18.2-2", "1.18.20-1"], "1.18.2", "1.18.2-2"),
+    (["2:1.18.2-1~bookworm", "1.18.1-1"], "1.18.2", "2:1.18.2-1~bookworm"),
+    (["1.18.20-1", "1.18.1-1"], "1.18.2", None),
+])
+def test_pick_upstream_takes_any_debian_revision_of_the_release(versions, version, want):
+    got = offline.pick_upstream(versions, version)
+    assert got.get("version") == want and (want or "no 1.18.2-* build" in got["error"])
+
+
+def test_container_toolkit_and_docker_come_from_the_folder_with_their_keys():
+    vendor = {"packages": {"nvidia_container_toolkit": PREREQS[:1], "docker": ["docker-ce"]},
+              "picks": {"nvidia_container_toolkit": {"packages": CTK, "version": "1.18.2"}},
+              "keys": ["nvidia-container-toolkit", "docker"]}
+    index = CTK_INDEX + "\nPackage: ca-certificates\nVersion: 20230311\nFilename: ./ca-certificates_20230311_all.deb\n"
+    files = CTK_FILES + ["apt/ca-certificates_20230311_all.deb"]
+    need = offline.needs(DOCKER_RUN, [], None, vendor)
+    assert need["roles"] == [] and need["vendor_keys"] == ["docker", "nvidia-container-toolkit"]
+    result = offline.check(need, mirror(files=files, index=index), INSTALLED, "")
+    assert result["ok"], result["text"]
+    assert set(result["apt_files"]) >= {"apt/%s_1.18.2-1_amd64.deb" % name for name in CTK}
+    assert "1.17.8" not in result["packages_text"]
+    # without the keys and a toolkit .deb: each listed, the key with its roles
+    files = [f for f in files if not f.startswith("keys/") and "libnvidia-container1" not in f]
+    result = offline.check(need, mirror(files=files, index=index), INSTALLED, "")
+    why = {m["name"]: m["why"] for m in result["missing"]}
+    assert set(why) == {"libnvidia-container1", "keys/nvidia-container-toolkit.asc", "keys/docker.asc"}, why
+    assert "pinned fingerprint (docker, nvidia_container_toolkit)" in why["keys/docker.asc"]
+    # a release the folder has no build of
+    vendor["picks"]["nvidia_container_toolkit"]["version"] = "1.18.1"
+    result = offline.check(offline.needs(DOCKER_RUN, [], None, vendor), mirror(files=CTK_FILES, index=index), "", "")
+    assert {m["name"] for m in result["missing"]} >= {"nvidia-container-toolkit (1.18.1-*)"}
+
+
+def test_roles_still_refused_are_named_with_their_switch():
+    need = offline.needs(dict(DOCKER_RUN, run=dict(DOCKER_RUN["run"], nvidia_driver=True)), [], None, {})
+    assert need["roles"] == ["nvidia_driver", "docker", "nvidia_container_toolkit"]
+    result = offline.check(need, mirror(files=FILES), INSTALLED, "")
+    why = {m["name"]: m["why"] for m in result["missing"] if m["kind"] == "role"}
+    assert "dlbox_workstation_driver: false" in why["nvidia_driver"]
+    assert "dlbox_workstation_docker: false" in why["docker"] and "dlbox_workstation_docker" in why[
+        "nvidia_container_toolkit"]
+
+
+def test_vendor_request_filters_wrap_the_decision():
+    from ansible_collections.dlbox.stack.plugins.filter.offline import (offline_container_toolkit_request,
+                                                                          offline_docker_request)
+    assert offline_container_toolkit_request(True, None, "1.18.2", True, CTK, PREREQS)["pick"]["version"] == "1.18.2"
+    assert offline_docker_request(True, "distribution", [], "", [], ["docker.io"], [])["packages"] == ["docker.io"]
+    with pytest.raises(AnsibleFilterError, match="must be lists"):
+        offline_container_toolkit_request(True, None, "1.18.2", True, "nvidia-container-toolkit")
+    with pytest.raises(AnsibleFilterError, match="must be lists"):
+        offline_docker_request(True, "docker-ce", "docker-ce")
