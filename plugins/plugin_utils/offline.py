@@ -38,6 +38,12 @@ SWITCH_OF_ROLE = {
     "cudnn": "dlbox_workstation_cudnn", "nccl": "dlbox_workstation_nccl", "docker": "dlbox_workstation_docker",
     "nvidia_container_toolkit": "dlbox_workstation_docker", "python_env": "dlbox_workstation_python_env",
 }
+# Why a vendor role is not carried at all (the others: only with a method the folder does not carry).
+NOT_CARRIED = {
+    "nvidia_driver": "its packages and DKMS module are for the target's running kernel, and its decision reads the "
+                     "host (the installed driver, apt's simulation against the live repository, Secure Boot), which "
+                     "the mirror does not know",
+}
 _NAME = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
 _VERSION = re.compile(r"^[0-9A-Za-z.+~:-]+$")
 
@@ -525,8 +531,8 @@ def check(need, mirror, installed_text="", host_release=""):
                      sorted(set(need["vendor"]) | set(item["role"] for item in need.get("unmet") or [])))))
 
     for role in need["roles"]:
-        miss("role", role, "%s is not carried by the mirror folder; skip the role offline (%s: false)"
-             % (VENDOR_ROLES[role], SWITCH_OF_ROLE[role]))
+        miss("role", role, "%s is not carried by the mirror folder%s; skip the role offline (%s: false)"
+             % (VENDOR_ROLES[role], ": " + NOT_CARRIED[role] if role in NOT_CARRIED else "", SWITCH_OF_ROLE[role]))
     if need["kernel_headers"]:
         miss("role", "kernel headers", "the running kernel's headers are not carried by the mirror folder yet "
              "(dlbox_workstation_kernel_headers: false)")
