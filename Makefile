@@ -97,7 +97,7 @@ docker-engine:
 	bash tests/scripts/docker-engine.sh
 
 images: host-deps docker-engine
-	bash tests/images/build.sh
+	@s=$$(date +%s); bash tests/images/build.sh && echo "images: built or reused in $$(( $$(date +%s) - s )) s"
 
 # Real ansible-playbook runs (plan.yml), the collection build, and the fixture apt repositories in
 # real containers.
@@ -110,7 +110,8 @@ molecule: collection images
 # The static checks (lint, sanity, units: CPU) run beside the test images' build (debootstrap and apt: network);
 # then integration and molecule run side by side (both mostly wait on Docker, apt and pip; each prints when it ends)
 static: venv
-	$(MAKE) --no-print-directory -j1 lint sanity units
+	@for t in lint sanity units; do s=$$(date +%s); $(MAKE) --no-print-directory $$t || exit 1; \
+	  echo "make test: $$t in $$(( $$(date +%s) - s )) s"; done
 
 test: venv
 	@start=$$(date +%s); \
