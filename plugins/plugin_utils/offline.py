@@ -332,8 +332,8 @@ def pick_upstream(versions, version):
     takes name=X.Y.Z-*. Returns {version} or {error}."""
     fits = [v for v in versions if re.match(r"^(\d+:)?%s-[0-9A-Za-z.+~]+$" % re.escape(version), v)]
     if not fits:
-        return {"error": "the repository has no %s-* build (has: %s)" % (version, ", ".join(sorted(set(versions)))
-                                                                        or "none")}
+        has = ", ".join(sorted(set(versions))) or "none"
+        return {"error": "the repository has no %s-* build (has: %s)" % (version, has)}
     return {"version": max(fits, key=_VersionKey)}
 
 
