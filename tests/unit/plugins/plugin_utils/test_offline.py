@@ -484,7 +484,7 @@ def test_roles_still_refused_are_named_with_their_switch():
 
 def test_vendor_request_filters_wrap_the_decision():
     from ansible_collections.dlbox.stack.plugins.filter.offline import (offline_container_toolkit_request,
-                                                                         offline_docker_request)
+                                                                        offline_docker_request)
     assert offline_container_toolkit_request(True, None, "1.18.2", True, CTK, PREREQS)["pick"]["version"] == "1.18.2"
     assert offline_docker_request(True, "distribution", [], "", [], ["docker.io"], [])["packages"] == ["docker.io"]
     with pytest.raises(AnsibleFilterError, match="must be lists"):
