@@ -78,20 +78,59 @@ while read -r _ s; do ordered+=("$s"); done < <(
     printf '%s %s\n' "${seconds:-0}" "$s"
   done | sort -rn)
 
+# CPU seconds, not wall seconds, are what a 2-core machine runs out of (scenarios run 2-4x slower side by side), so
+# each result line also says what the platform cost in CPU: the controller's share (molecule, ansible-playbook,
+# the docker CLI: this shell's children, from `times`) and the test container's (its cgroup's CPU counter, read
+# every 3 s while it lives; cgroup v1 or v2; Docker-in-Docker scenarios' inner containers are not counted).
+children_cpu() {  # FILE: CPU seconds of this shell's finished children (user + system) into FILE. The `times`
+  # builtin runs in this shell: inside a $(...) it would count that subshell's children.
+  times > "$1.times"
+  awk 'NR == 2 { n = 0; for (i = 1; i <= 2; i++) { split($i, t, "m"); sub("s", "", t[2]); n += t[1] * 60 + t[2] }
+                 printf "%d\n", n }' "$1.times" > "$1"
+  rm -f "$1.times"
+}
+# watch_container NAME FILE: the container's CPU seconds so far, rewritten in FILE every 3 s until killed (its id is
+# looked up until the container exists, then only its cgroup's counter is read)
+watch_container() {
+  local id="" f=""
+  while sleep 3; do
+    if [ -z "$f" ]; then
+      id=$(docker inspect -f '{{.Id}}' "$1" 2>/dev/null) || continue
+      if [ -r "/sys/fs/cgroup/cpuacct/docker/$id/cpuacct.usage" ]; then f=/sys/fs/cgroup/cpuacct/docker/$id/cpuacct.usage
+      elif [ -r "/sys/fs/cgroup/system.slice/docker-$id.scope/cpu.stat" ]; then f=/sys/fs/cgroup/system.slice/docker-$id.scope/cpu.stat
+      else continue
+      fi
+    fi
+    [ -r "$f" ] || continue   # destroyed: the last figure stays
+    awk '$1 == "usage_usec" { printf "%d\n", $2 / 1e6; exit } NF == 1 { printf "%d\n", $1 / 1e9 }' "$f" > "$2.new" &&
+      mv "$2.new" "$2"
+  done
+}
+
 # One scenario on each of its platforms, in turn; one result line a platform.
 run_scenario() {
-  local s=$1 d log start verdict total=0
+  local s=$1 d log start verdict total=0 cpu0 cpu1 watcher seen
   local base=(--base-config .config/molecule/config.yml)
   [ "$(field "$s" 3)" = dind ] && base+=(--base-config .config/molecule/dind.yml)
   : > "build/molecule-results/$s.txt"
   for d in "${distros[@]}"; do
     platform_wanted "$s" "$d" || continue
     log="build/molecule-logs/$s-$d.log"
+    seen="build/molecule-results/$s-$d.container-cpu"
+    echo 0 > "$seen"
     start=$(date +%s)
+    children_cpu "$seen.before"; cpu0=$(cat "$seen.before")
+    watch_container "dlbox-$s-$d" "$seen" &
+    watcher=$!
     if MOLECULE_DISTRO="$d" molecule "${base[@]}" test -s "$s" >"$log" 2>&1; then verdict=PASS; else verdict=FAIL; fi
+    kill "$watcher" 2>/dev/null
+    wait "$watcher" 2>/dev/null
+    children_cpu "$seen.after"; cpu1=$(cat "$seen.after")
+    rm -f "$seen.before" "$seen.after"
     total=$(( total + $(date +%s) - start ))
     {
-      printf '[molecule] %-4s %-28s %-11s %4ss  (%s)\n' "$verdict" "$s" "$d" "$(( $(date +%s) - start ))" "$log"
+      printf '[molecule] %-4s %-28s %-11s %4ss  CPU %4ss + %4ss  (%s)\n' "$verdict" "$s" "$d" "$(( $(date +%s) - start ))" \
+        "$(( cpu1 - cpu0 ))" "$(cat "$seen")" "$log"
       if [ "$verdict" = FAIL ]; then
         grep -E 'FAILED|fatal:|ERROR|AssertionError|failed=[1-9]|CRITICAL' "$log" | tail -25 | sed 's/^/    /'
       fi
@@ -119,7 +158,7 @@ for s in "${ordered[@]}"; do
 done
 # The failures once more, last, in a few lines: CI shows only the end of the output.
 for s in "${ordered[@]}"; do
-  grep '^\[molecule\] FAIL' "build/molecule-results/$s.txt" | while read -r _ _ _ d _ log; do
+  grep '^\[molecule\] FAIL' "build/molecule-results/$s.txt" | while read -r _ _ _ d _ _ _ _ _ log; do
     log=${log#(}; log=${log%)}
     echo "[molecule] FAILED $s on $d, its last failure ($log):"
     # the phase that failed; a failed verify shows pytest's own lines, else the last failed task
@@ -134,5 +173,8 @@ for s in "${ordered[@]}"; do
       cut -c1-400 | sed 's/^/    /'
   done
 done
-echo "molecule: $passed passed, $failed failed in $(( $(date +%s) - start_all )) s ($jobs_max scenarios at a time)"
+# CPU seconds of every platform run (controller + container), the figure a 2-core machine's wall time follows
+cpu_all=$(for s in "${ordered[@]}"; do cat "build/molecule-results/$s.txt"; done |
+          awk '$1 == "[molecule]" { for (i = 1; i <= NF; i++) if ($i == "CPU") { n += $(i + 1) + $(i + 3) } } END { print n + 0 }')
+echo "molecule: $passed passed, $failed failed in $(( $(date +%s) - start_all )) s ($jobs_max scenarios at a time; ${cpu_all} CPU-s)"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
