@@ -141,9 +141,10 @@ def needs(workstation, packages, python_env=None, vendor=None):
     {role: [name or name=version, ...]} (what each vendor role installs from its repository), picks: {role:
     {packages, version, cuda}} (a role whose build is picked from the repository's candidates: nccl_request()),
     nothing: {role: why} (a role that runs but installs nothing from its repository, by its own decision), unmet:
-    [{role, name, why}] (what a role's decision needs and cannot have: listed as missing), keys: [key names]
-    (keys/<name>.asc the roles take)}. Returns {apt: [names], vendor: {role: [specs]}, picks, nothing, unmet,
-    python_apt: [names], vendor_keys (the key names where a vendor role's packages are carried),
+    [{role, name, why}] (what a role's decision needs and cannot have: listed as missing), keys: [key name, or
+    {name, roles}: the roles whose repository it signs] (keys/<name>.asc the roles take)}. Returns {apt: [names],
+    vendor: {role: [specs]}, picks, nothing, unmet, python_apt: [names], vendor_keys (the key names where a vendor
+    role's packages are carried), key_roles ({key: [the running roles it serves]}),
     fetch: [every apt spec, sorted], roles: [vendor roles that run without their packages named: refused],
     kernel_headers: bool, python_env: {...} or None}."""
     if not isinstance(workstation, dict) or not isinstance(workstation.get("run"), dict):
@@ -183,10 +184,21 @@ def needs(workstation, packages, python_env=None, vendor=None):
         if run.get(item["role"]):
             unmet.append({"role": item["role"], "name": str(item["name"]), "why": str(item["why"])})
     unmet_roles = set(item["role"] for item in unmet)
-    keys = list(vendor.get("keys") or [])
-    bad = [k for k in keys if not isinstance(k, str) or not _NAME.match(k)]
-    if bad:
-        raise OfflineError("vendor keys: %s is not a key name (letters, digits, '+.-')" % bad)
+    # a key: its name, or {name, roles} (the roles whose repository it signs: a missing key names those alone)
+    active = set(carried) | set(picks) | unmet_roles
+    key_roles = {}
+    for entry in vendor.get("keys") or []:
+        name, roles = (entry.get("name"), entry.get("roles")) if isinstance(entry, dict) else (entry, None)
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise OfflineError("vendor keys: %r is not a key name (letters, digits, '+.-')" % (entry,))
+        if roles is not None:
+            if not isinstance(roles, (list, tuple)):
+                raise OfflineError("vendor keys: the roles of key %s must be a list (got %r)" % (name, roles))
+            for role in roles:
+                _check_role(role)
+        mine = sorted(active if roles is None else active & set(roles))
+        key_roles[name] = sorted(set(key_roles.get(name, [])) | set(mine))
+    keys = list(key_roles)
     env = dict(python_env or {}) if run.get("python_env") else None
     python_apt = list((env or {}).get("apt") or [])
     _check_specs(python_apt, "python_env's apt packages")
@@ -199,6 +211,7 @@ def needs(workstation, packages, python_env=None, vendor=None):
         "nothing": nothing,
         "unmet": unmet,
         "vendor_keys": sorted(set(keys)) if carried or picks or unmet else [],
+        "key_roles": key_roles if carried or picks or unmet else {},
         "fetch": sorted(set(apt + python_apt + [s for specs in carried.values() for s in specs])),
         "roles": [role for role in VENDOR_ROLES if run.get(role) and role not in carried and role not in picks
                   and role not in nothing and role not in unmet_roles],
@@ -526,9 +539,10 @@ def check(need, mirror, installed_text="", host_release=""):
             folder, item["why"], item["role"], VENDOR_ROLES[item["role"]]))
     for key in need.get("vendor_keys") or []:
         if "keys/%s.asc" % key not in files:
+            roles = (need.get("key_roles") or {}).get(key) or sorted(
+                set(need["vendor"]) | set(need.get("picks") or {}) | set(item["role"] for item in need.get("unmet") or []))
             miss("key", "keys/%s.asc" % key, "%s/keys/%s.asc is missing: the %s repository's key, which mirror.yml "
-                 "writes only with its pinned fingerprint (%s)" % (folder, key, key, ", ".join(
-                     sorted(set(need["vendor"]) | set(item["role"] for item in need.get("unmet") or [])))))
+                 "writes only with its pinned fingerprint (%s)" % (folder, key, key, ", ".join(roles)))
 
     for role in need["roles"]:
         miss("role", role, "%s is not carried by the mirror folder%s; skip the role offline (%s: false)"

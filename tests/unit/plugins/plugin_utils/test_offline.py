@@ -264,6 +264,8 @@ def test_python_env_apt_is_the_roles_rule(environments, kw, want):
     ({"packages": {"cuda": "cuda-toolkit-13-0"}}, "must be a list"),
     ({"packages": {"cudnn": ["libcudnn9=9 1"]}}, "not a Debian package name"),
     ({"packages": {"cuda": ["x1"]}, "keys": ["../etc"]}, "not a key name"),
+    ({"packages": {"cuda": ["x1"]}, "keys": [{"name": "cuda", "roles": "cuda"}]}, "must be a list"),
+    ({"packages": {"cuda": ["x1"]}, "keys": [{"name": "cuda", "roles": ["kernel"]}]}, "is not a vendor role"),
 ])
 def test_bad_vendor_input_is_refused(vendor, words):
     with pytest.raises(AnsibleFilterError, match=words):
@@ -465,7 +467,14 @@ def test_container_toolkit_and_docker_come_from_the_folder_with_their_keys():
     result = offline.check(need, mirror(files=files, index=index), INSTALLED, "")
     why = {m["name"]: m["why"] for m in result["missing"]}
     assert set(why) == {"libnvidia-container1", "keys/nvidia-container-toolkit.asc", "keys/docker.asc"}, why
-    assert "pinned fingerprint (docker, nvidia_container_toolkit)" in why["keys/docker.asc"]
+    assert "pinned fingerprint (docker, nvidia_container_toolkit)" in why["keys/docker.asc"]   # names alone: every role
+    # keys given with their roles (as tasks/offline_plan.yml gives them): each missing key names its own roles only
+    keyed = dict(vendor, keys=[{"name": "nvidia-container-toolkit", "roles": ["nvidia_container_toolkit"]},
+                               {"name": "docker", "roles": ["docker"]}])
+    result = offline.check(offline.needs(DOCKER_RUN, [], None, keyed), mirror(files=files, index=index), INSTALLED, "")
+    why = {m["name"]: m["why"] for m in result["missing"]}
+    assert why["keys/docker.asc"].endswith("pinned fingerprint (docker)"), why
+    assert why["keys/nvidia-container-toolkit.asc"].endswith("pinned fingerprint (nvidia_container_toolkit)"), why
     # a release the folder has no build of
     vendor["picks"]["nvidia_container_toolkit"]["version"] = "1.18.1"
     result = offline.check(offline.needs(DOCKER_RUN, [], None, vendor), mirror(files=CTK_FILES, index=index), "", "")
