@@ -81,7 +81,8 @@ while read -r _ s; do ordered+=("$s"); done < <(
 # CPU seconds, not wall seconds, are what a 2-core machine runs out of (scenarios run 2-4x slower side by side), so
 # each result line also says what the platform cost in CPU: the controller's share (molecule, ansible-playbook,
 # the docker CLI: this shell's children, from `times`) and the test container's (its cgroup's CPU counter, read
-# every 3 s while it lives; cgroup v1 or v2; Docker-in-Docker scenarios' inner containers are not counted).
+# every 3 s while they live, every container of the scenario; cgroup v1 or v2; Docker-in-Docker scenarios' inner
+# containers are not counted).
 children_cpu() {  # FILE: CPU seconds of this shell's finished children (user + system) into FILE. The `times`
   # builtin runs in this shell: inside a $(...) it would count that subshell's children.
   times > "$1.times"
@@ -89,21 +90,33 @@ children_cpu() {  # FILE: CPU seconds of this shell's finished children (user + 
                  printf "%d\n", n }' "$1.times" > "$1"
   rm -f "$1.times"
 }
-# watch_container NAME FILE: the container's CPU seconds so far, rewritten in FILE every 3 s until killed (its id is
-# looked up until the container exists, then only its cgroup's counter is read)
-watch_container() {
-  local id="" f=""
+# platform_names SCENARIO DISTRO: the test containers the scenario starts (its molecule.yml's platforms, else the base
+# configuration's dlbox-<scenario>-<distro>)
+platform_names() {
+  local names
+  names=$(sed -n 's/^  - name: *//p' "molecule/$1/molecule.yml" |
+          sed -e "s/\${MOLECULE_SCENARIO_NAME}/$1/g" -e "s/\${MOLECULE_DISTRO:-[a-z0-9]*}/$2/g")
+  echo "${names:-dlbox-$1-$2}"
+}
+# watch_containers DIR NAME...: each container's CPU seconds so far in DIR/NAME, rewritten every 3 s until killed
+# (its id is looked up until it exists, then only its cgroup's counter is read; a destroyed one keeps its last figure)
+watch_containers() {
+  local dir=$1 n id
+  shift
+  declare -A file=()
   while sleep 3; do
-    if [ -z "$f" ]; then
-      id=$(docker inspect -f '{{.Id}}' "$1" 2>/dev/null) || continue
-      if [ -r "/sys/fs/cgroup/cpuacct/docker/$id/cpuacct.usage" ]; then f=/sys/fs/cgroup/cpuacct/docker/$id/cpuacct.usage
-      elif [ -r "/sys/fs/cgroup/system.slice/docker-$id.scope/cpu.stat" ]; then f=/sys/fs/cgroup/system.slice/docker-$id.scope/cpu.stat
-      else continue
+    for n in "$@"; do
+      if [ -z "${file[$n]:-}" ]; then
+        id=$(docker inspect -f '{{.Id}}' "$n" 2>/dev/null) || continue
+        if [ -r "/sys/fs/cgroup/cpuacct/docker/$id/cpuacct.usage" ]; then file[$n]=/sys/fs/cgroup/cpuacct/docker/$id/cpuacct.usage
+        elif [ -r "/sys/fs/cgroup/system.slice/docker-$id.scope/cpu.stat" ]; then file[$n]=/sys/fs/cgroup/system.slice/docker-$id.scope/cpu.stat
+        else continue
+        fi
       fi
-    fi
-    [ -r "$f" ] || continue   # destroyed: the last figure stays
-    awk '$1 == "usage_usec" { printf "%d\n", $2 / 1e6; exit } NF == 1 { printf "%d\n", $1 / 1e9 }' "$f" > "$2.new" &&
-      mv "$2.new" "$2"
+      [ -r "${file[$n]}" ] || continue
+      awk '$1 == "usage_usec" { printf "%d\n", $2 / 1e6; exit } NF == 1 { printf "%d\n", $1 / 1e9 }' "${file[$n]}" \
+        > "$dir/$n.new" && mv "$dir/$n.new" "$dir/$n"
+    done
   done
 }
 
@@ -117,10 +130,11 @@ run_scenario() {
     platform_wanted "$s" "$d" || continue
     log="build/molecule-logs/$s-$d.log"
     seen="build/molecule-results/$s-$d.container-cpu"
-    echo 0 > "$seen"
+    rm -rf "$seen" && mkdir -p "$seen"
     start=$(date +%s)
     children_cpu "$seen.before"; cpu0=$(cat "$seen.before")
-    watch_container "dlbox-$s-$d" "$seen" &
+    # shellcheck disable=SC2046  # one argument a container name
+    watch_containers "$seen" $(platform_names "$s" "$d") &
     watcher=$!
     if MOLECULE_DISTRO="$d" molecule "${base[@]}" test -s "$s" >"$log" 2>&1; then verdict=PASS; else verdict=FAIL; fi
     kill "$watcher" 2>/dev/null
@@ -130,7 +144,7 @@ run_scenario() {
     total=$(( total + $(date +%s) - start ))
     {
       printf '[molecule] %-4s %-28s %-11s %4ss  CPU %4ss + %4ss  (%s)\n' "$verdict" "$s" "$d" "$(( $(date +%s) - start ))" \
-        "$(( cpu1 - cpu0 ))" "$(cat "$seen")" "$log"
+        "$(( cpu1 - cpu0 ))" "$(cat "$seen"/* 2>/dev/null | awk '{ n += $1 } END { print n + 0 }')" "$log"
       if [ "$verdict" = FAIL ]; then
         grep -E 'FAILED|fatal:|ERROR|AssertionError|failed=[1-9]|CRITICAL' "$log" | tail -25 | sed 's/^/    /'
       fi
