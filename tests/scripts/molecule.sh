@@ -125,6 +125,7 @@ run_scenario() {
   local s=$1 d log start verdict total=0 cpu0 cpu1 watcher seen
   local base=(--base-config .config/molecule/config.yml)
   [ "$(field "$s" 3)" = dind ] && base+=(--base-config .config/molecule/dind.yml)
+  base+=(--base-config .config/molecule/suite.yml)
   : > "build/molecule-results/$s.txt"
   for d in "${distros[@]}"; do
     platform_wanted "$s" "$d" || continue
@@ -133,6 +134,11 @@ run_scenario() {
     rm -rf "$seen" && mkdir -p "$seen"
     start=$(date +%s)
     children_cpu "$seen.before"; cpu0=$(cat "$seen.before")
+    # what an interrupted run left (suite.yml's sequence does not destroy before create): the containers and
+    # Molecule's state folder of this scenario
+    # shellcheck disable=SC2046  # one argument a container name
+    docker rm -f $(platform_names "$s" "$d") >/dev/null 2>&1
+    rm -rf "$HOME"/.ansible/tmp/molecule.*."$s"
     # shellcheck disable=SC2046  # one argument a container name
     watch_containers "$seen" $(platform_names "$s" "$d") &
     watcher=$!
