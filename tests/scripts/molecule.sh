@@ -122,7 +122,7 @@ watch_containers() {
 
 # One scenario on each of its platforms, in turn; one result line a platform.
 run_scenario() {
-  local s=$1 d log start verdict total=0 cpu0 cpu1 watcher seen
+  local s=$1 d log start verdict total=0 cpu0 cpu1 watcher seen names
   local base=(--base-config .config/molecule/config.yml)
   [ "$(field "$s" 3)" = dind ] && base+=(--base-config .config/molecule/dind.yml)
   base+=(--base-config .config/molecule/suite.yml)
@@ -134,13 +134,12 @@ run_scenario() {
     rm -rf "$seen" && mkdir -p "$seen"
     start=$(date +%s)
     children_cpu "$seen.before"; cpu0=$(cat "$seen.before")
+    read -r -d '' -a names < <(platform_names "$s" "$d")
     # what an interrupted run left (suite.yml's sequence does not destroy before create): the containers and
     # Molecule's state folder of this scenario
-    # shellcheck disable=SC2046  # one argument a container name
-    docker rm -f $(platform_names "$s" "$d") >/dev/null 2>&1
+    docker rm -f "${names[@]}" >/dev/null 2>&1
     rm -rf "$HOME"/.ansible/tmp/molecule.*."$s"
-    # shellcheck disable=SC2046  # one argument a container name
-    watch_containers "$seen" $(platform_names "$s" "$d") &
+    watch_containers "$seen" "${names[@]}" &
     watcher=$!
     if MOLECULE_DISTRO="$d" molecule "${base[@]}" test -s "$s" >"$log" 2>&1; then verdict=PASS; else verdict=FAIL; fi
     kill "$watcher" 2>/dev/null
