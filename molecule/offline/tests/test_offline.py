@@ -65,6 +65,17 @@ def test_the_preflight_lists_every_missing_artifact_and_changes_nothing():
     assert len(results["before"].splitlines()) == 1
 
 
+@pytest.mark.skipif(not GPU, reason="the CPU plan carries no repository key")
+def test_a_key_url_given_as_an_extra_var_is_refused_by_name_before_any_change():
+    results = _results()
+    out = re.sub(r"\x1b\[[0-9;]*m", "", results["key_url_output"])
+    assert results["key_url_rc"] != 0
+    assert "but cuda_repo_key_url given as an extra var (-e)" in out, out[-3000:]
+    assert "Drop cuda_repo_key_url from the command line" in out
+    assert "dlbox.stack.common" not in out and "dlbox.stack.cuda_repo" not in out   # before the roles
+    assert results["before"] == results["after"]                                    # the host unchanged
+
+
 def test_the_folder_holds_the_closure_and_its_manifest():
     folder = os.path.join(EPHEMERAL, "mirror")
     with open(os.path.join(folder, "manifest.json"), encoding="utf-8") as handle:
