@@ -539,8 +539,7 @@ def check(need, mirror, installed_text="", host_release=""):
             folder, item["why"], item["role"], VENDOR_ROLES[item["role"]]))
     for key in need.get("vendor_keys") or []:
         if "keys/%s.asc" % key not in files:
-            roles = (need.get("key_roles") or {}).get(key) or sorted(
-                set(need["vendor"]) | set(need.get("picks") or {}) | set(item["role"] for item in need.get("unmet") or []))
+            roles = need["key_roles"].get(key, [])
             miss("key", "keys/%s.asc" % key, "%s/keys/%s.asc is missing: the %s repository's key, which mirror.yml "
                  "writes only with its pinned fingerprint (%s)" % (folder, key, key, ", ".join(roles)))
 
