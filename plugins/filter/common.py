@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters ``dlbox.stack.common_ini_option`` and ``dlbox.stack.site_network_problems`` of the ``common`` role."""
+"""Filters ``dlbox.stack.common_ini_option``, ``dlbox.stack.site_network_problems`` and ``dlbox.stack.apt_needed``."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import LazyModule
 
+apt_state = LazyModule("plugin_utils.apt_state")
 ini_text = LazyModule("plugin_utils.ini_text")
 site_network = LazyModule("plugin_utils.site_network")
 
@@ -31,8 +32,16 @@ def site_network_problems(proxy, mirrors=None):
     return site_network.problems(proxy, mirrors)
 
 
+def apt_needed(wanted, dpkg_query, extended_states=""):
+    """The packages of ``wanted`` the apt module still has to install or mark manual; ``[]`` when none."""
+    if isinstance(wanted, str) or not isinstance(wanted, (list, tuple)):
+        raise AnsibleFilterError("apt_needed: expected a list of package names, not %s" % type(wanted).__name__)
+    return apt_state.needed(wanted, dpkg_query or "", extended_states or "")
+
+
 class FilterModule(object):
     """dlbox.stack common filters."""
 
     def filters(self):
-        return {"common_ini_option": common_ini_option, "site_network_problems": site_network_problems}
+        return {"common_ini_option": common_ini_option, "site_network_problems": site_network_problems,
+                "apt_needed": apt_needed}

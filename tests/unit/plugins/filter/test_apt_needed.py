@@ -1,0 +1,55 @@
+"""Filter apt_needed (plugins/filter/common.py, plugins/plugin_utils/apt_state.py): skip a no-op apt task."""
+
+from __future__ import annotations
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.dlbox.stack.plugins.filter.common import apt_needed
+from ansible_collections.dlbox.stack.plugins.plugin_utils import apt_state
+
+# dpkg-query --show --showformat='${Package}\t${db:Status-Abbrev}\n' on Debian 12 (unknown names print nothing)
+DPKG = "git\tii \nmake\tii \npciutils\thi \nlibfoo1\trc \nbar\tiU \n"
+STATES = """Package: make
+Architecture: amd64
+Auto-Installed: 1
+
+Package: git
+Architecture: amd64
+Auto-Installed: 0
+"""
+
+
+def test_everything_installed_and_manual_needs_nothing():
+    assert apt_needed(["git", "pciutils"], DPKG, STATES) == []
+
+
+def test_missing_config_files_only_and_unpacked_packages_go_to_apt():
+    assert apt_needed(["git", "libfoo1", "bar", "fio"], DPKG, STATES) == ["libfoo1", "bar", "fio"]
+
+
+def test_an_automatic_package_goes_to_apt_to_be_marked_manual():
+    assert apt_needed(["git", "make"], DPKG, STATES) == ["make"]
+
+
+@pytest.mark.parametrize("entry", ["git=1:2.39.5-0+deb12u2", "nvidia-*", "libc6:i386", "/tmp/x.deb", "git>=2"])
+def test_anything_but_plain_names_leaves_the_whole_list_to_apt(entry):
+    assert apt_needed(["git", entry], DPKG, STATES) == ["git", entry]
+
+
+def test_no_extended_states_file_means_nothing_automatic():
+    assert apt_needed(["make"], DPKG, "") == []
+    assert apt_needed(["make"], DPKG, None) == []
+
+
+def test_empty_list_needs_nothing():
+    assert apt_needed([], DPKG) == []
+
+
+def test_a_string_is_refused():
+    with pytest.raises(AnsibleFilterError, match="list of package names"):
+        apt_needed("git", DPKG)
+
+
+def test_auto_names_reads_every_stanza_and_ignores_zero():
+    assert apt_state.auto_names(STATES + "\nPackage: libx\nAuto-Installed: 1\n") == {"make", "libx"}
