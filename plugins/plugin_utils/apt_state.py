@@ -10,9 +10,10 @@ name: on a server with the driver's branch pin and NVIDIA's repository (about 14
 89,000 packages) a task of 15 installed packages took 13.7 s and changed nothing (molecule/server,
 2026-12-03). ``dpkg-query`` and apt's ``extended_states`` answer the same question in milliseconds.
 
-An entry is left to apt (the whole list goes to the module) unless it is a plain package name: a version
-(``name=1.2``), a glob, an architecture (``name:i386``), a ``.deb`` path or a virtual package that dpkg does
-not know by that name all go to apt, which decides as before. A package installed but marked automatic
+An entry is left to apt (the whole list goes to the module) unless it is a plain package name, or a name with
+an exact version (``name=1.2-1``, compared with the installed ``${Version}`` when the probe printed it): a version
+glob (``name=1.2*``) or comparison, a name glob, an architecture (``name:i386``) or a ``.deb`` path all go to
+apt, which decides as before; a virtual name that dpkg does not know goes to apt too. A package installed but marked automatic
 goes to apt too, which marks it manual (as ``state: present`` does), so no ``apt autoremove`` takes it later.
 """
 
@@ -20,21 +21,27 @@ from __future__ import annotations
 
 import re
 
-_PLAIN = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
+_ENTRY = re.compile(r"^(?P<name>[a-z0-9][a-z0-9+.-]+)(?:=(?P<version>[A-Za-z0-9.+~:-]+))?$")
+
+
+def installed_versions(dpkg_query):
+    """{name: version or None} of the packages that ``dpkg-query --show`` says are installed.
+
+    The probe's format is ``${Package}\\t${db:Status-Abbrev}\\t${Version}\\n`` (the version field may be left
+    out). The status's second letter is the package's state: ``i`` installed (``ii``, and ``hi`` held); ``c``
+    config-files, ``U`` unpacked, ``F``/``H`` half-configured or half-installed are not installed.
+    """
+    names = {}
+    for line in (dpkg_query or "").splitlines():
+        fields = line.split("\t")
+        if len(fields) >= 2 and len(fields[1]) >= 2 and fields[1][1] == "i" and fields[0].strip():
+            names[fields[0].strip()] = fields[2].strip() if len(fields) > 2 and fields[2].strip() else None
+    return names
 
 
 def installed_names(dpkg_query):
-    """Names that ``dpkg-query --show --showformat='${Package}\\t${db:Status-Abbrev}\\n'`` says are installed.
-
-    The status's second letter is the package's state: ``i`` installed (``ii``, and ``hi`` held); ``c``
-    config-files, ``U`` unpacked, ``F``/``H`` half-configured or half-installed are not installed.
-    """
-    names = set()
-    for line in (dpkg_query or "").splitlines():
-        name, _, status = line.partition("\t")
-        if len(status) >= 2 and status[1] == "i" and name.strip():
-            names.add(name.strip())
-    return names
+    """The names of the installed packages (see installed_versions)."""
+    return set(installed_versions(dpkg_query))
 
 
 def auto_names(extended_states):
@@ -57,8 +64,14 @@ def needed(wanted, dpkg_query, extended_states=""):
     Every entry when one of them is not a plain package name (apt alone can judge it).
     """
     wanted = [str(item) for item in (wanted or [])]
-    if not all(_PLAIN.match(item) for item in wanted):
+    entries = [_ENTRY.match(item) for item in wanted]
+    if not all(entries):
         return wanted
-    have = installed_names(dpkg_query)
+    have = installed_versions(dpkg_query)
     auto = auto_names(extended_states)
-    return [item for item in wanted if item not in have or item in auto]
+    out = []
+    for item, entry in zip(wanted, entries):
+        name, version = entry.group("name"), entry.group("version")
+        if name not in have or name in auto or (version is not None and have[name] != version):
+            out.append(item)
+    return out

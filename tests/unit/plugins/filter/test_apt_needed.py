@@ -32,7 +32,7 @@ def test_an_automatic_package_goes_to_apt_to_be_marked_manual():
     assert apt_needed(["git", "make"], DPKG, STATES) == ["make"]
 
 
-@pytest.mark.parametrize("entry", ["git=1:2.39.5-0+deb12u2", "nvidia-*", "libc6:i386", "/tmp/x.deb", "git>=2"])
+@pytest.mark.parametrize("entry", ["git=1:2.39*", "nvidia-*", "libc6:i386", "/tmp/x.deb", "git>=2", "cuda-drivers=580.*"])
 def test_anything_but_plain_names_leaves_the_whole_list_to_apt(entry):
     assert apt_needed(["git", entry], DPKG, STATES) == ["git", entry]
 
@@ -53,3 +53,20 @@ def test_a_string_is_refused():
 
 def test_auto_names_reads_every_stanza_and_ignores_zero():
     assert apt_state.auto_names(STATES + "\nPackage: libx\nAuto-Installed: 1\n") == {"make", "libx"}
+
+
+# with the version field: ${Package}\t${db:Status-Abbrev}\t${Version}
+DPKG_V = "nvidia-driver\tii \t580.95.05-1\nnvidia-fabricmanager\thi \t580.95.05-1\ngit\tii \t1:2.39.5-0+deb12u2\n"
+
+
+def test_an_exact_version_installed_needs_nothing():
+    assert apt_needed(["nvidia-driver=580.95.05-1", "nvidia-fabricmanager=580.95.05-1", "git=1:2.39.5-0+deb12u2"],
+                      DPKG_V, "") == []
+
+
+def test_another_installed_version_goes_to_apt():
+    assert apt_needed(["nvidia-driver=580.105.08-1", "git"], DPKG_V, "") == ["nvidia-driver=580.105.08-1"]
+
+
+def test_a_version_without_the_version_field_goes_to_apt():
+    assert apt_needed(["git=1:2.39.5-0+deb12u2", "make"], DPKG, STATES) == ["git=1:2.39.5-0+deb12u2", "make"]
