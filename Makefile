@@ -117,7 +117,8 @@ molecule: collection images
 # and side by side: one after another they kept one of the 2 cores idle (316 s wall for 343 CPU-s, 2026-12-03); each
 # one's output comes whole when it ends, then its time. Then integration and molecule run side by side (each prints
 # when it ends).
-static: venv
+# The collection link is made once before: four collection-link recipes at once raced (rm -rf, mkdir, ln).
+static: collection
 	@$(MAKE) --no-print-directory -j4 --output-sync=target $(addprefix static-,$(STATIC))
 
 $(addprefix static-,$(STATIC)): static-%: venv
