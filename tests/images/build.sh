@@ -55,12 +55,12 @@ build_one() {
   fi
 
   local ctx; ctx=$(mktemp -d)
-  cp "$here/Dockerfile" "$here/sources.sh" "$ctx/"
+  cp "$here/Dockerfile" "$here/sources.sh" "$here/dlbox_zipimport_cache.py" "$here/dlbox_zipimport_cache.pth" "$ctx/"
   ca_context "$ctx"
   # The recipe: this script, the Dockerfile, the sources writer, the distro line and the CAs.
   local base_hash full_hash
   base_hash=$(echo "base-recipe-$BASE_RECIPE $distro $id $codename $mirror" | sha256sum | cut -c1-16)
-  full_hash=$( { echo "$base_hash"; cat "$0" "$here/Dockerfile" "$here/sources.sh"; cat "$ctx"/ca/*.crt 2>/dev/null; } | sha256sum | cut -c1-16)
+  full_hash=$( { echo "$base_hash"; cat "$0" "$here/Dockerfile" "$here/sources.sh" "$here"/dlbox_zipimport_cache.*; cat "$ctx"/ca/*.crt 2>/dev/null; } | sha256sum | cut -c1-16)
 
   local image="dlbox-test:$distro" base="dlbox-base:$distro"
   if [ "$(label_of "$image")" = "$full_hash" ]; then
