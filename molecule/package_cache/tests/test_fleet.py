@@ -42,12 +42,15 @@ def _ips(host):
 
 def _apt_figures(host):
     ips = _ips(host)
-    figures = {client: {"upstream": 0, "served": 0} for client in CLIENTS}
+    figures = {client: {"upstream": 0, "served": 0, "upstream_debs": 0, "upstream_indexes": 0} for client in CLIENTS}
     for line in host.file("/var/log/apt-cacher-ng/apt-cacher.log").content_string.splitlines():
         parts = line.split("|")
         if len(parts) < 5 or parts[1] not in ("I", "O") or parts[3] not in ips:
             continue
         figures[ips[parts[3]]]["upstream" if parts[1] == "I" else "served"] += int(parts[2])
+        if parts[1] == "I":
+            kind = "upstream_debs" if parts[4].split("?")[0].endswith(".deb") else "upstream_indexes"
+            figures[ips[parts[3]]][kind] += int(parts[2])
     return figures
 
 
@@ -89,8 +92,9 @@ def test_fleet_fetches_upstream_once(host):
     pip, unattributed = _pip_figures(host)
     print("\n[package_cache] bytes the cache host fetched upstream / served, per client (from its own logs):")
     for client in CLIENTS:
-        print("[package_cache] %-28s apt %10d / %10d   pip %9d / %9d"
-              % (client, apt[client]["upstream"], apt[client]["served"], pip[client]["upstream"], pip[client]["served"]))
+        print("[package_cache] %-28s apt %10d / %10d (upstream: .debs %d, indexes %d)   pip %9d / %9d"
+              % (client, apt[client]["upstream"], apt[client]["served"], apt[client]["upstream_debs"],
+                 apt[client]["upstream_indexes"], pip[client]["upstream"], pip[client]["served"]))
     for client in CLIENTS[1:]:
         print("[package_cache] %-28s upstream as a share of the first client's: apt %.2f%%, pip %.2f%%"
               % (client, 100.0 * apt[client]["upstream"] / max(apt[CLIENTS[0]]["upstream"], 1),
@@ -98,14 +102,18 @@ def test_fleet_fetches_upstream_once(host):
     print("[package_cache] pip upstream bytes outside every client's requests: %d" % unattributed)
     first, later = CLIENTS[0], CLIENTS[1:]
     # the first client really went through the cache: the packages and the indexes came from upstream
-    assert apt[first]["upstream"] > 1000000, apt
+    assert apt[first]["upstream"] > 1000000 and apt[first]["upstream_debs"] > 100000, apt
     assert pip[first]["upstream"] > 50000, pip
     for client in later:
         # every client got as much as the first one from the cache ...
         assert apt[client]["served"] > 0.5 * apt[first]["served"], apt
         assert pip[client]["served"] > 0.5 * pip[first]["served"], pip
-        # ... and the cache fetched almost nothing upstream for it: at most 2% of the first client's bytes
-        assert apt[client]["upstream"] <= 0.02 * apt[first]["upstream"], apt
+        # ... and the cache fetched almost nothing upstream for it: at most 2% of the first client's packages. The
+        # indexes are another matter: when Debian's mirror publishes between two clients (four times a day), apt-cacher-ng
+        # rightly fetches the changed suites' indexes again (5.96 MB of the first client's 50.8 MB in one CI-way run,
+        # 2026-12-03, where the next client took 0.3 MB); a cache that kept none would fetch them all again.
+        assert apt[client]["upstream_debs"] <= 0.02 * apt[first]["upstream_debs"], apt
+        assert apt[client]["upstream_indexes"] <= 0.5 * apt[first]["upstream_indexes"], apt
         assert pip[client]["upstream"] <= 0.02 * pip[first]["upstream"], pip
 
 
