@@ -32,12 +32,14 @@ report() {
     }'
 }
 
-if [ "${1:-}" = --report ]; then
+[ $# -gt 0 ] || { sed -n '2,9p' "$0" >&2; exit 2; }
+command -v sa >/dev/null && command -v accton >/dev/null \
+  || { echo "cpu-profile.sh: sa and accton are missing (apt-get install acct)" >&2; exit 2; }
+if [ "$1" = --report ]; then
+  [ -s "${2:-}" ] || { echo "cpu-profile.sh: --report needs an accounting file (not '${2:-}')" >&2; exit 2; }
   report "$2"
   exit 0
 fi
-[ $# -gt 0 ] || { sed -n '2,9p' "$0" >&2; exit 2; }
-command -v accton >/dev/null || { echo "cpu-profile.sh: accton is missing (apt-get install acct)" >&2; exit 2; }
 file=${DLBOX_PACCT:-$(mktemp /tmp/dlbox-pacct.XXXXXX)}
 : > "$file"
 accton "$file" >/dev/null
