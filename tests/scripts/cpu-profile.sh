@@ -25,7 +25,7 @@ report() {
       by[group] += cpu; cmds[cmd] += cpu; runs[cmd] += n }
     END {
       printf "%9s %6s  %s\n", "CPU-s", "share", "group"
-      for (g in by) printf "%9.0f %5.1f%%  %s\n", by[g], 100 * by[g] / total, g | "sort -rn"
+      for (g in by) printf "%9.0f %5.1f%%  %s\n", by[g], (total > 0 ? 100 * by[g] / total : 0), g | "sort -rn"
       close("sort -rn")
       printf "%9.0f %6s  %s\n\n%-20s %9s %8s %9s\n", total, "", "total", "command", "CPU-s", "runs", "s/run"
       for (c in cmds) if (cmds[c] >= 1) printf "%-20s %9.1f %8d %9.3f\n", c, cmds[c], runs[c], cmds[c] / runs[c] | "sort -k2 -rn | head -30"
