@@ -137,7 +137,7 @@ run_scenario() {
     read -r -d '' -a names < <(platform_names "$s" "$d")
     # what an interrupted run left (suite.yml's sequence does not destroy before create): the containers and
     # Molecule's state folder of this scenario
-    docker rm -f "${names[@]}" >/dev/null 2>&1
+    docker rm -f -v "${names[@]}" >/dev/null 2>&1
     rm -rf "$HOME"/.ansible/tmp/molecule.*."$s"
     watch_containers "$seen" "${names[@]}" &
     watcher=$!

@@ -1,0 +1,129 @@
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Create or remove a Molecule scenario's test containers with the docker CLI (.config/molecule/create.yml, destroy.yml).
+
+    molecule_containers.py create|destroy  < platforms.json    (molecule.yml's platforms, as Molecule merged them)
+
+Why: the Docker driver's own create and destroy playbooks cost 8-9 CPU-s each per platform run on 2 cores (a dozen
+local module runs that import the Docker SDK, async jobs polled until done), 17 of the 27 CPU-s of a small scenario
+(gpu_facts, 2026-12-03). These playbooks run this script once each instead: `docker network create`, `docker run`,
+`docker rm`. The containers are those the driver made for the same platform keys (its create.yml with
+container_default_behavior: compatibility, networks_cli_compatible: true): hostname = name, label owner=molecule,
+json-file logs, the first network as the network mode and only the listed networks attached.
+
+A platform key this script does not know is refused, naming it, so that no setting is silently dropped.
+destroy also removes the containers' anonymous volumes (`docker rm -v`; the driver kept them: one per Docker-in-Docker
+run) and the networks the platforms name that carry owner=molecule.
+"""
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+
+LABEL = "owner=molecule"
+# Keys Molecule itself reads (inventory) or that say nothing to Docker here.
+MOLECULE_KEYS = {"name", "groups", "children", "pre_build_image"}
+# Platform key -> docker run option for each item of its list.
+LIST_OPTIONS = {"capabilities": "--cap-add", "security_opts": "--security-opt", "tmpfs": "--tmpfs",
+                "volumes": "--volume", "dns_servers": "--dns", "devices": "--device"}
+SCALAR_OPTIONS = {"cgroupns_mode": "--cgroupns", "stop_signal": "--stop-signal", "hostname": "--hostname",
+                  "user": "--user", "pid_mode": "--pid", "shm_size": "--shm-size", "memory": "--memory",
+                  "cpus": "--cpus"}
+OTHER_KEYS = {"image", "command", "networks", "docker_networks", "env", "privileged"}
+NETWORK_KEYS = {"name", "internal"}
+
+
+def fail(msg: str) -> None:
+    print(f"molecule_containers.py: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def docker(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run(["docker", *args], check=check, text=True, capture_output=True)
+
+
+def networks(platforms: list[dict]) -> list[dict]:
+    """Every network the platforms define (docker_networks) or join (networks), once, in order."""
+    seen: dict[str, dict] = {}
+    for p in platforms:
+        for net in p.get("docker_networks") or []:
+            unknown = set(net) - NETWORK_KEYS
+            if unknown:
+                fail(f"platform {p['name']}: docker_networks key(s) {sorted(unknown)} are not supported here "
+                     f"(supported: {sorted(NETWORK_KEYS)}); add them to tests/scripts/molecule_containers.py")
+            seen.setdefault(net["name"], net)
+        for net in p.get("networks") or []:
+            seen.setdefault(net["name"], {"name": net["name"]})
+    return list(seen.values())
+
+
+def run_args(p: dict) -> list[str]:
+    unknown = set(p) - MOLECULE_KEYS - set(LIST_OPTIONS) - set(SCALAR_OPTIONS) - OTHER_KEYS
+    if unknown:
+        fail(f"platform {p.get('name')}: key(s) {sorted(unknown)} are not supported here; add them to "
+             f"tests/scripts/molecule_containers.py (the Docker driver's create.yml says what they mean)")
+    if not p.get("pre_build_image"):
+        fail(f"platform {p['name']}: pre_build_image must be true (the test images are built by tests/images/build.sh)")
+    args = ["run", "--detach", "--name", p["name"], "--hostname", p.get("hostname", p["name"]),
+            "--label", LABEL, "--log-driver", "json-file"]
+    for key, option in LIST_OPTIONS.items():
+        for item in p.get(key) or []:
+            args += [option, str(item)]
+    for key, option in SCALAR_OPTIONS.items():
+        if key != "hostname" and p.get(key) is not None:
+            args += [option, str(p[key])]
+    for key, value in (p.get("env") or {}).items():
+        args += ["--env", f"{key}={value}"]
+    if p.get("privileged"):
+        args.append("--privileged")
+    nets = [n["name"] for n in p.get("networks") or []]
+    if nets:
+        args += ["--network", nets[0]]
+    args.append(p["image"])
+    command = p.get("command", 'bash -c "while true; do sleep 10000; done"')
+    args += shlex.split(command) if isinstance(command, str) else [str(c) for c in command]
+    return args
+
+
+def create(platforms: list[dict]) -> None:
+    for net in networks(platforms):
+        if docker("network", "inspect", net["name"], check=False).returncode != 0:
+            docker("network", "create", "--label", LABEL, *(["--internal"] if net.get("internal") else []), net["name"])
+    for p in platforms:
+        state = docker("inspect", "--format", "{{.State.Running}}", p["name"], check=False)
+        if state.returncode == 0 and state.stdout.strip() == "true":
+            continue  # already up: the driver's recreate: false
+        if state.returncode == 0:
+            docker("rm", "--force", "--volumes", p["name"])
+        docker(*run_args(p))
+        for net in [n["name"] for n in p.get("networks") or []][1:]:
+            docker("network", "connect", net, p["name"])
+
+
+def destroy(platforms: list[dict]) -> None:
+    names = [p["name"] for p in platforms]
+    if names:
+        docker("rm", "--force", "--volumes", *names, check=False)
+    for net in networks(platforms):
+        owner = docker("network", "inspect", "--format", '{{index .Labels "owner"}}', net["name"], check=False)
+        if owner.returncode == 0 and owner.stdout.strip() == "molecule":
+            docker("network", "rm", net["name"])
+
+
+def main() -> None:
+    if len(sys.argv) != 2 or sys.argv[1] not in ("create", "destroy"):
+        fail("usage: molecule_containers.py create|destroy < platforms.json")
+    platforms = json.load(sys.stdin)
+    if not isinstance(platforms, list) or not all(isinstance(p, dict) and p.get("name") for p in platforms):
+        fail("stdin must be a JSON list of platforms, each with a name")
+    try:
+        (create if sys.argv[1] == "create" else destroy)(platforms)
+    except subprocess.CalledProcessError as e:
+        fail(f"{' '.join(e.cmd)} exited {e.returncode}: {e.stderr.strip()}")
+    print(json.dumps({sys.argv[1]: [p["name"] for p in platforms]}))
+
+
+if __name__ == "__main__":
+    main()
