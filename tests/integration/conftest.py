@@ -22,6 +22,10 @@ def ansible_env() -> dict:
     env["ANSIBLE_NOCOLOR"] = "1"
     # as .config/molecule/config.yml: the controller's main loop polls its workers 200 times a second, not 1,000
     env["ANSIBLE_INTERNAL_POLL_INTERVAL"] = "0.005"
+    # as .config/molecule/config.yml: modules run on this controller reuse their compiled code (tests/controller)
+    env["PYTHONPATH"] = str(ROOT / "tests" / "controller")
+    env["DLBOX_ZIPIMPORT_CACHE"] = str(ROOT / "build" / "zipimport-cache")
+    (ROOT / "build" / "zipimport-cache").mkdir(parents=True, exist_ok=True)
     return env
 
 
