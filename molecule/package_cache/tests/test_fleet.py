@@ -42,7 +42,8 @@ def _ips(host):
 
 def _apt_figures(host):
     ips = _ips(host)
-    figures = {client: {"upstream": 0, "served": 0, "upstream_debs": 0, "upstream_indexes": 0} for client in CLIENTS}
+    figures = {client: {"upstream": 0, "served": 0, "upstream_debs": 0, "upstream_indexes": 0, "deb_paths": {}}
+               for client in CLIENTS}
     for line in host.file("/var/log/apt-cacher-ng/apt-cacher.log").content_string.splitlines():
         parts = line.split("|")
         if len(parts) < 5 or parts[1] not in ("I", "O") or parts[3] not in ips:
@@ -51,6 +52,9 @@ def _apt_figures(host):
         if parts[1] == "I":
             kind = "upstream_debs" if parts[4].split("?")[0].endswith(".deb") else "upstream_indexes"
             figures[ips[parts[3]]][kind] += int(parts[2])
+            if kind == "upstream_debs":
+                paths = figures[ips[parts[3]]]["deb_paths"]
+                paths[parts[4]] = paths.get(parts[4], 0) + int(parts[2])
     return figures
 
 
@@ -100,6 +104,13 @@ def test_fleet_fetches_upstream_once(host):
               % (client, 100.0 * apt[client]["upstream"] / max(apt[CLIENTS[0]]["upstream"], 1),
                  100.0 * pip[client]["upstream"] / max(pip[CLIENTS[0]]["upstream"], 1)))
     print("[package_cache] pip upstream bytes outside every client's requests: %d" % unattributed)
+    # which .debs a later client made the cache fetch again, and whether the first client's fetch of the same file
+    # was logged (a file fetched twice points at the cache; a file only the later client fetched, at the mirror)
+    for client in CLIENTS[1:]:
+        for path, size in sorted(apt[client]["deb_paths"].items(), key=lambda item: -item[1])[:15]:
+            print("[package_cache] %-28s fetched upstream again: %s (%d bytes; first client: %d bytes)"
+                  % (client, path, size, apt[CLIENTS[0]]["deb_paths"].get(path, 0)))
+    apt = {client: {k: v for k, v in figures.items() if k != "deb_paths"} for client, figures in apt.items()}
     first, later = CLIENTS[0], CLIENTS[1:]
     # the first client really went through the cache: the packages and the indexes came from upstream
     assert apt[first]["upstream"] > 1000000 and apt[first]["upstream_debs"] > 100000, apt
