@@ -30,10 +30,9 @@ MOLECULE_KEYS = {"name", "groups", "children", "pre_build_image"}
 # Platform key -> docker run option for each item of its list.
 LIST_OPTIONS = {"capabilities": "--cap-add", "security_opts": "--security-opt", "tmpfs": "--tmpfs",
                 "volumes": "--volume", "dns_servers": "--dns", "devices": "--device"}
-SCALAR_OPTIONS = {"cgroupns_mode": "--cgroupns", "stop_signal": "--stop-signal", "hostname": "--hostname",
-                  "user": "--user", "pid_mode": "--pid", "shm_size": "--shm-size", "memory": "--memory",
+SCALAR_OPTIONS = {"cgroupns_mode": "--cgroupns", "stop_signal": "--stop-signal", "user": "--user", "pid_mode": "--pid", "shm_size": "--shm-size", "memory": "--memory",
                   "cpus": "--cpus"}
-OTHER_KEYS = {"image", "command", "networks", "docker_networks", "env", "privileged"}
+OTHER_KEYS = {"image", "command", "hostname", "networks", "docker_networks", "env", "privileged"}
 NETWORK_KEYS = {"name", "internal"}
 
 
@@ -74,7 +73,7 @@ def run_args(p: dict) -> list[str]:
         for item in p.get(key) or []:
             args += [option, str(item)]
     for key, option in SCALAR_OPTIONS.items():
-        if key != "hostname" and p.get(key) is not None:
+        if p.get(key) is not None:
             args += [option, str(p[key])]
     for key, value in (p.get("env") or {}).items():
         args += ["--env", f"{key}={value}"]
@@ -90,6 +89,7 @@ def run_args(p: dict) -> list[str]:
 
 
 def create(platforms: list[dict]) -> None:
+    runs = {p["name"]: run_args(p) for p in platforms}   # every platform checked before any docker call
     for net in networks(platforms):
         if docker("network", "inspect", net["name"], check=False).returncode != 0:
             docker("network", "create", "--label", LABEL, *(["--internal"] if net.get("internal") else []), net["name"])
@@ -99,7 +99,7 @@ def create(platforms: list[dict]) -> None:
             continue  # already up: the driver's recreate: false
         if state.returncode == 0:
             docker("rm", "--force", "--volumes", p["name"])
-        docker(*run_args(p))
+        docker(*runs[p["name"]])
         for net in [n["name"] for n in p.get("networks") or []][1:]:
             docker("network", "connect", net, p["name"])
 

@@ -98,6 +98,16 @@ def test_an_unknown_key_is_refused_by_name(monkeypatch, capsys, key, value):
     assert not [c for c in docker.calls if c[0] == "run"]      # nothing started
 
 
+def test_an_unknown_key_on_a_later_platform_stops_everything_before_any_call(monkeypatch, capsys):
+    docker = Docker()
+    monkeypatch.setattr(mc, "docker", docker)
+    good = dict(base_platform(), networks=[{"name": "dlbox-net"}])
+    with pytest.raises(SystemExit):
+        mc.create([good, dict(base_platform(), name="dlbox-second", network_mode="host")])
+    assert "network_mode" in capsys.readouterr().err
+    assert docker.calls == []                                   # no network made, no container started
+
+
 def test_an_unknown_network_key_is_refused_before_anything(monkeypatch, capsys):
     docker = Docker()
     monkeypatch.setattr(mc, "docker", docker)
