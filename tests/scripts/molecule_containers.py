@@ -30,8 +30,8 @@ MOLECULE_KEYS = {"name", "groups", "children", "pre_build_image"}
 # Platform key -> docker run option for each item of its list.
 LIST_OPTIONS = {"capabilities": "--cap-add", "security_opts": "--security-opt", "tmpfs": "--tmpfs",
                 "volumes": "--volume", "dns_servers": "--dns", "devices": "--device"}
-SCALAR_OPTIONS = {"cgroupns_mode": "--cgroupns", "stop_signal": "--stop-signal", "user": "--user", "pid_mode": "--pid", "shm_size": "--shm-size", "memory": "--memory",
-                  "cpus": "--cpus"}
+SCALAR_OPTIONS = {"cgroupns_mode": "--cgroupns", "stop_signal": "--stop-signal", "user": "--user", "pid_mode": "--pid",
+                  "shm_size": "--shm-size", "memory": "--memory", "cpus": "--cpus"}
 OTHER_KEYS = {"image", "command", "hostname", "networks", "docker_networks", "env", "privileged"}
 NETWORK_KEYS = {"name", "internal"}
 
