@@ -14,6 +14,7 @@
 # MOLECULE_JOBS (default 3): scenarios run at once. Scenarios mostly wait on apt and pip, so a 2-core
 # machine runs three of them in about the time of the longest; one scenario's platforms run one after
 # another (Molecule keeps one state folder a scenario). Longest scenarios start first.
+# DLBOX_MOLECULE_EXTRA_CONFIG=FILE layers one more Molecule config last (an A/B of a harness setting).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -126,6 +127,7 @@ run_scenario() {
   local base=(--base-config .config/molecule/config.yml)
   [ "$(field "$s" 3)" = dind ] && base+=(--base-config .config/molecule/dind.yml)
   base+=(--base-config .config/molecule/suite.yml)
+  [ -n "${DLBOX_MOLECULE_EXTRA_CONFIG:-}" ] && base+=(--base-config "$DLBOX_MOLECULE_EXTRA_CONFIG")
   : > "build/molecule-results/$s.txt"
   for d in "${distros[@]}"; do
     platform_wanted "$s" "$d" || continue
