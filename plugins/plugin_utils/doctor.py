@@ -90,7 +90,12 @@ def read_captures(path):
 
 
 def split_collect_stream(text):
-    """``dlbox-collect --stdout`` output -> ``[(name, text)]`` (one part per ``===== dlbox-collect: NAME =====``)."""
+    """``dlbox-collect --stdout`` output -> ``[(name, text)]`` (one part per ``===== dlbox-collect: NAME =====``).
+
+    Over SSH, Ansible's ``script`` runs in a terminal (``ssh -tt``: the ssh connection's ``use_tty``), which ends
+    every line with CR LF; the captures are read with plain LF line ends either way.
+    """
+    text = (text or "").replace("\r\n", "\n")
     parts = []
     matches = list(_MARKER_RE.finditer(text or ""))
     for index, match in enumerate(matches):

@@ -118,6 +118,15 @@ def test_collect_stream_splits_into_named_parts():
     assert [f["id"] for f in report["findings"]] == ["driver-not-loaded"]
 
 
+def test_collect_stream_over_ssh_with_a_terminal_reads_the_same():
+    """``script`` over SSH runs under ``ssh -tt``: every line of the stream ends with CR LF."""
+    stream = "===== dlbox-collect: nvidia-smi =====\n%s===== dlbox-collect: uname =====\n%s" % (
+        (DOCTOR / "smi-cannot-communicate.txt").read_text(), (DOCTOR / "uname-a-fedora41.txt").read_text())
+    assert doctor.split_collect_stream(stream.replace("\n", "\r\n")) == doctor.split_collect_stream(stream)
+    report = doctor.diagnose(doctor.split_collect_stream(stream.replace("\n", "\r\n")), host="h", data=DATA)
+    assert [f["id"] for f in report["findings"]] == ["driver-not-loaded"]
+
+
 def test_report_text_names_findings_fixes_and_what_was_not_checked():
     report = doctor.diagnose([("out1.txt", (DOCTOR / "nvml-mismatch-570.txt").read_text()), ("out2.txt", "hello\n")],
                              host="gpu01", data=DATA)
