@@ -11,7 +11,8 @@ machine: nvidia-smi exits 9 until a boot loads the installed driver, as NVIDIA d
 boot id and loads the module; the driver packages come from the fixture CUDA repository (tests/aptrepo, markers).
 Host 1's group would allow the reboot, but the host itself does not (dlbox_reboot_allowed: false): its new driver
 stays a pending reboot. The order is read from the drain/resume hooks' log on the controller (dlbox_drain_command,
-dlbox_resume_command), the reboot stubs' boot ids and events, and the run's own output.
+dlbox_resume_command), the reboot stubs' boot ids and events, and the run's own output. Last, doctor.yml reads one of
+the hosts over the same SSH (its collector's stream comes back through a terminal, CR LF).
 """
 
 from __future__ import annotations
@@ -268,3 +269,19 @@ def test_rerun_converges_with_rolling_reboots_batch_by_batch(fleet):
     assert reboot2 < first3, (parts[reboot2][0], parts[first3][0])
     print("\norder: " + "; ".join("%s %s %.2f" % (what, host, ts - log[0][0]) for ts, what, host in log)
           + "; reboots: " + ", ".join("%s %.2f" % (h, b - log[0][0]) for h, b in booted.items()))
+
+
+def test_the_doctor_reads_a_host_over_ssh(fleet):
+    """playbooks/doctor.yml over SSH: ansible.builtin.script runs dlbox-collect under ``ssh -tt`` (the ssh connection's
+    use_tty), so its stream comes back with CR LF line ends; the doctor must read the same captures as on a local or
+    docker connection (it read none before the fix: "0 capture(s) read")."""
+    env = ansible_env()
+    env["ANSIBLE_CONFIG"] = str(fleet / "none.cfg")
+    proc = _run(["ansible-playbook", "-i", str(fleet / "hosts.yml"), "dlbox.stack.doctor", "--limit", HOSTS[2]],
+                env=env, cwd=fleet)
+    assert "ok=" in proc.stdout and "failed=0" in proc.stdout.split("PLAY RECAP")[-1], proc.stdout[-3000:]
+    report = json.loads((fleet / "reports" / "doctor" / ("%s.json" % HOSTS[2])).read_text())
+    assert report["source"] == "live host (dlbox-collect --stdout)"
+    kinds = {kind for capture in report["captures"] for kind in capture["kinds"]}
+    assert {"os-release", "uname", "pci-sysfs", "dpkg"} <= kinds, report["captures"]
+    assert not any("\r" in capture["file"] for capture in report["captures"]), report["captures"]
