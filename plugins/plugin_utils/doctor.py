@@ -30,8 +30,14 @@ class DoctorInputError(ValueError):
     """The captures cannot be read."""
 
 
+def _lf(text):
+    """Text with LF line ends. Output read through a terminal ends every line with CR LF: Ansible's ``script`` over SSH
+    runs under ``ssh -tt`` (the ssh connection's ``use_tty``), and so does ``ssh -t host nvidia-smi > file``."""
+    return text.replace("\r\n", "\n")
+
+
 def _decode(data):
-    return data.decode("utf-8", errors="replace")
+    return _lf(data.decode("utf-8", errors="replace"))
 
 
 def _read_tar(path):
@@ -90,14 +96,10 @@ def read_captures(path):
 
 
 def split_collect_stream(text):
-    """``dlbox-collect --stdout`` output -> ``[(name, text)]`` (one part per ``===== dlbox-collect: NAME =====``).
-
-    Over SSH, Ansible's ``script`` runs in a terminal (``ssh -tt``: the ssh connection's ``use_tty``), which ends
-    every line with CR LF; the captures are read with plain LF line ends either way.
-    """
-    text = (text or "").replace("\r\n", "\n")
+    """``dlbox-collect --stdout`` output -> ``[(name, text)]`` (one part per ``===== dlbox-collect: NAME =====``)."""
+    text = _lf(text or "")
     parts = []
-    matches = list(_MARKER_RE.finditer(text or ""))
+    matches = list(_MARKER_RE.finditer(text))
     for index, match in enumerate(matches):
         end = matches[index + 1].start() if index + 1 < len(matches) else len(text)
         parts.append((match.group("name"), text[match.end():end].strip("\n")))

@@ -127,6 +127,14 @@ def test_collect_stream_over_ssh_with_a_terminal_reads_the_same():
     assert [f["id"] for f in report["findings"]] == ["driver-not-loaded"]
 
 
+def test_a_capture_file_saved_through_a_terminal_reads_the_same(tmp_path):
+    """``ssh -t gpu01 nvidia-smi > smi.txt`` saves CR LF line ends."""
+    (tmp_path / "smi.txt").write_bytes((DOCTOR / "smi-cannot-communicate.txt").read_text().replace("\n", "\r\n").encode())
+    parts = doctor.read_captures(str(tmp_path / "smi.txt"))
+    assert parts == [("smi.txt", (DOCTOR / "smi-cannot-communicate.txt").read_text())]
+    assert [f["id"] for f in doctor.diagnose(parts, host="h", data=DATA)["findings"]] == ["driver-not-loaded"]
+
+
 def test_report_text_names_findings_fixes_and_what_was_not_checked():
     report = doctor.diagnose([("out1.txt", (DOCTOR / "nvml-mismatch-570.txt").read_text()), ("out2.txt", "hello\n")],
                              host="gpu01", data=DATA)
