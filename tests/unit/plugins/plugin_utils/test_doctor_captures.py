@@ -109,10 +109,14 @@ def test_bad_captures_path_is_refused_naming_the_variable(value, message):
     assert "dlbox_doctor_captures" in str(error.value)
 
 
-def test_collect_stream_splits_into_named_parts():
-    stream = "===== dlbox-collect: nvidia-smi =====\n%s===== dlbox-collect: uname =====\n%s" % (
+def _collect_stream():
+    """What ``dlbox-collect --stdout`` prints for two captures."""
+    return "===== dlbox-collect: nvidia-smi =====\n%s===== dlbox-collect: uname =====\n%s" % (
         (DOCTOR / "smi-cannot-communicate.txt").read_text(), (DOCTOR / "uname-a-fedora41.txt").read_text())
-    parts = doctor.split_collect_stream(stream)
+
+
+def test_collect_stream_splits_into_named_parts():
+    parts = doctor.split_collect_stream(_collect_stream())
     assert [part[0] for part in parts] == ["nvidia-smi", "uname"]
     report = doctor.diagnose(parts, host="h", data=DATA)
     assert [f["id"] for f in report["findings"]] == ["driver-not-loaded"]
@@ -120,8 +124,7 @@ def test_collect_stream_splits_into_named_parts():
 
 def test_collect_stream_over_ssh_with_a_terminal_reads_the_same():
     """``script`` over SSH runs under ``ssh -tt``: every line of the stream ends with CR LF."""
-    stream = "===== dlbox-collect: nvidia-smi =====\n%s===== dlbox-collect: uname =====\n%s" % (
-        (DOCTOR / "smi-cannot-communicate.txt").read_text(), (DOCTOR / "uname-a-fedora41.txt").read_text())
+    stream = _collect_stream()
     assert doctor.split_collect_stream(stream.replace("\n", "\r\n")) == doctor.split_collect_stream(stream)
     report = doctor.diagnose(doctor.split_collect_stream(stream.replace("\n", "\r\n")), host="h", data=DATA)
     assert [f["id"] for f in report["findings"]] == ["driver-not-loaded"]
