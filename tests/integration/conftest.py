@@ -25,7 +25,9 @@ def ansible_env() -> dict:
     # as .config/molecule/config.yml: modules run on this controller reuse their compiled code (tests/controller)
     env["PYTHONPATH"] = str(ROOT / "tests" / "controller")
     env["DLBOX_ZIPIMPORT_CACHE"] = str(ROOT / "build" / "zipimport-cache")
-    (ROOT / "build" / "zipimport-cache").mkdir(parents=True, exist_ok=True)
+    env["DLBOX_ANSIBALLZ_CACHE"] = str(ROOT / "build" / "ansiballz-cache")
+    for cache in ("zipimport-cache", "ansiballz-cache"):
+        (ROOT / "build" / cache).mkdir(parents=True, exist_ok=True)
     return env
 
 

@@ -57,7 +57,7 @@ if [ ${#distros[@]} -eq 0 ]; then
   echo "molecule.sh: no test platforms (run tests/images/build.sh first)" >&2
   exit 2
 fi
-mkdir -p build/molecule-logs build/molecule-results build/zipimport-cache
+mkdir -p build/molecule-logs build/molecule-results build/zipimport-cache build/ansiballz-cache
 
 if [ "${DLBOX_TEST_CACHE:-1}" = 1 ]; then
   tests/scripts/test-cache.sh start "$$" || exit 2
