@@ -10,10 +10,18 @@ this working tree (git's ``url.<local>.insteadOf``), so the clone line runs lite
 the machine. Every machine runs ``make plan`` and ``make workstation``; Debian 12 runs ``make
 workstation`` a second time (it changes nothing); the bare 24.04 root also shows that ``make plan``
 works after an interrupted bootstrap (a ``.venv`` with python but no pip, the state the issue found).
+
+Each machine's environment names a summary file in ``EXTRA`` (the README's documented pass-through,
+``EXTRA='-e dlbox_summary_output=PATH'``), so the end-of-run summary is also read as JSON: on a CPU-only machine
+``common`` alone runs, every other role is skipped with its reason, the build tools are the installed
+``build-essential``, nothing is pending, and Debian 12's second run changes nothing. These are the checks of the
+Molecule scenario ``workstation`` (the same playbook on the same test images, in ``make test-heavy`` since this
+test runs it on every OS the README names).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -35,6 +43,8 @@ MACHINES = {
     "ubuntu2404": ("dlbox-test:ubuntu2404", False),
     "ubuntu2404-bare": ("dlbox-base:ubuntu2404", True),
 }
+# the roles workstation.yml skips on a host without an NVIDIA GPU, in its order
+SKIPPED = ["nvidia_driver", "cuda", "cudnn", "nccl", "docker", "nvidia_container_toolkit", "python_env"]
 README_OS = {"debian12": "Debian 12", "debian13": "Debian 13", "ubuntu2204": "Ubuntu 22.04", "ubuntu2404": "Ubuntu 24.04"}
 
 
@@ -66,6 +76,8 @@ def _script(commands, bare, again):
     """A bash script that runs the README's lines in order; each one's output in /root/step-N.log."""
     url = shlex.split(commands[1].split("&&")[0])[2]
     lines = ["set -u", "export DEBIAN_FRONTEND=noninteractive", "cd /root",
+             # make's EXTRA from the environment: the summary as JSON too (README: EXTRA='-e dlbox_summary_output=PATH')
+             "export EXTRA='-e dlbox_summary_output=/root/summary-first.json'",
              "apt-get purge -y -qq sudo >/dev/null 2>&1 || true",
              "rm -rf /var/lib/apt/lists/*",
              # the clone is answered from the local bare copy of this tree
@@ -85,7 +97,8 @@ def _script(commands, bare, again):
         lines.append("{\n%s\n} > /root/step-%d.log 2>&1 || { echo %s failed; tail -40 /root/step-%d.log; exit %d; }"
                      % (command, number, shlex.quote(command), number, 10 + number))
     if again:
-        lines.append("make workstation > /root/step-again.log 2>&1 || { tail -40 /root/step-again.log; exit 40; }")
+        lines.append("EXTRA='-e dlbox_summary_output=/root/summary-again.json' make workstation > /root/step-again.log 2>&1"
+                     " || { tail -40 /root/step-again.log; exit 40; }")
     return "\n".join(lines) + "\n"
 
 
@@ -136,9 +149,17 @@ def _run_machine(name, repo_tar, commands):
         for step in ["1", "2", "3", "4", "replan", "again"]:
             got = _sh("docker", "exec", container, "cat", "/root/step-%s.log" % step, check=False)
             logs[step] = got.stdout if got.returncode == 0 else None
+        summaries = {}
+        for run in ["first", "again"]:
+            got = _sh("docker", "exec", container, "cat", "/root/summary-%s.json" % run, check=False)
+            summaries[run] = json.loads(got.stdout) if got.returncode == 0 else None
         headers = _sh("docker", "exec", container, "bash", "-c",
                       "dpkg -l 'linux-headers-*' 2>/dev/null | grep -c '^ii' || true", check=False).stdout.strip()
-        return {"rc": proc.returncode, "out": proc.stdout[-4000:] + proc.stderr[-2000:], "logs": logs, "headers": headers}
+        build_essential = _sh("docker", "exec", container, "dpkg-query", "-W", "-f=${Version}", "build-essential",
+                              check=False).stdout.strip()
+        envs = _sh("docker", "exec", container, "test", "-e", "/opt/dlbox/envs", check=False).returncode == 0
+        return {"rc": proc.returncode, "out": proc.stdout[-4000:] + proc.stderr[-2000:], "logs": logs, "headers": headers,
+                "summaries": summaries, "build_essential": build_essential, "envs": envs}
     finally:
         _sh("docker", "rm", "-f", container, check=False)
 
@@ -181,6 +202,27 @@ def test_readme_quickstart(results, name):
     assert "Roles run: common" in first
     assert got["headers"] == "0"                                  # no driver planned: no kernel headers
 
+    assert not got["envs"]                                        # no framework environment without a GPU
+
+    summary = got["summaries"]["first"]                           # the same run, as JSON
+    assert summary is not None, "no /root/summary-first.json"
+    assert summary["ran"] == ["common"]
+    assert [s["role"] for s in summary["skipped"]] == SKIPPED
+    assert all(s["why"].startswith("no NVIDIA GPU on this host") for s in summary["skipped"])
+    installed = summary["installed"]
+    assert got["build_essential"] and installed["build_tools"] == "build-essential %s" % got["build_essential"]
+    for part in ("driver", "cuda", "cudnn", "nccl", "docker", "container_toolkit", "environments", "kernel_headers"):
+        assert installed[part] is None, part
+    changed = {c["component"]: c for c in summary["changed"]}
+    assert changed["build_tools"]["before"] is None and changed["build_tools"]["after"] == installed["build_tools"]
+    assert summary["pending"] == []
+    text = summary["text"]
+    assert text[0].startswith("Summary for ") and "Installed now:" in text and "Roles run: common" in text
+    assert any(line.startswith("  build tools:") and "-> build-essential" in line for line in text)
+    assert any(line.startswith("  python_env: no NVIDIA GPU on this host: PyTorch ") and "planned but not installed" in line
+               for line in text)
+    assert text[-1] == "Pending: nothing"
+
     if MACHINES[name][1]:
         assert "venv: installing python3 python3-venv" in venv
         assert "venv: created .venv with /usr/bin/python3" in logs["replan"]
@@ -188,6 +230,10 @@ def test_readme_quickstart(results, name):
         again = logs["again"]
         assert "changed=0" in again.split("PLAY RECAP")[-1] and "failed=0" in again
         assert "Changed in this run: nothing" in again
+        second = got["summaries"]["again"]
+        assert second is not None, "no /root/summary-again.json"
+        assert second["changed"] == [] and "Changed in this run: nothing" in second["text"]
+        assert second["installed"] == installed
 
 
 def test_readme_oses_are_all_tried():
