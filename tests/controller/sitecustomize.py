@@ -19,6 +19,8 @@ the host is the same bytes Ansible would build. Without the variable nothing is 
 `make workstation` and users' runs never load this file.
 """
 
+import functools
+import hashlib
 import importlib.util
 import os
 import sys
@@ -39,9 +41,9 @@ if _CACHE and os.path.isdir(_CACHE):
 _ANSIBALLZ = os.environ.get("DLBOX_ANSIBALLZ_CACHE", "")
 
 
+@functools.lru_cache(maxsize=1)
 def _sources_key():
     """What every payload depends on besides its module: the Python, the Ansible packages, this tree's module_utils."""
-    import hashlib   # pylint: disable=import-outside-toplevel
     from importlib import metadata   # pylint: disable=import-outside-toplevel
     digest = hashlib.sha256(sys.version.encode())
     for dist in ("ansible-core", "ansible"):
@@ -62,30 +64,26 @@ def _sources_key():
 
 def _patch_module_common(module_common):
     """Builds go to the persistent folder of their own sources (module_common reads C.DEFAULT_LOCAL_TMP there only)."""
-    import hashlib   # pylint: disable=import-outside-toplevel
     real = module_common.C
-    base = []
-    state = {"folder": None}
+    find = module_common._find_module_utils   # pylint: disable=protected-access
+    folder = None
 
     class _Constants:   # pylint: disable=too-few-public-methods
         def __getattr__(self, name):
-            if name == "DEFAULT_LOCAL_TMP" and state["folder"]:
-                return state["folder"]
+            if name == "DEFAULT_LOCAL_TMP" and folder:
+                return folder
             return getattr(real, name)
 
-    find = module_common._find_module_utils   # pylint: disable=protected-access
-
     def _find_module_utils(**kwargs):
-        if not base:
-            base.append(_sources_key())
-        digest = base[0].copy()
+        nonlocal folder
+        digest = _sources_key().copy()
         digest.update(str(kwargs.get("module_path")).encode() + b"\0")
         digest.update(kwargs.get("b_module_data") or b"")
-        state["folder"] = os.path.join(_ANSIBALLZ, digest.hexdigest()[:32])
+        folder = os.path.join(_ANSIBALLZ, digest.hexdigest()[:32])
         try:
             return find(**kwargs)
         finally:
-            state["folder"] = None
+            folder = None
 
     module_common.C = _Constants()
     module_common._find_module_utils = _find_module_utils   # pylint: disable=protected-access

@@ -26,6 +26,7 @@ import os
 import re
 import shlex
 import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -33,6 +34,9 @@ import pytest
 import yaml
 
 from conftest import ROOT, docker_ready
+
+sys.path.insert(0, str(ROOT / "tests"))
+from workstation_summary_checks import check_first_run, check_second_run  # noqa: E402  pylint: disable=wrong-import-position
 
 CA_DIR = Path("/usr/local/share/ca-certificates")
 # OS named by the README -> (image, whether the image lacks python3 and needs the archive's sources)
@@ -43,8 +47,6 @@ MACHINES = {
     "ubuntu2404": ("dlbox-test:ubuntu2404", False),
     "ubuntu2404-bare": ("dlbox-base:ubuntu2404", True),
 }
-# the roles workstation.yml skips on a host without an NVIDIA GPU, in its order
-SKIPPED = ["nvidia_driver", "cuda", "cudnn", "nccl", "docker", "nvidia_container_toolkit", "python_env"]
 README_OS = {"debian12": "Debian 12", "debian13": "Debian 13", "ubuntu2204": "Ubuntu 22.04", "ubuntu2404": "Ubuntu 24.04"}
 
 
@@ -204,24 +206,7 @@ def test_readme_quickstart(results, name):
 
     assert not got["envs"]                                        # no framework environment without a GPU
 
-    summary = got["summaries"]["first"]                           # the same run, as JSON
-    assert summary is not None, "no /root/summary-first.json"
-    assert summary["ran"] == ["common"]
-    assert [s["role"] for s in summary["skipped"]] == SKIPPED
-    assert all(s["why"].startswith("no NVIDIA GPU on this host") for s in summary["skipped"])
-    installed = summary["installed"]
-    assert got["build_essential"] and installed["build_tools"] == "build-essential %s" % got["build_essential"]
-    for part in ("driver", "cuda", "cudnn", "nccl", "docker", "container_toolkit", "environments", "kernel_headers"):
-        assert installed[part] is None, part
-    changed = {c["component"]: c for c in summary["changed"]}
-    assert changed["build_tools"]["before"] is None and changed["build_tools"]["after"] == installed["build_tools"]
-    assert summary["pending"] == []
-    text = summary["text"]
-    assert text[0].startswith("Summary for ") and "Installed now:" in text and "Roles run: common" in text
-    assert any(line.startswith("  build tools:") and "-> build-essential" in line for line in text)
-    assert any(line.startswith("  python_env: no NVIDIA GPU on this host: PyTorch ") and "planned but not installed" in line
-               for line in text)
-    assert text[-1] == "Pending: nothing"
+    check_first_run(got["summaries"]["first"], got["build_essential"])   # the same run, as JSON
 
     if MACHINES[name][1]:
         assert "venv: installing python3 python3-venv" in venv
@@ -230,10 +215,7 @@ def test_readme_quickstart(results, name):
         again = logs["again"]
         assert "changed=0" in again.split("PLAY RECAP")[-1] and "failed=0" in again
         assert "Changed in this run: nothing" in again
-        second = got["summaries"]["again"]
-        assert second is not None, "no /root/summary-again.json"
-        assert second["changed"] == [] and "Changed in this run: nothing" in second["text"]
-        assert second["installed"] == installed
+        check_second_run(got["summaries"]["first"], got["summaries"]["again"])
 
 
 def test_readme_oses_are_all_tried():
