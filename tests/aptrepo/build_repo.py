@@ -56,6 +56,8 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
+import fcntl
 import gzip
 import hashlib
 import io
@@ -414,6 +416,25 @@ def spec_digest(spec: dict[str, Any]) -> str:
 # ----------------------------------------------------------------------------------------------
 # GPG
 # ----------------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def locked(path: Path):
+    """An exclusive lock on PATH (created if missing) for the block: builders running side by side take turns."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _write_atomic(path: Path, data: bytes, mode: int) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_bytes(data)
+    os.chmod(tmp, mode)
+    tmp.rename(path)
+
+
 class Signer:
     """A throw-away signing key in a private, temporary GNUPGHOME."""
 
@@ -421,21 +442,33 @@ class Signer:
         self.home = Path(tempfile.mkdtemp(prefix="dlbox-gpg-"))  # short: gpg-agent socket path limit
         os.chmod(self.home, 0o700)
         self.key_name = key_name
-        saved = key_dir / key_name / "secret.asc" if key_dir else None
-        if saved and saved.exists():
-            self._gpg("--import", str(saved))
-        else:
-            uid = f"dlbox.stack FIXTURE signing key ({key_name}; test fixture, not a vendor key) <fixture-{key_name}@dlbox.invalid>"
-            self._gpg("--passphrase", "", "--quick-gen-key", uid, algo, "sign", "never")
-        self.fingerprint = self._fingerprint()
-        if saved and not saved.exists():
-            saved.parent.mkdir(parents=True, exist_ok=True)
-            os.chmod(saved.parent, 0o700)
+        if not key_dir:
+            self._generate(algo)
+            self.fingerprint = self._fingerprint()
+            return
+        saved = key_dir / key_name / "secret.asc"
+        saved.parent.mkdir(parents=True, exist_ok=True)
+        os.chmod(saved.parent, 0o700)
+        # Several builders may start at once from an empty key folder (Molecule runs scenarios side by side and
+        # specs share a key): one makes the key, the others wait and import it. Without the lock each made its
+        # own, the last one saved won, and a repository built with a losing key was rebuilt under the feet of
+        # the scenario that was serving it (CI, stop 40: server and gpu_host both build cuda-ubuntu2404).
+        with locked(saved.parent / ".lock"):
+            if saved.exists():
+                self._gpg("--import", str(saved))
+                self.fingerprint = self._fingerprint()
+                return
+            self._generate(algo)
+            self.fingerprint = self._fingerprint()
             secret = self._gpg("--pinentry-mode", "loopback", "--passphrase", "", "--armor",
                                "--export-secret-keys", self.fingerprint)
-            saved.write_bytes(secret)
-            os.chmod(saved, 0o600)
-            (saved.parent / "fingerprint").write_text(self.fingerprint + "\n")
+            _write_atomic(saved.parent / "fingerprint", (self.fingerprint + "\n").encode(), 0o644)
+            _write_atomic(saved, secret, 0o600)
+
+    def _generate(self, algo: str) -> None:
+        uid = (f"dlbox.stack FIXTURE signing key ({self.key_name}; test fixture, not a vendor key) "
+               f"<fixture-{self.key_name}@dlbox.invalid>")
+        self._gpg("--passphrase", "", "--quick-gen-key", uid, algo, "sign", "never")
 
     def _gpg(self, *args: str, stdin: bytes | None = None) -> bytes:
         cmd = ["gpg", "--homedir", str(self.home), "--batch", "--yes", "--no-tty", "--quiet", *args]
@@ -641,7 +674,16 @@ deb822 source (apt >= 1.1):
 
 def build(spec_path: Path, outdir: Path, key_dir: Path | None = None, deb_cache: Path | None = None,
           force: bool = False, now: float | None = None, log=print) -> dict[str, Any]:
-    """Build (or keep) the repository; returns the stamp (spec hash, fingerprint, files)."""
+    """Build (or keep) the repository; returns the stamp (spec hash, fingerprint, files).
+
+    Builders of the same OUTDIR take turns (a lock beside it): the second finds the first's stamp and keeps it."""
+    outdir = outdir.resolve()
+    with locked(outdir.parent / f".{outdir.name}.lock"):
+        return _build(spec_path, outdir, key_dir, deb_cache, force, now, log)
+
+
+def _build(spec_path: Path, outdir: Path, key_dir: Path | None, deb_cache: Path | None,
+           force: bool, now: float | None, log) -> dict[str, Any]:
     spec = normalise_spec(load_spec(spec_path))
     packages = resolve_packages(spec)
     repacks = {p["repack"] for p in packages if p.get("repack")}
@@ -652,7 +694,6 @@ def build(spec_path: Path, outdir: Path, key_dir: Path | None = None, deb_cache:
     digest_input = dict(spec, _repack_sources={k: v.name for k, v in sources.items()})
     digest = spec_digest(digest_input)
     key_name = spec["key"]
-    outdir = outdir.resolve()
     stamp_path = outdir / STAMP_FILE
     if stamp_path.exists() and not force:
         old = json.loads(stamp_path.read_text())

@@ -427,6 +427,28 @@ packages:
     assert json.loads((out / br.STAMP_FILE).read_text())["fingerprint"] == stamp["fingerprint"]
 
 
+@needs_tools
+def test_builders_side_by_side_share_one_key(tmp_path):
+    """Molecule runs scenarios at once from an empty key folder, and specs share a key (cuda-*): every builder
+    must sign with the one key that is saved, and a second builder of the same folder keeps the first's build.
+    Before the locks, each made its own key and the last saved won (CI at stop 40: server and gpu_host)."""
+    specs = [_write(tmp_path, f"{name}.yml", f"name: {name}\nlayout: flat\nkey: shared\n"
+                    f"packages: [{{name: p-{name}, version: '1.0-1', description: one}}]\n") for name in ("a", "b", "c")]
+    keys = tmp_path / "keys"
+    procs = [subprocess.Popen([sys.executable, str(APTREPO / "build_repo.py"), str(spec), str(tmp_path / "out" / spec.stem),
+                               "--key-dir", str(keys)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for spec in specs + specs]
+    results = [proc.communicate(timeout=120) + (proc.returncode,) for proc in procs]
+    assert all(rc == 0 for _out, _err, rc in results), results
+    saved = (keys / "shared" / "fingerprint").read_text().strip()
+    for spec in specs:
+        out = tmp_path / "out" / spec.stem
+        assert json.loads((out / br.STAMP_FILE).read_text())["fingerprint"] == saved
+        assert (out / f"{spec.stem}-keyring.fingerprint").read_text().strip() == saved
+    # of the two builders of each folder, one built it and the other found it unchanged
+    assert sum("unchanged" in out for out, _err, _rc in results) == len(specs), results
+
+
 # ----------------------------------------------------------------------------------------------
 # serve.py
 # ----------------------------------------------------------------------------------------------
