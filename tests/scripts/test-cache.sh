@@ -114,6 +114,10 @@ EOF
 index-url = http://$gw:$pip_port/index/
 trusted-host = $gw
 timeout = 300
+# No byte-compiling at install: a torch wheel is some 17 CPU-s less (2026-12-04); Python compiles what is imported.
+# "compile = false", not "no-compile = true": pip reads the latter as compile = true.
+[install]
+compile = false
 EOF
   chmod 0644 "$tmp" && mv -f "$tmp" "$dir/client/pip.conf"
 }
