@@ -16,6 +16,5 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$venv/bin/antsibu
 fi
 echo "packaging-venv: installing the pinned packaging judges into $venv"
 rm -rf "$venv"
-# No byte-compiling at install (as the test tools' venv, Makefile): Python compiles what the judges import.
-PIP_COMPILE=false bash "$here/../../tools/venv.sh" "$venv" "$req"
+bash "$here/../../tools/venv.sh" "$venv" "$req"
 echo "$want" > "$stamp"
