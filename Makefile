@@ -37,9 +37,9 @@ $(VENV)/.installed-run: requirements.txt tools/venv.sh
 	bash tools/venv.sh $(VENV) requirements.txt
 	@touch $@
 
-# The test tools' venv keeps pip's byte-compiling: without it (PIP_COMPILE=false, 2026-12-04) `ansible` installed in
-# 6 s instead of 37, but Ansible's collection loader compiles collection code (community.docker's connection, ...) in
-# every process without caching it, and the clean `make test` went 2,606 -> 3,105 s.
+# The test tools' venv keeps pip's byte-compiling: a clean `make test` with PIP_COMPILE=false here (2026-12-04;
+# `ansible` installs in 6 s instead of 37) took 3,105 s against 2,606 the day before, the controller's CPU up in every
+# scenario; the cause was not found (Ansible's collection loader never reads .pyc files), so it stays as it was.
 $(VENV)/.installed: requirements-dev.txt requirements.txt tools/venv.sh
 	bash tools/venv.sh $(VENV) requirements-dev.txt
 	@touch $@ $(VENV)/.installed-run
