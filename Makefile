@@ -37,9 +37,9 @@ $(VENV)/.installed-run: requirements.txt tools/venv.sh
 	bash tools/venv.sh $(VENV) requirements.txt
 	@touch $@
 
-# The test tools' venv keeps pip's byte-compiling: a clean `make test` with PIP_COMPILE=false here (2026-12-04;
-# `ansible` installs in 6 s instead of 37) took 3,105 s against 2,606 the day before, the controller's CPU up in every
-# scenario; the cause was not found (Ansible's collection loader never reads .pyc files), so it stays as it was.
+# The test tools' venv keeps pip's byte-compiling. PIP_COMPILE=false here installs `ansible` in 6 s instead of 37, but
+# the one clean `make test` with it (2026-12-04) took 3,105 s against 2,606 the day before, the test containers' CPU
+# up as much as the controller's (so perhaps a slower machine that day); untested since, so not kept.
 $(VENV)/.installed: requirements-dev.txt requirements.txt tools/venv.sh
 	bash tools/venv.sh $(VENV) requirements-dev.txt
 	@touch $@ $(VENV)/.installed-run

@@ -444,7 +444,6 @@ class Signer:
         self.key_name = key_name
         if not key_dir:
             self._generate(algo)
-            self.fingerprint = self._fingerprint()
             return
         saved = key_dir / key_name / "secret.asc"
         saved.parent.mkdir(parents=True, exist_ok=True)
@@ -459,7 +458,6 @@ class Signer:
                 self.fingerprint = self._fingerprint()
                 return
             self._generate(algo)
-            self.fingerprint = self._fingerprint()
             secret = self._gpg("--pinentry-mode", "loopback", "--passphrase", "", "--armor",
                                "--export-secret-keys", self.fingerprint)
             _write_atomic(saved.parent / "fingerprint", (self.fingerprint + "\n").encode(), 0o644)
@@ -469,6 +467,7 @@ class Signer:
         uid = (f"dlbox.stack FIXTURE signing key ({self.key_name}; test fixture, not a vendor key) "
                f"<fixture-{self.key_name}@dlbox.invalid>")
         self._gpg("--passphrase", "", "--quick-gen-key", uid, algo, "sign", "never")
+        self.fingerprint = self._fingerprint()
 
     def _gpg(self, *args: str, stdin: bytes | None = None) -> bytes:
         cmd = ["gpg", "--homedir", str(self.home), "--batch", "--yes", "--no-tty", "--quiet", *args]
