@@ -58,6 +58,34 @@ def _apt_figures(host):
     return figures
 
 
+def _deb_name_version(path):
+    """``.../pool/main/o/openssl/libssl3_3.0.15-1~deb12u1_amd64.deb`` -> ("libssl3", "3.0.15-1~deb12u1")."""
+    parts = path.split("?")[0].rsplit("/", 1)[-1].split("_")
+    return parts[0], parts[1] if len(parts) > 2 else ""
+
+
+def _debs_again(first_paths, paths):
+    """Split the bytes of .debs the cache fetched upstream for a later client: ``again``, files the first client's
+    fetch had already brought into the cache (a cache that does not keep what it fetched); ``newer``, another
+    version of a package the first client got (the mirror published a newer one in between: a file the cache never
+    had); ``other``, files of packages the first client never got."""
+    first_versions = {}
+    for path in first_paths:
+        name, version = _deb_name_version(path)
+        first_versions.setdefault(name, set()).add(version)
+    figures = {"again": 0, "newer": 0, "other": 0, "newer_files": []}
+    for path, size in sorted(paths.items()):
+        name, version = _deb_name_version(path)
+        if path in first_paths:
+            figures["again"] += size
+        elif name in first_versions and version not in first_versions[name]:
+            figures["newer"] += size
+            figures["newer_files"].append("%s %s -> %s" % (name, "/".join(sorted(first_versions[name])), version))
+        else:
+            figures["other"] += size
+    return figures
+
+
 def _pip_figures(host):
     ips = _ips(host)
     windows = {}
@@ -110,8 +138,14 @@ def test_fleet_fetches_upstream_once(host):
         for path, size in sorted(apt[client]["deb_paths"].items(), key=lambda item: -item[1])[:15]:
             print("[package_cache] %-28s fetched upstream again: %s (%d bytes; first client: %d bytes)"
                   % (client, path, size, apt[CLIENTS[0]]["deb_paths"].get(path, 0)))
-    apt = {client: {k: v for k, v in figures.items() if k != "deb_paths"} for client, figures in apt.items()}
     first, later = CLIENTS[0], CLIENTS[1:]
+    debs = {client: _debs_again(apt[first]["deb_paths"], apt[client]["deb_paths"]) for client in later}
+    for client in later:
+        print("[package_cache] %-28s .debs fetched upstream: %d bytes of files the first client's fetch had cached, "
+              "%d of newer versions published since (%s), %d of other files"
+              % (client, debs[client]["again"], debs[client]["newer"], ", ".join(debs[client]["newer_files"]) or "none",
+                 debs[client]["other"]))
+    apt = {client: {k: v for k, v in figures.items() if k != "deb_paths"} for client, figures in apt.items()}
     # the first client really went through the cache: the packages and the indexes came from upstream
     assert apt[first]["upstream"] > 1000000 and apt[first]["upstream_debs"] > 100000, apt
     assert pip[first]["upstream"] > 50000, pip
@@ -119,11 +153,15 @@ def test_fleet_fetches_upstream_once(host):
         # every client got as much as the first one from the cache ...
         assert apt[client]["served"] > 0.5 * apt[first]["served"], apt
         assert pip[client]["served"] > 0.5 * pip[first]["served"], pip
-        # ... and the cache fetched almost nothing upstream for it: at most 2% of the first client's packages. The
-        # indexes are another matter: when Debian's mirror publishes between two clients (four times a day), apt-cacher-ng
-        # rightly fetches the changed suites' indexes again (5.96 MB of the first client's 50.8 MB in one CI-way run,
-        # 2026-12-03, where the next client took 0.3 MB); a cache that kept none would fetch them all again.
-        assert apt[client]["upstream_debs"] <= 0.02 * apt[first]["upstream_debs"], apt
+        # ... and the cache fetched almost nothing upstream for it: at most 2% of the first client's packages, counting
+        # every file the first client's fetch had put in the cache and every file it never needed. When Debian's
+        # mirror publishes between two clients (four times a day), a later client rightly gets the newer version of
+        # a package the first one got, a file the cache never had: those files are printed above and not counted (one
+        # CI run failed on 5.66 MB of the first client's 33.4 MB of .debs counted whole; its per-file lines were not
+        # kept, so that this was the cause is likely, not shown). The indexes are the same story: the
+        # cache rightly fetches the changed suites' indexes again (5.96 MB of the first client's 50.8 MB in one
+        # CI-way run, 2026-12-03, where the next client took 0.3 MB); a cache that kept none would fetch them all.
+        assert debs[client]["again"] + debs[client]["other"] <= 0.02 * apt[first]["upstream_debs"], (debs, apt)
         assert apt[client]["upstream_indexes"] <= 0.5 * apt[first]["upstream_indexes"], apt
         assert pip[client]["upstream"] <= 0.02 * pip[first]["upstream"], pip
 
