@@ -66,23 +66,24 @@ def _deb_name_version(path):
 
 def _debs_again(first_paths, paths):
     """Split the bytes of .debs the cache fetched upstream for a later client: ``again``, files the first client's
-    fetch had already brought into the cache (a cache that does not keep what it fetched); ``newer``, another
-    version of a package the first client got (the mirror published a newer one in between: a file the cache never
-    had); ``other``, files of packages the first client never got."""
+    fetch had already brought into the cache (a cache that does not keep what it fetched); ``other_version``,
+    another version of a package the first client got (the mirror published one in between: a file the cache
+    never had); ``other``, files of packages the first client never got. ``files``: path -> (bytes, kind)."""
     first_versions = {}
     for path in first_paths:
         name, version = _deb_name_version(path)
         first_versions.setdefault(name, set()).add(version)
-    figures = {"again": 0, "newer": 0, "other": 0, "newer_files": []}
-    for path, size in sorted(paths.items()):
+    figures = {"again": 0, "other_version": 0, "other": 0, "files": {}}
+    for path, size in paths.items():
         name, version = _deb_name_version(path)
         if path in first_paths:
-            figures["again"] += size
-        elif name in first_versions and version not in first_versions[name]:
-            figures["newer"] += size
-            figures["newer_files"].append("%s %s -> %s" % (name, "/".join(sorted(first_versions[name])), version))
+            kind = "again"
+        elif version not in first_versions.get(name, {version}):
+            kind = "other_version"
         else:
-            figures["other"] += size
+            kind = "other"
+        figures[kind] += size
+        figures["files"][path] = (size, kind)
     return figures
 
 
@@ -132,19 +133,15 @@ def test_fleet_fetches_upstream_once(host):
               % (client, 100.0 * apt[client]["upstream"] / max(apt[CLIENTS[0]]["upstream"], 1),
                  100.0 * pip[client]["upstream"] / max(pip[CLIENTS[0]]["upstream"], 1)))
     print("[package_cache] pip upstream bytes outside every client's requests: %d" % unattributed)
-    # which .debs a later client made the cache fetch again, and whether the first client's fetch of the same file
-    # was logged (a file fetched twice points at the cache; a file only the later client fetched, at the mirror)
-    for client in CLIENTS[1:]:
-        for path, size in sorted(apt[client]["deb_paths"].items(), key=lambda item: -item[1])[:15]:
-            print("[package_cache] %-28s fetched upstream again: %s (%d bytes; first client: %d bytes)"
-                  % (client, path, size, apt[CLIENTS[0]]["deb_paths"].get(path, 0)))
+    # the .debs a later client made the cache fetch upstream, the largest first, and what kind of file each was
     first, later = CLIENTS[0], CLIENTS[1:]
     debs = {client: _debs_again(apt[first]["deb_paths"], apt[client]["deb_paths"]) for client in later}
     for client in later:
         print("[package_cache] %-28s .debs fetched upstream: %d bytes of files the first client's fetch had cached, "
-              "%d of newer versions published since (%s), %d of other files"
-              % (client, debs[client]["again"], debs[client]["newer"], ", ".join(debs[client]["newer_files"]) or "none",
-                 debs[client]["other"]))
+              "%d of other versions of its packages (published in between), %d of other files"
+              % (client, debs[client]["again"], debs[client]["other_version"], debs[client]["other"]))
+        for path, (size, kind) in sorted(debs[client]["files"].items(), key=lambda item: -item[1][0])[:15]:
+            print("[package_cache] %-28s   %s: %s (%d bytes)" % (client, kind, path, size))
     apt = {client: {k: v for k, v in figures.items() if k != "deb_paths"} for client, figures in apt.items()}
     # the first client really went through the cache: the packages and the indexes came from upstream
     assert apt[first]["upstream"] > 1000000 and apt[first]["upstream_debs"] > 100000, apt

@@ -1,7 +1,7 @@
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """molecule/package_cache/tests/test_fleet.py's split of the .debs the cache host fetched upstream for a later client:
-a file the first client's fetch had cached counts against the cache, a newer version of a package the first client
+a file the first client's fetch had cached counts against the cache, another version of a package the first client
 got (the mirror published in between) does not. molecule/package_cache runs the whole test on a real fleet."""
 
 from __future__ import annotations
@@ -26,15 +26,20 @@ def test_name_and_version_of_a_pool_path():
     assert fleet._deb_name_version(POOL + "f/fio/fio_3.33-3_amd64.deb?x=1") == ("fio", "3.33-3")
 
 
-def test_a_file_the_cache_had_counts_a_newer_version_does_not():
+def test_a_file_the_cache_had_counts_another_version_does_not():
     later = {POOL + "o/openssl/libssl3_3.0.16-1~deb12u1_amd64.deb": 2100000,  # published between the clients
              POOL + "f/fio/fio_3.33-3_amd64.deb": 500000,  # the cache had it: fetched again
-             POOL + "x/xz-utils/xz-utils_5.4.1-1_amd64.deb": 300000}  # the first client never got it
+             POOL + "x/xz-utils/xz-utils_5.4.1-1_amd64.deb": 300000,  # the first client never got it
+             "security/pool/f/fio/fio_3.33-3_amd64.deb": 40000}  # the same version at another path: not excused
     figures = fleet._debs_again(FIRST, later)
-    assert figures == {"again": 500000, "newer": 2100000, "other": 300000,
-                       "newer_files": ["libssl3 3.0.15-1~deb12u1 -> 3.0.16-1~deb12u1"]}
+    assert {kind: figures[kind] for kind in ("again", "other_version", "other")} == \
+        {"again": 500000, "other_version": 2100000, "other": 340000}
+    assert figures["files"] == {POOL + "o/openssl/libssl3_3.0.16-1~deb12u1_amd64.deb": (2100000, "other_version"),
+                                POOL + "f/fio/fio_3.33-3_amd64.deb": (500000, "again"),
+                                POOL + "x/xz-utils/xz-utils_5.4.1-1_amd64.deb": (300000, "other"),
+                                "security/pool/f/fio/fio_3.33-3_amd64.deb": (40000, "other")}
 
 
 def test_a_cache_that_keeps_nothing_is_all_again():
     figures = fleet._debs_again(FIRST, dict(FIRST))
-    assert figures["again"] == sum(FIRST.values()) and figures["newer"] == 0 and figures["other"] == 0
+    assert figures["again"] == sum(FIRST.values()) and figures["other_version"] == 0 and figures["other"] == 0
