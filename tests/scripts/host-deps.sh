@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Host commands the test suite needs: debootstrap (test images), dpkg-deb and gpg (fixture apt
-# repositories), curl (is Ubuntu's archive answering?), chromium (the fitness report's HTML, rendered headless).
+# repositories), curl (is Ubuntu's archive answering?), chromium (the fitness report's HTML, rendered headless),
+# ssh and ssh-keygen (Molecule and the fleet test reach their containers over SSH).
 # Installed only when missing.
 set -euo pipefail
 need=()
@@ -9,4 +10,5 @@ command -v dpkg-deb >/dev/null 2>&1 || need+=(dpkg)
 command -v gpg >/dev/null 2>&1 || need+=(gnupg)
 command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+{ command -v ssh && command -v ssh-keygen; } >/dev/null 2>&1 || need+=(openssh-client)
 exec bash "$(dirname "$0")/../../tools/apt-install.sh" host-deps "${need[@]}"
