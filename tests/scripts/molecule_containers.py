@@ -48,7 +48,6 @@ SCALAR_OPTIONS = {"cgroupns_mode": "--cgroupns", "stop_signal": "--stop-signal",
 OTHER_KEYS = {"image", "command", "hostname", "networks", "docker_networks", "env", "privileged"}
 NETWORK_KEYS = {"name", "internal"}
 SSH_DIR = Path(__file__).resolve().parents[2] / "build" / "molecule-ssh"
-KEY = SSH_DIR / "id_ed25519"
 # Master sockets: a short path (a Unix socket's name has room for about 100 bytes), keyed by address, port and user
 # (%C); config.yml's ssh_connection names the same folder and pattern, so Ansible, testinfra and this script share them.
 CONTROL_DIR = Path("/tmp/dlbox-cp")
@@ -107,17 +106,23 @@ def run_args(p: dict) -> list[str]:
     return args
 
 
+def keygen(path: Path) -> None:
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "dlbox-molecule", "-f", str(path)],
+                   check=True, capture_output=True)
+
+
 def ssh_key() -> str:
-    """The suite's key pair, made once (two scenarios starting together both make one; the first one linked wins)."""
-    SSH_DIR.joinpath("hosts").mkdir(parents=True, exist_ok=True)
+    """The suite's key pair, made once (two scenarios starting together both make one; the first one linked wins),
+    and the -F file; returns the public key."""
+    key = SSH_DIR / "id_ed25519"
+    (SSH_DIR / "hosts").mkdir(parents=True, exist_ok=True)
     CONTROL_DIR.mkdir(mode=0o700, exist_ok=True)
-    if not KEY.exists():
+    if not key.exists():
         tmp = Path(tempfile.mkdtemp(dir=SSH_DIR))
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "dlbox-molecule", "-f", str(tmp / "key")],
-                       check=True, capture_output=True)
+        keygen(tmp / "key")
         try:
-            os.link(tmp / "key.pub", KEY.with_suffix(".pub"))
-            os.link(tmp / "key", KEY)
+            os.link(tmp / "key.pub", key.with_suffix(".pub"))
+            os.link(tmp / "key", key)
         except FileExistsError:
             pass
         for f in tmp.iterdir():
@@ -129,12 +134,16 @@ def ssh_key() -> str:
         tmp_config = SSH_DIR / f"config.{os.getpid()}"
         tmp_config.write_text(text, encoding="utf-8")
         tmp_config.replace(config)
-    return KEY.with_suffix(".pub").read_text(encoding="utf-8")
+    return key.with_suffix(".pub").read_text(encoding="utf-8")
 
 
 def ssh(name: str, *options: str, command: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
     return subprocess.run(["ssh", "-F", str(SSH_DIR / "config"), *options, name, *command], text=True,
                           capture_output=True, check=False, stdin=subprocess.DEVNULL)
+
+
+def docker_in(text: str, *args: str) -> None:
+    subprocess.run(["docker", *args], input=text, text=True, check=True, capture_output=True)
 
 
 def ssh_ready(p: dict, pubkey: str) -> None:
@@ -143,13 +152,11 @@ def ssh_ready(p: dict, pubkey: str) -> None:
     addrs = docker("inspect", "--format", "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}", name).stdout.split()
     if not addrs:
         fail(f"platform {name}: the container has no IP address to reach it over SSH")
-    subprocess.run(["docker", "exec", "-i", name, "sh", "-c",
-                    "umask 077 && mkdir -p /root/.ssh && cat > /root/.ssh/authorized_keys"],
-                   input=pubkey, text=True, check=True, capture_output=True)
+    docker_in(pubkey, "exec", "-i", name, "sh", "-c", "umask 077 && mkdir -p /root/.ssh && cat > /root/.ssh/authorized_keys")
     (SSH_DIR / "hosts" / f"{name}.conf").write_text(
-        f"Host {name}\n  HostName {addrs[0]}\n  User root\n  IdentityFile {KEY}\n  IdentitiesOnly yes\n"
-        "  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n  BatchMode yes\n"
-        f"  ConnectTimeout 5\n  ControlMaster auto\n  ControlPersist 60s\n  ControlPath {CONTROL_DIR}/%C\n",
+        f"Host {name}\n  HostName {addrs[0]}\n  User root\n  IdentityFile {SSH_DIR / 'id_ed25519'}\n"
+        "  IdentitiesOnly yes\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n"
+        f"  BatchMode yes\n  ConnectTimeout 5\n  ControlMaster auto\n  ControlPersist 60s\n  ControlPath {CONTROL_DIR}/%C\n",
         encoding="utf-8")
     deadline = time.monotonic() + SSH_WAIT_S
     while True:

@@ -1,8 +1,9 @@
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """tests/scripts/molecule_containers.py: Molecule's platforms become the docker CLI calls the Docker driver's playbooks
-made, an unknown key is refused by name, and destroy leaves networks it did not make alone. Docker is a recorder here;
-molecule/*/ runs the script for real on every scenario."""
+made, an unknown key is refused by name, destroy leaves networks it did not make alone, and each container is made
+reachable over SSH (the suite's key in root's authorized_keys, its address in build/molecule-ssh) and forgotten before
+it goes. Docker and ssh are recorders here; molecule/*/ runs the script for real on every scenario."""
 
 from __future__ import annotations
 
@@ -32,10 +33,49 @@ class Docker:
         if args[:2] == ("network", "inspect"):
             name = args[-1]
             rc, out = (0, self.networks[name]) if name in self.networks else (1, "")
+        elif args[0] == "inspect" and "NetworkSettings" in args[2]:
+            out = "172.18.0.%d " % (len(self.calls) % 200 + 2)
         elif args[0] == "inspect":
             name = args[-1]
             rc, out = (0, "true" if self.containers[name] else "false") if name in self.containers else (1, "")
         return subprocess.CompletedProcess(["docker", *args], rc, out, "")
+
+
+class Ssh:
+    """Records each ssh call (-F file's host, options, command); answers `true` with `fails` failures first."""
+
+    def __init__(self, fails=0):
+        self.calls = []
+        self.fails = fails
+
+    def __call__(self, name, *options, command=()):
+        self.calls.append((name, options, command))
+        rc = 0
+        if command == ("true",) and self.fails:
+            self.fails -= 1
+            rc = 255
+        return subprocess.CompletedProcess(["ssh"], rc, "", "Connection refused" if rc else "")
+
+
+@pytest.fixture(autouse=True)
+def ssh_recorded(monkeypatch, tmp_path):
+    """build/molecule-ssh in a temporary folder, ssh-keygen writing two small files, ssh and `docker exec -i` recorded."""
+    monkeypatch.setattr(mc, "SSH_DIR", tmp_path / "molecule-ssh")
+    monkeypatch.setattr(mc, "CONTROL_DIR", tmp_path / "cp")
+    made = []
+
+    def keygen(path):
+        made.append(path)
+        path.write_text("private\n")
+        path.with_suffix(".pub").write_text("ssh-ed25519 AAAAtest dlbox-molecule\n")
+
+    monkeypatch.setattr(mc, "keygen", keygen)
+    sent = []
+    monkeypatch.setattr(mc, "docker_in", lambda text, *args: sent.append((text, list(args))))
+    ssh = Ssh()
+    monkeypatch.setattr(mc, "ssh", ssh)
+    monkeypatch.setattr(mc.time, "sleep", lambda s: None)
+    return {"keys_made": made, "sent": sent, "ssh": ssh, "dir": tmp_path / "molecule-ssh"}
 
 
 def base_platform():
@@ -129,3 +169,74 @@ def test_destroy_removes_containers_with_their_volumes_and_only_molecules_networ
 
 def test_a_command_string_is_split_as_a_shell_would(monkeypatch):
     assert mc.run_args(dict(base_platform(), command='bash -c "sleep 1; true"'))[-3:] == ["bash", "-c", "sleep 1; true"]
+
+
+def test_each_container_gets_the_key_and_its_address_and_answers_before_create_ends(monkeypatch, ssh_recorded):
+    docker = Docker()
+    monkeypatch.setattr(mc, "docker", docker)
+    mc.create([dict(base_platform(), name="dlbox-a"), dict(base_platform(), name="dlbox-b")])
+    assert [(text, args[:3]) for text, args in ssh_recorded["sent"]] == [
+        ("ssh-ed25519 AAAAtest dlbox-molecule\n", ["exec", "-i", "dlbox-a"]),
+        ("ssh-ed25519 AAAAtest dlbox-molecule\n", ["exec", "-i", "dlbox-b"])]
+    assert "cat > /root/.ssh/authorized_keys" in ssh_recorded["sent"][0][1][-1]
+    conf = (ssh_recorded["dir"] / "hosts" / "dlbox-a.conf").read_text()
+    assert conf.startswith("Host dlbox-a\n  HostName 172.18.0.")
+    assert "  User root\n" in conf and "  IdentityFile %s\n" % (ssh_recorded["dir"] / "id_ed25519") in conf
+    assert "  ControlPath %s/%%C\n" % mc.CONTROL_DIR in conf
+    assert (ssh_recorded["dir"] / "config").read_text() == "Include %s/hosts/*.conf\n" % ssh_recorded["dir"]
+    assert [c for c in ssh_recorded["ssh"].calls if c[2] == ("true",)] == [("dlbox-a", (), ("true",)),
+                                                                          ("dlbox-b", (), ("true",))]
+    assert len(ssh_recorded["keys_made"]) == 1                    # one key for the suite
+    mc.create([dict(base_platform(), name="dlbox-c")])
+    assert len(ssh_recorded["keys_made"]) == 1                    # and kept
+
+
+def test_create_waits_for_sshd_and_names_the_platform_when_it_never_answers(monkeypatch, capsys, ssh_recorded):
+    monkeypatch.setattr(mc, "docker", Docker())
+    ssh_recorded["ssh"].fails = 3
+    mc.create([dict(base_platform(), name="dlbox-slow")])          # three refusals, then an answer
+    assert len([c for c in ssh_recorded["ssh"].calls if c[2] == ("true",)]) == 4
+    ssh_recorded["ssh"].fails = 10 ** 6
+    clock = iter(range(0, 10 ** 6, 10))
+    monkeypatch.setattr(mc.time, "monotonic", lambda: next(clock))
+    with pytest.raises(SystemExit):
+        mc.create([dict(base_platform(), name="dlbox-mute")])
+    err = capsys.readouterr().err
+    assert "dlbox-mute" in err and "did not answer" in err and "Connection refused" in err
+
+
+def test_a_container_without_an_address_is_refused_by_name(monkeypatch, capsys):
+    docker = Docker()
+    real = docker.__call__
+
+    def no_address(*args, check=True):
+        got = real(*args, check=check)
+        return subprocess.CompletedProcess(got.args, 0, "", "") if "NetworkSettings" in " ".join(args) else got
+
+    monkeypatch.setattr(mc, "docker", no_address)
+    with pytest.raises(SystemExit):
+        mc.create([dict(base_platform(), name="dlbox-nonet")])
+    assert "dlbox-nonet" in capsys.readouterr().err
+
+
+def test_destroy_ends_the_master_connection_before_the_container_goes(monkeypatch, ssh_recorded):
+    docker = Docker()
+    monkeypatch.setattr(mc, "docker", docker)
+    mc.create([dict(base_platform(), name="dlbox-a")])
+    order = []
+    monkeypatch.setattr(mc, "docker", lambda *args, check=True: order.append(("docker",) + args) or docker(*args, check=check))
+    recorded = ssh_recorded["ssh"]
+    monkeypatch.setattr(mc, "ssh", lambda name, *o, command=(): order.append(("ssh", name) + o) or recorded(name, *o, command=command))
+    mc.destroy([dict(base_platform(), name="dlbox-a")])
+    assert order[0] == ("ssh", "dlbox-a", "-O", "exit")
+    assert order[1][:3] == ("docker", "rm", "--force")
+    assert not (ssh_recorded["dir"] / "hosts" / "dlbox-a.conf").exists()
+
+
+def test_a_stopped_container_made_again_loses_its_old_master_first(monkeypatch, ssh_recorded):
+    monkeypatch.setattr(mc, "docker", Docker())
+    mc.create([dict(base_platform(), name="dlbox-b")])
+    monkeypatch.setattr(mc, "docker", Docker(containers={"dlbox-b": False}))
+    ssh_recorded["ssh"].calls.clear()
+    mc.create([dict(base_platform(), name="dlbox-b")])
+    assert ssh_recorded["ssh"].calls[0] == ("dlbox-b", ("-O", "exit"), ())
