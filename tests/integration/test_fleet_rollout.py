@@ -3,7 +3,7 @@ failure budget, the host of batch 3 is untouched, the fleet summary records the 
 converges, and the rolling reboots happen batch by batch: each host is back with its driver loaded before the next
 batch starts.
 
-Real parts: sshd (Debian's openssh-server, installed through the suite's package cache), keys the test generates,
+Real parts: sshd (Debian's openssh-server, which the test image carries), keys the test generates,
 ports published on 127.0.0.1 only, Debian's archive for common's build tools (through apt-cacher-ng,
 tests/scripts/test-cache.sh), ansible.builtin.reboot's protocol (reboot command, then a new boot id).
 FIXTURE parts (NOT a GPU): each container is the FIXTURE GPU host of tests/fixtures/gpu_host (a model of an RTX 4090
@@ -88,8 +88,8 @@ def fleet(tmp_path_factory, collection_installed):
                   IMAGE, "sleep", "infinity"])
         pub = (work / "id_ed25519.pub").read_text()
         for name in HOSTS:
-            _exec(name, "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends"
-                        " openssh-server >/dev/null && mkdir -p /run/sshd /root/.ssh && chmod 700 /root/.ssh"
+            # the test image carries openssh-server (tests/images/Dockerfile); sshd is started by hand (no systemd here)
+            _exec(name, "mkdir -p /run/sshd /root/.ssh && chmod 700 /root/.ssh"
                         " && printf '%%s' %s > /root/.ssh/authorized_keys && chmod 600 /root/.ssh/authorized_keys"
                         " && /usr/sbin/sshd" % json.dumps(pub))
             port = _run(["docker", "port", name, "22/tcp"]).stdout.split()[0]
