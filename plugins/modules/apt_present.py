@@ -16,7 +16,7 @@ description:
     which apt marked as installed automatically (C(/var/lib/apt/extended_states)). The apt module then runs, with the
     same options, for the packages still missing (or installed at another exact version, or marked automatic); when
     none is, it does not run and the task reports no change.
-  - M(ansible.builtin.apt) re-reads every apt preferences file once per named package even when each one is installed:
+  - M(ansible.builtin.apt) re-reads every apt preferences file once per named package even when each one is installed;
     on a host whose preferences hold globs (the driver's branch pin, NVIDIA's repository) a task that changed nothing
     took 5 to 14 seconds, and a server's idempotent run had 17 of them.
   - Only plain names and names with an exact version (C(name=1.2-1)) are answered by dpkg. A version glob
