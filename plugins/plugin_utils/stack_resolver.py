@@ -94,8 +94,67 @@ from ansible_collections.dlbox.stack.plugins.plugin_utils.stack_rules import (
 __all__ = ["resolve", "refused_plan"]
 
 
+def archive_ships_fabric_manager(plan):
+    """Does the OS archive ship NVIDIA Fabric Manager (data driver_package_names.distro.<family>.fabric_manager)?
+
+    Ubuntu's does (nvidia-fabricmanager-<branch>), Debian's does not; an OS family the data does not name counts as
+    shipping it (the role refuses such an OS on its own).
+    """
+    family = (plan.os_key or "").split("-", 1)[0]
+    names = ((plan.index.driver_names.get("distro") or {}).get(family)) or {}
+    return bool(names.get("fabric_manager", True))
+
+
+def pick_method(plan, report):
+    """Choose NVIDIA's repository when the request names no driver_method and the OS archive cannot serve this host.
+
+    The data's default method (``os.default_driver_method``) is the OS archive. It cannot serve a host when
+    (a) the host has NVSwitches and the archive ships no Fabric Manager (Debian: the GPUs would run no CUDA work), or
+    (b) on a new install (no driver installed, no driver_branch asked), the archive has no branch for these GPUs that is
+    not end of life (Debian 12: R535, end of life since 2026-06). Then, where NVIDIA's repository has a supported
+    branch for them, ``plan.method_choice`` becomes ``("nvidia_repo", why)`` and a note says why; the plan shows the
+    reason as ``stack.driver.method_reason``. A method the request names is never changed (``pick_driver`` and
+    ``pick_fabric_manager`` warn or refuse instead).
+    """
+    if plan.asked("driver_method") or plan.index.default_driver_method != "distro":
+        return
+    archive = "%s's own archive" % (plan.os_key or "this OS")
+    if plan.nvswitch and not archive_ships_fabric_manager(plan):
+        why = ("%s ships no NVIDIA Fabric Manager, without which an NVSwitch system runs no CUDA work (data/compat.yml "
+               "driver_package_names.distro.%s.fabric_manager: false); NVIDIA's repository ships it at the driver's version"
+               % (archive, (plan.os_key or "").split("-", 1)[0]))
+        plan.method_choice = ("nvidia_repo", why)
+        report.note("The driver comes from NVIDIA's repository (driver_method: nvidia_repo): %s." % why)
+        return
+    if plan.installed or plan.asked("driver_branch"):
+        return  # a kept or requested branch: pick_driver says what the archive lacks
+    archive_branch = preferred_branch(plan)
+    if archive_branch is not None and not branch_is_eol(plan, plan.index.branch[archive_branch]):
+        return
+    plan.method_choice = ("nvidia_repo", "")
+    repo_branch = preferred_branch(plan)
+    if repo_branch is None or branch_is_eol(plan, plan.index.branch[repo_branch]):
+        plan.method_choice = None  # no better source: the archive's branch is planned with a warning, or the plan refuses
+        return
+    entry = plan.index.branch[repo_branch]
+    about = [entry["designation"]] if entry.get("designation") else []
+    about.append("supported until %s" % entry["eol"] if entry.get("eol") not in (None, "", "ended") else "supported")
+    date = archive_date(plan)
+    if archive_branch is None:
+        lacks = "%s has no driver branch for these GPUs (archive data of %s)" % (archive, date)
+        instead = ""
+    else:
+        lacks = ("%s has no supported driver branch for these GPUs: its newest for them, R%s, is %s (archive data of %s)"
+                 % (archive, archive_branch, eol_words(plan.index.branch[archive_branch]), date))
+        instead = "; request driver_method: distro to install the archive's R%s anyway" % archive_branch
+    why = "%s; NVIDIA's repository has R%s (%s)" % (lacks, repo_branch, ", ".join(about))
+    plan.method_choice = ("nvidia_repo", why)
+    report.note("The driver comes from NVIDIA's repository (driver_method: nvidia_repo): %s%s." % (why, instead))
+
+
 def pick_driver(plan, report):
     """Decide the driver branch: requested (checked), installed (kept) or chosen."""
+    pick_method(plan, report)
     requested = plan.request.get("driver_branch")
     installed_branch = driver_branch_of(plan.installed) if plan.installed else None
     if requested not in (None, "", "auto"):
@@ -183,13 +242,18 @@ def archive_lacks(plan, branch):
     have = (found or {}).get("flavours") or {}
     pulls = [(have[name].get("package"), have[name].get("pulls"), have[name].get("pulls_branch"))
              for name in flavours if name in have and have[name].get("pulls_branch") is not None]
-    archive = (plan.index.distro_drivers.get(plan.os_key) or {}).get("distro") or {}
-    date = archive.get("date") or (plan.index.data.get("distro_drivers") or {}).get("date") or plan.index.date
+    date = archive_date(plan)
     if pulls:
         package, pulled, pulled_branch = pulls[0]
         return ("the archive's %s is a transitional package that installs %s (R%s) instead (archive data of %s)"
                 % (package, pulled or "another branch", pulled_branch, date))
     return "the archive has no R%s package for these kernel modules (archive data of %s)" % (branch, date)
+
+
+def archive_date(plan):
+    """The date of the data on the OS archive's driver packages (distro_drivers)."""
+    archive = (plan.index.distro_drivers.get(plan.os_key) or {}).get("distro") or {}
+    return archive.get("date") or (plan.index.data.get("distro_drivers") or {}).get("date") or plan.index.date
 
 
 def eol_words(entry):
@@ -562,6 +626,13 @@ def pick_fabric_manager(plan, report):
         return None
     branch = plan.driver["branch"]
     method = driver_method(plan)
+    if method == "distro" and not archive_ships_fabric_manager(plan):
+        report.add(["driver_method: distro cannot drive this NVSwitch host: %s's own archive ships no NVIDIA Fabric Manager "
+                    "(data/compat.yml driver_package_names.distro.%s.fabric_manager: false), without which an NVSwitch "
+                    "system runs no CUDA work (cudaErrorSystemNotReady); request driver_method: nvidia_repo, whose "
+                    "repository ships Fabric Manager at the driver's version, or leave driver_method unset."
+                    % (plan.os_key, (plan.os_key or "").split("-", 1)[0])])
+        return None
     rule = None
     for entry in plan.index.fabric.get("packages") or []:
         hi = entry.get("branch_max")
@@ -585,7 +656,7 @@ def pick_fabric_manager(plan, report):
     report.warn("Fabric Manager and the driver must have exactly the same version: pin %s to %s and upgrade both "
                 "together, or nvidia-fabricmanager.service will not start." % (package, exact or "the R%s driver version that gets installed" % branch))
     need = fabric_manager_profile(plan, method)
-    return {"package": package, "version": version, "branch": branch, "packages": packages,
+    return {"package": package, "version": version, "branch": branch, "packages": packages, "method": method,
             "service": plan.index.fabric["service"], "driver_profile": need[0] if need else None}
 
 

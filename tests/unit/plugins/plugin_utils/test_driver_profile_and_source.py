@@ -96,7 +96,9 @@ def test_requested_profile_wins_where_nothing_needs_another(data):
 
 
 def test_debian_server_set_and_secure_boot_signed_set(data):
-    plan = plan_for(data, {"gpus": ["A100 PCIe 80GB"], "os": "debian-12"})
+    # driver_method named: without it Debian 12's only branch for an A100 (R535, end of life) sends the plan to NVIDIA's
+    # repository (issue 44, test_stack_resolver's method tests)
+    plan = plan_for(data, {"gpus": ["A100 PCIe 80GB"], "os": "debian-12"}, {"driver_method": "distro"})
     assert driver(plan)["profile"] == "server"
     assert "nvidia-smi" in driver(plan)["packages"] and "nvidia-driver" not in driver(plan)["packages"]
     signed = plan_for(data, {"gpus": ["RTX 4090"], "os": "ubuntu-22.04"}, secure_boot=True)
