@@ -22,6 +22,8 @@ from pathlib import Path
 
 import yaml
 
+from ansible_collections.dlbox.stack.plugins.plugin_utils import gpu_catalog as _gpu_catalog
+
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_FITNESS = ROOT / "data" / "fitness.yml"
 DEFAULT_REFERENCE = ROOT / "data" / "acceptance.yml"
@@ -69,14 +71,30 @@ def check_fitness_data(data):
     return data
 
 
+REFERENCE_DTYPES = ("bf16", "fp16", "tf32", "fp32", "fp8")
+
+
 def check_reference_data(data):
-    """Shape check of data/acceptance.yml."""
+    """Shape check of data/acceptance.yml: every entry names its PCI device ids, figures and source; no id twice."""
     gpus = data.get("gpus")
     if not isinstance(gpus, list) or not gpus:
         raise FitnessError("data/acceptance.yml: gpus must be a non-empty list")
+    seen = {}
     for index, entry in enumerate(gpus):
-        if not all(entry.get(k) for k in ("match", "name", "tflops", "mem_gb_s", "source")):
-            raise FitnessError("data/acceptance.yml: gpus[%d] needs match, name, tflops, mem_gb_s, source" % index)
+        if not isinstance(entry, dict) or not all(entry.get(k) for k in ("ids", "name", "tflops", "mem_gb_s", "source")):
+            raise FitnessError("data/acceptance.yml: gpus[%d] needs ids, name, tflops, mem_gb_s, source" % index)
+        for dev in entry["ids"]:
+            key = _gpu_catalog.pci_id(dev)
+            if key is None:
+                raise FitnessError("data/acceptance.yml: gpus[%d] (%s): %r is not a PCI device id (e.g. \"2330\")"
+                                   % (index, entry["name"], dev))
+            if key in seen:
+                raise FitnessError("data/acceptance.yml: device id %s is in both %s and %s" % (key, seen[key], entry["name"]))
+            seen[key] = entry["name"]
+        unknown = set(entry["tflops"]) - set(REFERENCE_DTYPES)
+        if unknown:
+            raise FitnessError("data/acceptance.yml: gpus[%d] (%s): tflops keys must be among %s, got %s"
+                               % (index, entry["name"], ", ".join(REFERENCE_DTYPES), ", ".join(sorted(unknown))))
     for key in ("pcie_gb_s_per_lane", "disk_seq_read_mb_s"):
         if not isinstance(data.get(key), dict) or not data[key].get("source"):
             raise FitnessError("data/acceptance.yml: %s needs {value, source}" % key)
@@ -399,12 +417,75 @@ def _yes(value):
 # acceptance
 # ------------------------------------------------------------------------------------------------
 
-def reference_for(gpu_name, reference):
-    name = (gpu_name or "").lower()
+def _catalog_ids_for_name(name, catalog):
+    """The catalog's device ids whose name (or a sub-system variant's) is exactly ``name`` (nvidia-smi's text)."""
+    want = _gpu_catalog.normalize_name(name).lower()
+    found = []
+    for dev, item in sorted(((catalog or {}).get("devices") or {}).items()):
+        names = [item.get("name")] + [v.get("name") for v in item.get("variants") or []]
+        if any(n and n.lower() == want for n in names):
+            found.append(str(dev).lower())
+    return found
+
+
+def reference_for(gpu, reference, catalog=None):
+    """``(entry, why)``: the reference entry of one GPU of dlbox-acceptance's ``gpus`` list, or None and the reason.
+
+    By PCI device id (``pci_device_id``: ``0x233010DE``, ``2330`` or ``10de:2330``) when the GPU carries one; else by
+    the exact name nvidia-smi printed, when the catalog (data/gpu_catalog.yml) gives that name to devices that all
+    share one entry. Never by a substring: ``NVIDIA H100 NVL`` is not ``NVIDIA H100 80GB HBM3``.
+    """
+    gpu = gpu if isinstance(gpu, dict) else {"name": gpu}
+    by_id = {}
     for entry in reference["gpus"]:
-        if entry["match"] in name:
-            return entry
-    return None
+        for dev in entry["ids"]:
+            by_id[_gpu_catalog.pci_id(dev)] = entry
+    raw = str(gpu.get("pci_device_id") or "").strip().lower()
+    dev = _gpu_catalog.pci_id(raw[2:6] if raw.startswith("0x") and len(raw) == 10 else raw)
+    name = gpu.get("name") or "?"
+    if dev:
+        entry = by_id.get(dev)
+        return entry, None if entry else "no reference for %s (10de:%s) in data/acceptance.yml" % (name, dev)
+    ids = _catalog_ids_for_name(name, catalog if catalog is not None else _load_catalog())
+    entries = {id(by_id.get(d)): by_id.get(d) for d in ids}
+    if len(entries) == 1 and None not in entries.values():
+        return next(iter(entries.values())), None
+    if not ids:
+        return None, "no reference for %s: no PCI device id, and the name is not in data/gpu_catalog.yml" % name
+    if len(entries) == 1:
+        return None, "no reference for %s (10de:%s) in data/acceptance.yml" % (name, ", 10de:".join(ids))
+    return None, ("no reference for %s: the name is shared by devices 10de:%s, which differ; dlbox-acceptance needs "
+                  "nvidia-smi's pci.device_id to tell them apart" % (name, ", 10de:".join(ids)))
+
+
+def _load_catalog():
+    path = ROOT / "data" / "gpu_catalog.yml"
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return yaml.safe_load(handle) or {}
+    except (OSError, yaml.YAMLError):
+        return {}
+
+
+def unreferenced(reference, catalog, compat):
+    """Catalog GPUs that the reference table does not cover, as ``[{"id", "name", "arch"}]``.
+
+    Those the issue asks for: every datacenter GPU since Volta and every workstation or GeForce card since Turing
+    (``compat``: data/compat.yml, for the chip -> architecture table); laptop, mobile and embedded parts left out.
+    """
+    covered = {_gpu_catalog.pci_id(d) for entry in reference["gpus"] for d in entry["ids"]}
+    index = _gpu_catalog.GpuIndex(compat, catalog)
+    wanted = ("volta", "turing", "ampere", "ada", "hopper", "blackwell")
+    out = []
+    for dev, record in sorted(index.records.items()):
+        if not record.get("pci_id") or dev in covered or record.get("arch") not in wanted:
+            continue
+        if re.search(r"laptop|mobile|max-q|embedded|\bmx\d|drive|jetson|\bpg\d", str(record.get("name")), re.I):
+            continue
+        if record.get("arch") == "volta" and "tesla" not in str(record.get("name")).lower():
+            continue
+        out.append({"id": dev, "name": record.get("name"), "arch": record.get("arch")})
+    return out
 
 
 def _ratio_status(value, ref, share):
@@ -413,11 +494,12 @@ def _ratio_status(value, ref, share):
     return "pass" if value >= ref * share else "fail"
 
 
-def judge_acceptance(measured, reference, limits=None):
+def judge_acceptance(measured, reference, limits=None, catalog=None):
     """Compare the output of ``dlbox-acceptance`` with the reference figures.
 
     ``limits``: ``{"matmul": 0.6, "bandwidth": 0.8, "disk": 0.8, "dataloader_min": 1000}`` (shares of the
-    reference; the DataLoader floor in samples/s).
+    reference; the DataLoader floor in samples/s). ``catalog``: data/gpu_catalog.yml, read when a GPU comes without
+    its PCI device id (see ``reference_for``).
     """
     if not isinstance(measured, dict) or "checks" not in measured:
         raise FitnessError("judge_acceptance expects the JSON of dlbox-acceptance (with 'checks')")
@@ -439,15 +521,19 @@ def judge_acceptance(measured, reference, limits=None):
     gpus = measured.get("gpus") or []
     figures = measured.get("figures") or {}
     skipped = measured.get("skipped") or {}
-    ref = reference_for(gpus[0]["name"], reference) if gpus else None
-    no_ref = "no reference for %s in data/acceptance.yml" % (gpus[0]["name"] if gpus else "")
-    for dtype in ("bf16", "fp16", "fp32"):
+    ref, no_ref = reference_for(gpus[0], reference, catalog) if gpus else (None, "no GPU")
+    for dtype in REFERENCE_DTYPES:
         value = (figures.get("matmul_tflops") or {}).get(dtype)
         cid = "matmul_%s" % dtype
+        if value is None and dtype in ("tf32", "fp8") and not skipped.get(cid):
+            continue  # measured only where dlbox-acceptance was asked to
         if value is None:
             add(cid, "dense matmul %s" % dtype, "skipped", unit="TFLOPS", reason=skipped.get("matmul") or skipped.get(cid))
-        elif ref is None or ref["tflops"].get(dtype) is None:
+        elif ref is None:
             add(cid, "dense matmul %s" % dtype, "finding", value, unit="TFLOPS", reason=no_ref)
+        elif ref["tflops"].get(dtype) is None:
+            add(cid, "dense matmul %s" % dtype, "finding", value, unit="TFLOPS",
+                reason="no dense %s figure for %s in data/acceptance.yml (%s)" % (dtype, ref["name"], ref["source"]))
         else:
             target = ref["tflops"][dtype]
             add(cid, "dense matmul %s" % dtype, _ratio_status(value, target, share["matmul"]), value, target, "TFLOPS",

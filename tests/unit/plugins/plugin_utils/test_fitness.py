@@ -17,6 +17,7 @@ L4T 36.4.3 header gpu_facts' own docstring quotes.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,8 @@ ROOT = Path(__file__).resolve().parents[4]
 FIX = ROOT / "tests" / "fixtures"
 DATA = fitness.check_fitness_data(yaml.safe_load((ROOT / "tests/unit/data/fitness-frozen.yml").read_text()))
 REF = fitness.check_reference_data(yaml.safe_load((ROOT / "tests/unit/data/acceptance-frozen.yml").read_text()))
+# NVIDIA's device list as the collection ships it (generated from supported-gpus.json, see SOURCES.md "catalog")
+CATALOG = yaml.safe_load((ROOT / "data" / "gpu_catalog.yml").read_text())
 JETPACK_OF_L4T = {"36.4.3": "6.2", "35.4.1": "5.1.2", "32.7.6": "4.6.6", "32.5.1": "4.5.1"}
 ORIN_LINE = "# R36 (release), REVISION: 4.3, GCID: 38968081, BOARD: generic, EABI: aarch64, DATE: Wed Jan  8 01:49:37 UTC 2025"
 
@@ -298,7 +301,7 @@ def measured_h200(scale):
 def test_acceptance_matmul_below_60_percent_fails():
     report = fitness.judge_acceptance(measured_h200(0.5), REF)
     assert report["failed"] == ["matmul_bf16"]
-    assert report["reference_gpu"] == "NVIDIA H200 SXM"
+    assert report["reference_gpu"] == "NVIDIA H200 SXM 141GB"     # by its exact name: one catalog device
     assert fitness.judge_acceptance(measured_h200(0.65), REF)["ok"] is True
     # the threshold is a variable
     assert fitness.judge_acceptance(measured_h200(0.65), REF, {"matmul": 0.7})["failed"] == ["matmul_bf16"]
@@ -361,3 +364,91 @@ def test_load_folder_reads_both_kinds(tmp_path):
     (tmp_path / "acceptance" / "ws01.json").write_text(json.dumps(report["hosts"][0]["acceptance"]))
     reports, acceptances = fitness.load_folder(tmp_path)
     assert [r["host"] for r in reports] == ["ws01", "ws02"] and [a["host"] for a in acceptances] == ["ws01"]
+
+
+# ------------------------------------------------------------------------------------------------
+# references by PCI device id (data/acceptance.yml keyed as data/gpu_catalog.yml)
+# ------------------------------------------------------------------------------------------------
+
+def ref_name(gpu):
+    entry, why = fitness.reference_for(gpu, REF, CATALOG)
+    return entry["name"] if entry else why
+
+
+# The device ids are the catalog's (NVIDIA's supported-gpus.json); the names what nvidia-smi prints for them there.
+# Each pair below was confused by the old substring match (issue 45).
+@pytest.mark.parametrize("gpu, other", [
+    ({"name": "NVIDIA H100 NVL", "pci_device_id": "0x232110DE"}, {"name": "NVIDIA H100 80GB HBM3", "pci_device_id": "0x233010DE"}),
+    ({"name": "NVIDIA H200 NVL", "pci_device_id": "233b"}, {"name": "NVIDIA H200", "pci_device_id": "2335"}),
+    ({"name": "NVIDIA GH200 480GB", "pci_device_id": "10de:2342"}, {"name": "NVIDIA H200", "pci_device_id": "2335"}),
+    ({"name": "NVIDIA A100 80GB PCIe", "pci_device_id": "0x20B510DE"}, {"name": "NVIDIA A100-PCIE-40GB", "pci_device_id": "0x20F110DE"}),
+])
+def test_references_by_device_id_tell_the_variants_apart(gpu, other):
+    mine, theirs = fitness.reference_for(gpu, REF, CATALOG)[0], fitness.reference_for(other, REF, CATALOG)[0]
+    assert mine is not None and theirs is not None and mine is not theirs
+    assert mine["mem_gb_s"] != theirs["mem_gb_s"] or mine["tflops"] != theirs["tflops"]
+
+
+def test_a10g_gets_no_reference_rather_than_the_a10s():
+    assert fitness.reference_for({"name": "NVIDIA A10", "pci_device_id": "0x223610DE"}, REF, CATALOG)[0] is not None
+    entry, why = fitness.reference_for({"name": "NVIDIA A10G", "pci_device_id": "0x223710DE"}, REF, CATALOG)
+    assert entry is None and why == "no reference for NVIDIA A10G (10de:2237) in data/acceptance.yml"
+    # by name alone (an older dlbox-acceptance without pci.device_id): the catalog's exact name, not a substring
+    assert fitness.reference_for({"name": "NVIDIA A10G"}, REF, CATALOG)[0] is None
+
+
+def test_a_name_shared_by_devices_with_different_references_is_not_guessed():
+    # "NVIDIA GeForce RTX 3080" is the catalog's name of 2206 (10 GB), 220a (12 GB) and 2216 (LHR)
+    entry, why = fitness.reference_for({"name": "NVIDIA GeForce RTX 3080"}, REF, CATALOG)
+    assert entry is None and "10de:2206, 10de:220a, 10de:2216" in why and "pci.device_id" in why
+    assert ref_name({"name": "NVIDIA GeForce RTX 3080", "pci_device_id": "0x220610DE"}) == "NVIDIA GeForce RTX 3080 (10 GB)"
+
+
+@pytest.mark.parametrize("smi_name", ["NVIDIA L4", "NVIDIA L40S", "NVIDIA RTX A6000", "NVIDIA RTX 6000 Ada Generation",
+                                      "Tesla V100-SXM2-16GB", "NVIDIA B200", "NVIDIA GeForce RTX 5090"])
+def test_the_gpus_the_issue_named_have_a_reference(smi_name):
+    entry, why = fitness.reference_for({"name": smi_name}, REF, CATALOG)
+    assert entry is not None, why
+    assert entry["source"] and entry["mem_gb_s"] > 0
+
+
+def test_a_figure_the_datasheets_do_not_give_is_a_finding_naming_the_entry():
+    measured = measured_h200(1)
+    measured["gpus"] = [{"index": 0, "name": "NVIDIA GeForce RTX 5090", "pci_device_id": "0x2B8510DE"}]
+    by_id = {r["id"]: r for r in fitness.judge_acceptance(measured, REF, catalog=CATALOG)["results"]}
+    assert by_id["matmul_bf16"]["status"] == "finding"
+    assert by_id["matmul_bf16"]["reason"].startswith("no dense bf16 figure for NVIDIA GeForce RTX 5090")
+    assert by_id["matmul_fp32"]["reference"] is not None        # FP32 and bandwidth are published
+    assert by_id["d2d"]["reference"] is not None
+
+
+def test_reference_data_refuses_an_id_twice_or_a_name_for_an_id():
+    broken = json.loads(json.dumps(REF))
+    broken["gpus"][1]["ids"].append(broken["gpus"][0]["ids"][0])
+    with pytest.raises(fitness.FitnessError, match="device id .* is in both"):
+        fitness.check_reference_data(broken)
+    broken = json.loads(json.dumps(REF))
+    broken["gpus"][0]["ids"] = ["h100"]
+    with pytest.raises(fitness.FitnessError, match="is not a PCI device id"):
+        fitness.check_reference_data(broken)
+
+
+def test_every_reference_id_is_a_catalog_device_of_that_name():
+    live = fitness.load_reference_data()
+    for entry in live["gpus"]:
+        for dev in entry["ids"]:
+            assert dev in CATALOG["devices"], (entry["name"], dev)
+            words = set(re.findall(r"[a-z0-9]+", CATALOG["devices"][dev]["name"].lower())) - {"nvidia", "geforce", "tesla"}
+            assert words & set(re.findall(r"[a-z0-9]+", entry["name"].lower())), (entry["name"], dev)
+
+
+def test_catalog_gpus_without_a_reference_are_listed(capsys):
+    compat = yaml.safe_load((ROOT / "data" / "compat.yml").read_text())
+    missing = fitness.unreferenced(fitness.load_reference_data(), CATALOG, compat)
+    ids = {m["id"] for m in missing}
+    assert "2237" in ids and "2330" not in ids                  # A10G has none; H100 SXM has one
+    assert all(m["arch"] in ("volta", "turing", "ampere", "ada", "hopper", "blackwell") for m in missing)
+    with capsys.disabled():
+        print("\ncatalog GPUs without a reference (%d):" % len(missing))
+        for item in missing:
+            print("  10de:%(id)s %(name)s (%(arch)s)" % item)
