@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """NVSwitch hosts: is the NVLink fabric ready for CUDA, and what a CUDA failure there means (pure, no I/O).
 
-:func:`parse_fabric` reads the ``Fabric`` section of every GPU in ``nvidia-smi -q``::
+:func:`parse_fabric` reads the ``Fabric`` section of every GPU in ``nvidia-smi -q``, with its ``Health`` sub-section
+(drivers from R550 print it; R535 prints none)::
 
     GPU 00000000:18:00.0
         ...
@@ -12,18 +13,29 @@
             Status                            : Success
             CliqueId                          : 2
             ClusterUUID                       : dc6e40c4-d722-4357-9ba6-5291dd461278
+            Health
+                Summary                       : Unhealthy
+                Bandwidth                     : Full
 
-(recorded in kubernetes-sigs/dra-driver-nvidia-gpu#626; ``Status : Insufficient Resources`` with a completed
-state in Azure/azhpc-images#506; ``State : N/A`` on an A100 system whose Fabric Manager runs, in
-bottlerocket-os/bottlerocket#3873: the fields are not reported there). NVML documents the states
+(recorded in kubernetes-sigs/dra-driver-nvidia-gpu#626 on a fabric its reporter calls unhealthy; ``Status :
+Insufficient Resources`` with a completed state in Azure/azhpc-images#506; ``In Progress`` with every ``Health``
+field ``N/A`` on driver 580.159.04 in NVIDIA/gpu-operator#2511; ``State : N/A`` on an A100 system whose Fabric Manager
+runs, in bottlerocket-os/bottlerocket#3873: the fields are not reported there). NVML documents the states
 ``Not Supported``, ``Not Started``, ``In Progress``, ``Completed`` and that ``Status`` counts only once the state is
-``Completed`` (``nvmlGpuFabricInfo_v2_t``). NVIDIA's Fabric Manager user guide: ``In Progress`` means the GPU is
-being registered with the fabric and Fabric Manager is likely not running; CUDA fails with
-``cudaErrorSystemNotReady`` (802) until it is ``Completed``.
+``Completed`` (``nvmlGpuFabricInfo_v2_t``), and the health as a mask (degraded bandwidth, route recovery in
+progress, route unhealthy, access timeout recovery, incorrect configuration) with a summary (``Healthy``,
+``Unhealthy``, ``Limited Capacity``; ``nvmlGpuFabricInfo_v3_t``). ``nvidia-smi`` prints the degraded-bandwidth bit as
+``Bandwidth : Full`` / ``Degraded``, and the summary ``Limited Capacity`` for degraded bandwidth alone, ``Unhealthy``
+for any other fault (NVIDIA/k8s-test-infra docs/configuration.md, "Fabric Health", diffed against a real GB300 tray
+on 580.173.02). NVIDIA's Fabric Manager user guide: ``In Progress`` means the GPU is being registered with the
+fabric and Fabric Manager is likely not running; CUDA fails with ``cudaErrorSystemNotReady`` (802) until it is
+``Completed``.
 
 :func:`verdict` joins that with ``systemctl is-active nvidia-fabricmanager``: ``ready``, ``waiting`` (keep
-polling) or ``failed`` (stop, the fabric will not come up by waiting). :func:`cuda_failure_hint` turns a CUDA
-check's output with error 802 into a sentence naming Fabric Manager.
+polling) or ``failed`` (stop, the fabric will not come up by waiting). Ready means every GPU is ``Completed`` with
+``Success`` and, where the driver reports the health, ``Bandwidth : Full`` and a ``Healthy`` summary: a completed
+fabric with degraded bandwidth or an unhealthy summary is not ready. :func:`cuda_failure_hint` turns a CUDA check's
+output with error 802 into a sentence naming Fabric Manager.
 """
 
 from __future__ import annotations
@@ -34,9 +46,15 @@ import re
 _GPU_RE = re.compile(r"^GPU\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
 _FIELD_RE = re.compile(r"^(\s*)([A-Za-z][A-Za-z ]*?)\s*:\s*(.*?)\s*$")
 _FIELDS = {"State": "state", "Status": "status", "CliqueId": "clique_id", "ClusterUUID": "cluster_uuid"}
+# the rows of Fabric -> Health, as nvidia-smi labels them (580.159.04 in NVIDIA/gpu-operator#2511)
+_HEALTH = {"Summary": "summary", "Bandwidth": "bandwidth", "Route Recovery in progress": "route_recovery_in_progress",
+           "Route Unhealthy": "route_unhealthy", "Access Timeout Recovery": "access_timeout_recovery",
+           "Incorrect Configuration": "incorrect_configuration", "Partition Assigned": "partition_assigned"}
 
 WAITING_STATES = ("Not Started", "In Progress")
-NOT_REPORTED = ("N/A", "Not Supported", "", None)
+NOT_REPORTED = ("N/A", "Not Supported", "[Not Supported]", "", None)
+# Health rows whose "True" is a fault (the mask bits of nvmlGpuFabricInfo_v3_t besides bandwidth and configuration)
+_FAULT_ROWS = ("route_recovery_in_progress", "route_unhealthy", "access_timeout_recovery")
 
 # What a CUDA program prints for error 802: cudaGetErrorString's text (the CUDA runtime), the enum names of the
 # runtime and the driver API, and "802" as PyTorch and NVIDIA's samples print it ("cuda runtime error (802)",
@@ -45,22 +63,29 @@ _CUDA_802_RE = re.compile(r"system not yet initialized|cudaErrorSystemNotReady|C
                           r"error \(?802\)?|code=802|Error 802", re.IGNORECASE)
 
 
-def parse_fabric(text):
-    """``nvidia-smi -q`` text -> one dict per GPU: ``{pci_bus_id, state, status, clique_id, cluster_uuid}``.
+def _gpu(bus_id):
+    return {"pci_bus_id": bus_id, "state": None, "status": None, "clique_id": None, "cluster_uuid": None,
+            "bandwidth": None, "health_summary": None, "health": {}}
 
-    A GPU without a ``Fabric`` section (drivers before R530, or a trimmed paste) has ``state`` None. The
-    ``Health`` sub-section under ``Fabric`` (R550 and later) is not read.
+
+def parse_fabric(text):
+    """``nvidia-smi -q`` text -> one dict per GPU: ``{pci_bus_id, state, status, clique_id, cluster_uuid, bandwidth,
+    health_summary, health}``.
+
+    ``health``: the rows of the ``Health`` sub-section by snake-case name (``route_unhealthy``: ``"False"``, ...);
+    ``bandwidth`` and ``health_summary`` are two of them. A GPU without a ``Fabric`` section (drivers before R530,
+    or a trimmed paste) has ``state`` None; one without ``Health`` (R535) has ``bandwidth`` None.
     """
     gpus = []
     current = None
     fabric_indent = None
+    health_indent = None
     for line in (text or "").splitlines():
         match = _GPU_RE.match(line)
         if match:
-            current = {"pci_bus_id": match.group(1).upper(), "state": None, "status": None,
-                       "clique_id": None, "cluster_uuid": None}
+            current = _gpu(match.group(1).upper())
             gpus.append(current)
-            fabric_indent = None
+            fabric_indent = health_indent = None
             continue
         if not line.strip():
             continue
@@ -68,35 +93,76 @@ def parse_fabric(text):
         if line.strip() == "Fabric":
             if current is None:
                 # an excerpt (``nvidia-smi -q -i 0 | grep -A 2 Fabric``): one GPU whose address is not shown
-                current = {"pci_bus_id": None, "state": None, "status": None, "clique_id": None, "cluster_uuid": None}
+                current = _gpu(None)
                 gpus.append(current)
             elif current["state"] is not None and fabric_indent is None and current["pci_bus_id"] is None:
-                current = {"pci_bus_id": None, "state": None, "status": None, "clique_id": None, "cluster_uuid": None}
+                current = _gpu(None)
                 gpus.append(current)
             fabric_indent = indent
+            health_indent = None
             continue
-        if current is None:
-            continue
-        if fabric_indent is None:
+        if current is None or fabric_indent is None:
             continue
         if indent <= fabric_indent:
-            fabric_indent = None
+            fabric_indent = health_indent = None
+            continue
+        if health_indent is not None and indent <= health_indent:
+            health_indent = None
+        if line.strip() == "Health" and health_indent is None:
+            health_indent = indent
             continue
         field = _FIELD_RE.match(line)
-        # the first State/Status/... under Fabric; a nested heading ("Health") holds other names
-        if field and field.group(2) in _FIELDS and current[_FIELDS[field.group(2)]] is None:
+        if not field:
+            continue
+        if health_indent is not None:
+            key = _HEALTH.get(field.group(2))
+            if key and key not in current["health"]:
+                current["health"][key] = field.group(3)
+            continue
+        # the first State/Status/... under Fabric
+        if field.group(2) in _FIELDS and current[_FIELDS[field.group(2)]] is None:
             current[_FIELDS[field.group(2)]] = field.group(3)
+    for gpu in gpus:
+        gpu["bandwidth"] = gpu["health"].get("bandwidth")
+        gpu["health_summary"] = gpu["health"].get("summary")
     return gpus
+
+
+def health_problem(gpu):
+    """Why a ``Completed``/``Success`` GPU's fabric is not fit for work, from its ``Health`` rows: ``(kind, text)``,
+    or None when the health is good or not reported (R535 prints no ``Health``; GB200 trays have printed ``Not
+    Supported``, leptonai/gpud#1106).
+
+    ``Bandwidth`` other than ``Full`` (``Degraded``: an NVLink or NVSwitch is down, the summary ``Limited Capacity``)
+    and a summary other than ``Healthy`` are ``"failed"``: waiting does not bring links back. While ``Route Recovery in
+    progress`` is ``True`` Fabric Manager is rerouting: ``"waiting"``.
+    """
+    health = gpu.get("health") or {}
+    bandwidth, summary = health.get("bandwidth"), health.get("summary")
+    faults = [label for label, key in _HEALTH.items() if key in _FAULT_ROWS and str(health.get(key)).lower() == "true"]
+    config = health.get("incorrect_configuration")
+    if config not in NOT_REPORTED and str(config).lower() != "none":
+        faults.append("Incorrect Configuration: %s" % config)
+    if bandwidth not in NOT_REPORTED and bandwidth != "Full":
+        return "failed", "Bandwidth %s%s" % (bandwidth, " (Summary %s)" % summary if summary not in NOT_REPORTED else "")
+    if (summary in NOT_REPORTED or summary == "Healthy") and not faults:
+        return None
+    detail = ("Summary %s" % summary if summary not in NOT_REPORTED else "Health") + (": %s" % ", ".join(faults) if faults else "")
+    if str(health.get("route_recovery_in_progress")).lower() == "true":
+        return "waiting", detail
+    return "failed", detail
 
 
 def verdict(smi_text, service_state, smi_rc=0, service="nvidia-fabricmanager"):
     """Is the fabric ready? ``smi_text``: ``nvidia-smi -q``; ``service_state``: ``systemctl is-active``'s word.
 
     Returns ``{ready, waiting, failed, gpus, states, reason}``. ``waiting`` while the service is not active
-    (``activating``, ``inactive``: it may yet start) or any GPU is ``Not Started`` / ``In Progress``; ``failed``
-    when the service ``failed``, or a GPU finished with a status other than ``Success`` (waiting does not help);
-    ``ready`` when the service is active and every GPU is ``Completed`` with ``Success``, or no GPU reports the
-    fields (A100 systems print ``N/A``: the active service is all there is to judge).
+    (``activating``, ``inactive``: it may yet start), any GPU is ``Not Started`` / ``In Progress``, or a completed
+    fabric is in a route recovery; ``failed`` when the service ``failed``, a GPU finished with a status other than
+    ``Success``, or a completed GPU reports ``Bandwidth`` other than ``Full`` or a ``Health`` summary other than
+    ``Healthy`` (:func:`health_problem`; waiting does not help); ``ready`` when the service is active and every GPU is
+    ``Completed`` with ``Success`` and, where its driver reports them, ``Bandwidth : Full`` and ``Summary : Healthy``,
+    or no GPU reports the fields (A100 systems print ``N/A``: the active service is all there is to judge).
     """
     state = (service_state or "").strip() or "unknown"
     gpus = parse_fabric(smi_text) if smi_rc == 0 else []
@@ -128,9 +194,25 @@ def verdict(smi_text, service_state, smi_rc=0, service="nvidia-fabricmanager"):
             "GPU %s %s" % (g["pci_bus_id"], g["state"]) for g in unknown))
         return out
     completed = [g for g in gpus if g["state"] == "Completed"]
-    out.update(ready=True, reason=("%s.service is active and the fabric is Completed on %d GPU(s)." % (service, len(completed))
-                                   if completed else
-                                   "%s.service is active; these GPUs do not report a fabric state (N/A)." % service))
+    unwell = [(g, health_problem(g)) for g in completed]
+    unwell = [(g, problem) for g, problem in unwell if problem is not None]
+    if unwell:
+        kind = "failed" if any(problem[0] == "failed" for _g, problem in unwell) else "waiting"
+        out.update({kind: True, "reason": "the NVLink fabric is Completed but not healthy: %s%s." % (", ".join(
+            "GPU %s %s" % (g["pci_bus_id"], problem[1]) for g, problem in unwell),
+            "; a route recovery is in progress" if kind == "waiting" else
+            "; degraded bandwidth or an unhealthy fabric does not recover by waiting (check the NVLinks and NVSwitches: "
+            "nvidia-smi nvlink -s, journalctl -u %s)" % service)})
+        return out
+    full = [g for g in completed if g["bandwidth"] == "Full"]
+    if completed:
+        reason = "%s.service is active and the fabric is Completed on %d GPU(s)" % (service, len(completed))
+        reason += (", bandwidth Full." if len(full) == len(completed) else
+                   " (bandwidth Full on %d; the driver reports no fabric health for the others)." % len(full) if full else
+                   "; the driver reports no fabric health (bandwidth).")
+    else:
+        reason = "%s.service is active; these GPUs do not report a fabric state (N/A)." % service
+    out.update(ready=True, reason=reason)
     return out
 
 
