@@ -1,8 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters ``dlbox.stack.jetpack_plan`` of the ``jetpack`` role and ``dlbox.stack.container_toolkit_source`` (where the
-``nvidia_container_toolkit`` role takes the toolkit from: NVIDIA's repository, or JetPack's on L4T)."""
+"""Filters ``dlbox.stack.jetpack_plan`` and ``dlbox.stack.jetpack_pytorch`` of the ``jetpack`` role and
+``dlbox.stack.container_toolkit_source`` (where the ``nvidia_container_toolkit`` role takes the toolkit from: NVIDIA's
+repository, or JetPack's on L4T)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import LazyModule
 
 _jetpack_plan = LazyModule("plugin_utils.jetpack_plan")
+_jetpack_pytorch = LazyModule("plugin_utils.jetpack_pytorch")
 _compat_data = LazyModule("plugin_utils.compat_data")
 
 
@@ -29,6 +31,25 @@ def jetpack_plan(options, plan, release=None, model=None, nvpmodel_conf=None, nv
                                 nvpmodel_query=nvpmodel_query, data=data, compat=compat)
 
 
+def jetpack_pytorch(options, plan, listing=None, data_path=None):
+    """Where the plan's PyTorch comes from on a Jetson (plugin_utils.jetpack_pytorch): the source, the exact torch,
+    python_env's settings; with ``listing`` (the HTML of the source's page for torch), whether the wheel is there."""
+    if not isinstance(options, dict):
+        raise AnsibleFilterError("jetpack_pytorch: expected the options (source, mirror_url, mirror_kind) as a mapping")
+    if plan is not None and not isinstance(plan, dict):
+        raise AnsibleFilterError("jetpack_pytorch: expected the plan (dlbox_plan) or none")
+    try:
+        data = _jetpack_plan.load_jetson_data(data_path)
+    except _jetpack_plan.JetsonDataError as exc:
+        raise AnsibleFilterError(str(exc)) from exc
+    stack = (plan or {}).get("stack") or {}
+    decision = _jetpack_pytorch.choose(stack.get("pytorch"), options, data.get("pytorch_sources") or {"builds": {}})
+    if decision["ok"] and listing is not None:
+        found = _jetpack_pytorch.check_listing(listing, decision, python=(stack.get("python") or {}).get("version"))
+        decision = dict(decision, ok=found["ok"], errors=found["errors"], versions=found["versions"])
+    return decision
+
+
 def container_toolkit_source(choice, plan, host=None):
     """``nvidia_container_toolkit_source`` (auto, nvidia, jetpack) decided for the plan and the host's facts."""
     if plan is not None and not isinstance(plan, dict):
@@ -38,4 +59,5 @@ def container_toolkit_source(choice, plan, host=None):
 
 class FilterModule(object):
     def filters(self):
-        return {"jetpack_plan": jetpack_plan, "container_toolkit_source": container_toolkit_source}
+        return {"jetpack_plan": jetpack_plan, "jetpack_pytorch": jetpack_pytorch,
+                "container_toolkit_source": container_toolkit_source}

@@ -28,6 +28,7 @@ from urllib.parse import urlparse
 import yaml
 
 from ansible_collections.dlbox.stack.plugins.module_utils._gpu_facts import parse_nv_tegra_release_line, parse_nvpmodel_conf
+from ansible_collections.dlbox.stack.plugins.plugin_utils.jetpack_pytorch import check_sources
 
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "data" / "jetson.yml"
 
@@ -72,6 +73,8 @@ def check_jetson_data(data):
     for name, packages in components.items():
         _need(isinstance(packages, list) and packages and all(isinstance(p, str) for p in packages),
               "components.%s" % name, "must be a non-empty list of package names")
+    if "pytorch_sources" in data:
+        check_sources(data["pytorch_sources"], _need)
     return data
 
 

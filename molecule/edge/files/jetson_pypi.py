@@ -3,11 +3,13 @@
 """Build a FIXTURE of the Jetson AI Lab PyTorch index for the `edge` scenario (molecule/edge/prepare.yml).
 
     jetson_pypi.py OUT --path /jp6/cu126 --torch 2.5.0 --cuda 12.6 --cudnn 9.3.0
+    jetson_pypi.py OUT --path /compute/redist/jp/v61/pytorch --layout folder --torch 2.5.0a0+872d972e41.nv24.08.17622132 ...
 
-The real index (data/compat.yml ``jetson_pytorch``, e.g. https://pypi.jetson-ai-lab.dev/jp6/cu126) is a PEP 503
+The real index (data/jetson.yml ``pytorch_sources``, e.g. https://pypi.jetson-ai-lab.io/jp6/cu126) is a PEP 503
 "simple" index that serves aarch64 CUDA builds of torch under PyPI's version numbers, and PyPI's own packages beside
 them; pip takes it as ``--index-url``. Its wheels are aarch64 only and cannot install on the x86 test container, so
-this writes the same layout under ``OUT/<path>``:
+this writes the same layout under ``OUT/<path>`` (``--layout folder``: the wheel and an ``index.html`` listing it
+directly under ``OUT/<path>``, as NVIDIA's folder of Jetson wheels is served):
 
     OUT/README.md                                   says what this is (FIXTURE)
     OUT/<path>/index.html                           the project list (torch)
@@ -77,21 +79,27 @@ def wheel_bytes(version, path, cuda, cudnn):
     return out.getvalue()
 
 
-def build(out, path, version, cuda, cudnn):
-    """Write the index under ``out``; returns the wheel's file name."""
+def build(out, path, version, cuda, cudnn, layout="index"):
+    """Write the index (or, ``layout="folder"``, the folder) under ``out``; returns the wheel's file name."""
     root = Path(out) / path.strip("/")
-    (root / "torch").mkdir(parents=True, exist_ok=True)
+    folder = root if layout == "folder" else root / "torch"
+    folder.mkdir(parents=True, exist_ok=True)
     name = "torch-%s-py3-none-any.whl" % version
     data = wheel_bytes(version, path, cuda, cudnn)
-    (root / "torch" / name).write_bytes(data)
+    (folder / name).write_bytes(data)
     sha = hashlib.sha256(data).hexdigest()
-    (root / "index.html").write_text('<!DOCTYPE html>\n<html><body>\n<a href="torch/">torch</a>\n</body></html>\n')
-    (root / "torch" / "index.html").write_text(
-        '<!DOCTYPE html>\n<html><body>\n<a href="%s#sha256=%s">%s</a>\n</body></html>\n' % (name, sha, name))
+    if layout == "folder":
+        # as a web server lists NVIDIA's folder: relative links, the local version's '+' escaped
+        (folder / "index.html").write_text('<!DOCTYPE html>\n<html><body><pre>\n<a href="../">../</a>\n<a href="%s">%s</a>\n'
+                                           '</pre></body></html>\n' % (name.replace("+", "%2B"), name))
+    else:
+        (root / "index.html").write_text('<!DOCTYPE html>\n<html><body>\n<a href="torch/">torch</a>\n</body></html>\n')
+        (folder / "index.html").write_text(
+            '<!DOCTYPE html>\n<html><body>\n<a href="%s#sha256=%s">%s</a>\n</body></html>\n' % (name, sha, name))
     (Path(out) / "README.md").write_text(
-        "# FIXTURE Jetson AI Lab index (dlbox.stack `edge` test)\n\nNot NVIDIA's or Jetson AI Lab's: a PEP 503 index at "
-        "%s holding one FIXTURE wheel, %s (a pure-Python stand-in, not PyTorch), built by "
-        "molecule/edge/files/jetson_pypi.py.\n" % (path, name))
+        "# FIXTURE Jetson PyTorch %s (dlbox.stack `edge` test)\n\nNot NVIDIA's or Jetson AI Lab's: a %s at %s holding "
+        "one FIXTURE wheel, %s (a pure-Python stand-in, not PyTorch), built by molecule/edge/files/jetson_pypi.py.\n"
+        % (layout, "PEP 503 index" if layout == "index" else "folder of wheels (as NVIDIA's redist folder)", path, name))
     return name
 
 
@@ -102,8 +110,11 @@ def main(argv=None):
     parser.add_argument("--torch", required=True, help="the plan's PyTorch version (stack.pytorch.version)")
     parser.add_argument("--cuda", required=True, help="the CUDA the wheel reports (stack.pytorch.cuda)")
     parser.add_argument("--cudnn", required=True, help="the cuDNN the wheel reports (stack.pytorch.cudnn)")
+    parser.add_argument("--layout", choices=["index", "folder"], default="index",
+                        help="index: a PEP 503 index (the community index); folder: a folder of wheels with its listing "
+                        "(NVIDIA's developer.download.nvidia.com/compute/redist/jp/v61/pytorch/)")
     args = parser.parse_args(argv)
-    print(build(args.out, args.path, args.torch, args.cuda, args.cudnn))
+    print(build(args.out, args.path, args.torch, args.cuda, args.cudnn, args.layout))
     return 0
 
 

@@ -82,7 +82,7 @@ def test_no_cuda_repository(host):
     assert out.stdout == ""
 
 
-# --- PyTorch from the Jetson wheels (FIXTURE index and wheel, files/jetson_pypi.py) --------------------------------
+# --- PyTorch from NVIDIA's folder of Jetson wheels (a FIXTURE copy, files/jetson_pypi.py) ------------------------
 ENV = "/opt/dlbox/envs/pytorch"
 
 
@@ -90,37 +90,31 @@ def torch_plan(host):
     return json.loads(host.file("/root/dlbox-jetson-torch.json").content_string)
 
 
-def test_the_environment_asked_for_the_plans_exact_torch(host):
-    version = torch_plan(host)["pytorch"]["version"]
+def test_the_environment_asked_for_nvidias_exact_build_of_the_plans_torch(host):
+    torch = torch_plan(host)
+    assert torch["pytorch"]["version"].startswith(torch["plan"]["version"] + "a0+")    # 2.5.0 -> 2.5.0a0+<sha>.nv24.08...
     lines = [line for line in host.file(f"{ENV}/dlbox/requirements.in").content_string.splitlines()
              if not line.startswith("#")]
-    assert lines == [f"torch=={version}"]
+    assert lines == [f"torch=={torch['pytorch']['version']}"]
 
 
-def test_torch_imports_and_is_the_fixture_at_the_plans_version(host):
+def test_torch_imports_and_is_the_fixture_of_that_build(host):
     plan = torch_plan(host)["pytorch"]
     out = host.check_output(f"{ENV}/bin/python -c 'import torch; print(torch.FIXTURE); print(torch.__version__);"
                             " print(torch.version.cuda)'").splitlines()
     assert out[0].startswith("dlbox FIXTURE torch") and out[1:] == [plan["version"], plan["cuda"]]
 
 
-def test_the_index_was_pips_only_index(host):
-    index = torch_plan(host)["index_url"]
+def test_the_folder_was_pips_find_links(host):
+    torch = torch_plan(host)
     manifest = json.loads(host.file(f"{ENV}/dlbox/manifest.json").content_string)
-    assert manifest["pip_index_args"] == ["--index-url", index]
-    assert manifest["frameworks"] == {"PyTorch": torch_plan(host)["pytorch"]["version"]}
-    assert f"Looking in indexes: {index}" in host.file(f"{ENV}/dlbox/pip.log").content_string
+    assert manifest["pip_index_args"] == ["--no-index", "--find-links", torch["folder"]]
+    assert manifest["frameworks"] == {"PyTorch": torch["pytorch"]["version"]}
 
 
-def test_pip_in_the_environment_keeps_to_the_jetson_index(host):
-    index = torch_plan(host)["index_url"]
-    assert f"index-url = {index}" in host.file(f"{ENV}/pip.conf").content_string
-    assert f"global.index-url='{index}'" in host.check_output(f"{ENV}/bin/python -m pip config list")
-    # a plain `pip download` in the environment, no options: the fixture wheel from the fixture index
-    version = torch_plan(host)["pytorch"]["version"]
-    out = host.run(f"rm -rf /tmp/dl && {ENV}/bin/python -m pip download --no-deps -d /tmp/dl torch=={version}")
-    assert out.rc == 0, out.stderr
-    assert host.check_output("ls /tmp/dl") == f"torch-{version}-py3-none-any.whl"
+def test_no_pip_conf_keeps_the_environment_on_an_index(host):
+    # a folder of wheels replaces no index: later installs take their dependencies from the site's index as usual
+    assert not host.file(f"{ENV}/pip.conf").exists
 
 
 def test_dlbox_check_reports_the_fixture_torch(host):
@@ -172,11 +166,16 @@ def test_check_mode_on_the_fresh_host_reports_and_changes_nothing(host):
 
 # --- refusals (prepare.yml, on the fresh host) ---------------------------------------------------------------------
 @pytest.mark.parametrize("case", ["not_a_jetson", "l4t_major_change", "power_mode_not_on_this_module",
-                                  "toolkit_from_nvidias_repository_on_l4t"])
+                                  "pytorch_wheel_missing", "toolkit_from_nvidias_repository_on_l4t"])
 def test_refused_before_any_change(host, case):
     result = {r["name"]: r for r in record(host, "refusals")}[case]
     assert result["expect"] in result["msg"], result["msg"]
     assert result["unchanged"], f"{case} changed the host"
+
+
+def test_the_missing_wheel_refusal_offers_what_the_index_has(host):
+    msg = {r["name"]: r for r in record(host, "refusals")}["pytorch_wheel_missing"]["msg"]
+    assert "it has 2.8.0" in msg and "/jp6/cu126/torch/" in msg and "Nothing was changed" in msg
 
 
 def test_the_l4t_major_refusal_says_why(host):

@@ -1,0 +1,224 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Where a Jetson's PyTorch comes from (edge.yml; controller only, pure).
+
+The plan names PyTorch for the module (``stack.pytorch``: version, the Jetson build ``variant`` such as
+``jp6-cu126``); ``data/jetson.yml`` (``pytorch_sources``) lists, per build and most trusted first, the sources that
+serve it: NVIDIA's own folder of wheels, then the community index, each with the exact torch it serves and the date
+it was last confirmed. A lab's mirror or wheelhouse copies one of them.
+
+- :func:`choose` -> the source, the exact torch to pin, the python_env settings, warnings (a source graded U or
+  confirmed long ago) and refusals (each naming the variable).
+- :func:`parse_listing`: the HTML of a PEP 503 project page or of a folder listing -> the torch wheels in it::
+
+      '<a href="torch-2.8.0-cp310-cp310-linux_aarch64.whl#sha256=ab">' -> [{"version": "2.8.0", "python": "cp310",
+      "platform": "linux_aarch64", "filename": ...}]
+
+- :func:`check_listing`: whether the listing holds the pinned wheel; if not, a refusal that offers what it has.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from urllib.parse import unquote, urlparse
+
+CHOICES = ("auto", "nvidia", "community", "mirror")
+MIRROR_KINDS = ("index", "find_links")
+KINDS = ("index", "find_links")
+
+_HREF_RE = re.compile(r"""href\s*=\s*["']([^"']+)["']""", re.IGNORECASE)
+_WHEEL_RE = re.compile(r"^torch-(?P<version>[^-]+)-(?P<python>[^-]+)-(?P<abi>[^-]+)-(?P<platform>[^-]+)\.whl$")
+_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_URL_RE = re.compile(r"^(https?|file)://\S+$")
+
+
+def check_sources(section, need):
+    """Check ``pytorch_sources`` of data/jetson.yml; ``need(condition, where, what)`` raises naming the key."""
+    need(isinstance(section, dict), "pytorch_sources", "must be a mapping {max_age_days, builds, retired}")
+    need(isinstance(section.get("max_age_days"), int) and section["max_age_days"] > 0, "pytorch_sources.max_age_days",
+         "must be a positive integer")
+    builds = section.get("builds")
+    need(isinstance(builds, dict) and builds, "pytorch_sources.builds", "must be a non-empty mapping variant -> sources")
+    for variant, sources in builds.items():
+        need(isinstance(sources, list) and sources, "pytorch_sources.builds.%s" % variant, "must be a non-empty list")
+        for index, source in enumerate(sources):
+            where = "pytorch_sources.builds.%s[%d]" % (variant, index)
+            need(isinstance(source, dict), where, "must be a mapping")
+            need(source.get("name") in ("nvidia", "community"), where, "needs 'name' nvidia or community")
+            need(source.get("kind") in KINDS, where, "needs 'kind' index or find_links")
+            for key in ("url", "torch", "python", "source", "grade"):
+                need(isinstance(source.get(key), str) and source[key].strip(), where, "needs '%s' (text)" % key)
+            need(_URL_RE.match(source["url"]), where, "needs 'url' as an http(s):// or file:// URL")
+            need(isinstance(source.get("confirmed"), str) and _DATE_RE.match(source["confirmed"]), where,
+                 "needs 'confirmed' as a quoted date")
+    for index, entry in enumerate(section.get("retired") or []):
+        need(isinstance(entry, dict) and isinstance(entry.get("host"), str) and isinstance(entry.get("source"), str),
+             "pytorch_sources.retired[%d]" % index, "needs 'host' and 'source'")
+
+
+def _release(version):
+    """``2.5.0a0+872d972e41.nv24.08`` -> ``(2, 5, 0)``: the release a build (pre-release, local label) belongs to."""
+    match = re.match(r"^(\d+)\.(\d+)(?:\.(\d+))?", str(version or ""))
+    return tuple(int(part or 0) for part in match.groups()) if match else None
+
+
+def _retired(url, retired):
+    host = urlparse(url or "").hostname or ""
+    return next((entry for entry in retired or [] if host == entry["host"]), None)
+
+
+def _age_days(confirmed, today):
+    try:
+        return (today - datetime.date.fromisoformat(confirmed)).days
+    except ValueError:
+        return None
+
+
+def choose(pytorch, options, section, today=None):
+    """The source of the plan's PyTorch on a Jetson.
+
+    ``pytorch``: the plan's ``stack.pytorch``; ``options``: ``source`` (``jetpack_pytorch_source``: auto, nvidia,
+    community, mirror), ``mirror_url``, ``mirror_kind`` (index or find_links); ``section``: ``pytorch_sources`` of
+    data/jetson.yml; ``today``: a ``datetime.date`` (the age of the confirmations).
+
+    Returns ``{"ok", "errors", "warnings", "source", "pytorch", "find_links", "listing_url"}``: ``source`` the chosen
+    one (``name``, ``kind``, ``url``, ``confirmed``, ``grade``); ``pytorch`` the plan's entry with the exact version to
+    pin and the index pip takes (None for a folder of wheels); ``find_links`` the folders to add to pip's;
+    ``listing_url`` the page that must list the wheel (``<index>/torch/`` or the folder).
+    """
+    today = today or datetime.date.today()
+    errors, warnings = [], []
+    out = {"ok": False, "errors": errors, "warnings": warnings, "source": None, "pytorch": None, "find_links": [],
+           "listing_url": None}
+    choice = options.get("source") or "auto"
+    if choice not in CHOICES:
+        errors.append("jetpack_pytorch_source is %r; choose one of %s." % (choice, ", ".join(CHOICES)))
+        return out
+    if not isinstance(pytorch, dict) or not pytorch.get("version"):
+        errors.append("The plan (dlbox_plan) has no PyTorch for this Jetson (stack.pytorch; see the plan's warnings): "
+                      "set dlbox_edge_python_env to false, or plan a JetPack with a PyTorch build. Nothing was changed.")
+        return out
+    variant = pytorch.get("variant")
+    sources = (section.get("builds") or {}).get(variant) or []
+    if not sources:
+        errors.append("data/jetson.yml names no source for the plan's PyTorch build '%s' (pytorch_sources.builds has %s); "
+                      "give a mirror or wheelhouse that holds torch %s: jetpack_pytorch_source: mirror and "
+                      "jetpack_pytorch_mirror_url. Nothing was changed."
+                      % (variant, ", ".join(sorted(section.get("builds") or {})) or "none", pytorch["version"]))
+        return out
+    by_name = {source["name"]: source for source in sources}
+    if choice == "mirror":
+        url = (options.get("mirror_url") or "").strip()
+        kind = options.get("mirror_kind") or "index"
+        if not _URL_RE.match(url):
+            errors.append("jetpack_pytorch_mirror_url is %r; jetpack_pytorch_source: mirror needs the http(s):// or file:// "
+                          "URL of a lab mirror of the community index (jetpack_pytorch_mirror_kind: index) or of a folder "
+                          "of wheels (find_links). Nothing was changed." % (options.get("mirror_url") or ""))
+            return out
+        if kind not in MIRROR_KINDS:
+            errors.append("jetpack_pytorch_mirror_kind is %r; choose index (a PEP 503 index, pip's --index-url) or "
+                          "find_links (a folder of wheels). Nothing was changed." % (kind,))
+            return out
+        # an index mirror copies the community index (the plan's version); a folder copies NVIDIA's wheels
+        upstream = by_name.get("community" if kind == "index" else "nvidia") or sources[0]
+        source = {"name": "mirror", "kind": kind, "url": url.rstrip("/") if kind == "index" else url,
+                  "confirmed": None, "grade": None, "copies": upstream["name"],
+                  "torch": pytorch["version"] if kind == "index" else upstream["torch"]}
+    else:
+        name = sources[0]["name"] if choice == "auto" else choice
+        if name not in by_name:
+            errors.append("jetpack_pytorch_source is '%s', but data/jetson.yml has no such source for the build '%s' "
+                          "(it has %s). Nothing was changed." % (choice, variant, ", ".join(by_name)))
+            return out
+        source = dict(by_name[name])
+    gone = _retired(source["url"], section.get("retired"))
+    if gone:
+        errors.append("%s points at %s, which has not served the Jetson AI Lab index since %s (%s); it moved to %s: use "
+                      "that host, or a lab mirror that is up. Nothing was changed."
+                      % ("jetpack_pytorch_mirror_url" if choice == "mirror" else "data/jetson.yml", gone["host"],
+                         gone.get("since"), gone["source"], gone.get("moved_to")))
+        return out
+    # a folder of wheels is pinned to the exact build it holds; an index to the plan's version (PyPI's numbering)
+    torch = source["torch"] if source["kind"] == "find_links" else pytorch["version"]
+    if _release(torch) != _release(pytorch["version"]):
+        errors.append("The plan's PyTorch is %s, but the wheel of %s (%s) is torch %s, another release. Plan the "
+                      "PyTorch that source has, or choose another source (jetpack_pytorch_source). Nothing was "
+                      "changed." % (pytorch["version"], source["name"], source["url"], torch))
+        return out
+    if source["kind"] == "index" and source.get("confirmed") and _release(source["torch"]) != _release(pytorch["version"]):
+        warnings.append("The %s index (%s) was last seen serving torch %s (%s), not the plan's %s: edge.yml reads the "
+                        "index before any change and stops if the wheel is not there."
+                        % (source["name"], source["url"], source["torch"], source["confirmed"], pytorch["version"]))
+    age = _age_days(source["confirmed"], today) if source.get("confirmed") else None
+    if source.get("grade") == "U" or (age is not None and age > section["max_age_days"]):
+        warnings.append("The PyTorch source '%s' (%s) is unconfirmed: last confirmed %s (grade %s, data/jetson.yml); its "
+                        "contents change. Keep a lab mirror or wheelhouse (jetpack_pytorch_source: mirror)."
+                        % (source["name"], source["url"], source["confirmed"], source.get("grade")))
+    entry = dict(pytorch, version=torch)
+    if source["kind"] == "index":
+        entry.update(index_url=source["url"], index_replaces_pypi=True)
+        listing = source["url"].rstrip("/") + "/torch/"
+        find_links = []
+    else:
+        entry.update(index_url=None)
+        entry.pop("index_replaces_pypi", None)
+        listing = source["url"]
+        find_links = [source["url"]]
+    out.update(ok=True, source={k: source.get(k) for k in ("name", "kind", "url", "confirmed", "grade")},
+               pytorch=entry, find_links=find_links, listing_url=listing)
+    return out
+
+
+def parse_listing(html):
+    """The torch wheels a PEP 503 page or a folder listing links to, in page order (or of a list of file names: a
+    wheelhouse folder on the host).
+
+    Each: ``{"filename", "version", "python", "abi", "platform"}``; the link's ``#sha256=`` and URL escapes (``%2B``
+    for ``+``) are undone; links to other files are left out.
+    """
+    wheels = []
+    links = list(html) if isinstance(html, (list, tuple)) else _HREF_RE.findall(html or "")
+    for href in links:
+        name = unquote(href.split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1])
+        match = _WHEEL_RE.match(name)
+        if match:
+            wheels.append(dict(match.groupdict(), filename=name))
+    return wheels
+
+
+def _python_tags(python):
+    major_minor = re.match(r"^(\d+)\.(\d+)", str(python or ""))
+    tags = {"py3"}
+    if major_minor:
+        tags.add("cp%s%s" % major_minor.groups())
+    return tags
+
+
+def _fits(wheel, python):
+    return (wheel["python"] in _python_tags(python) and
+            (wheel["platform"] == "any" or wheel["platform"].endswith("aarch64")))
+
+
+def check_listing(html, decision, python=None):
+    """Whether the source's listing (``decision["listing_url"]``'s HTML) holds the pinned torch for this Python.
+
+    Returns ``{"ok", "errors", "versions"}``; ``versions`` are the torch versions the listing has for this Python and
+    aarch64 (or any platform), which the refusal offers.
+    """
+    pinned = decision["pytorch"]["version"]
+    wheels = [wheel for wheel in parse_listing(html) if _fits(wheel, python)]
+    versions = []
+    for wheel in wheels:
+        if wheel["version"] not in versions:
+            versions.append(wheel["version"])
+    if pinned in versions:
+        return {"ok": True, "errors": [], "versions": versions}
+    source = decision["source"]
+    return {"ok": False, "versions": versions, "errors": [
+        "The PyTorch source '%s' (%s) has no torch %s wheel for Python %s on aarch64 (read from %s); it has %s. Its "
+        "contents change (data/jetson.yml pytorch_sources): choose another source (jetpack_pytorch_source), give a lab "
+        "mirror or wheelhouse that holds it (jetpack_pytorch_mirror_url), or plan a PyTorch it has. Nothing was changed."
+        % (source["name"], source["url"], pinned, python or "?", decision["listing_url"],
+           ", ".join(versions) if versions else "no torch wheel for it")]}

@@ -1,0 +1,177 @@
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Where a Jetson's PyTorch comes from (plugin_utils.jetpack_pytorch): the choice of source, in order of trust, and the
+early refusal when the source's listing lacks the planned wheel. The listings are FIXTURES in the shape of the real
+pages (tests/fixtures/jetson/pytorch_index, each file's header says what it follows); the sources below are
+data/jetson.yml's as they were when these rules were written (a refresh of the file never rewrites the tests)."""
+
+from __future__ import annotations
+
+import copy
+import datetime
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat
+from ansible_collections.dlbox.stack.plugins.plugin_utils.jetpack_plan import (
+    JetsonDataError, check_jetson_data, load_jetson_data)
+from ansible_collections.dlbox.stack.plugins.plugin_utils.jetpack_pytorch import check_listing, choose, parse_listing
+
+ROOT = Path(__file__).resolve().parents[4]
+LISTINGS = ROOT / "tests" / "fixtures" / "jetson" / "pytorch_index"
+COMMUNITY_PAGE = (LISTINGS / "community-jp6-cu126-torch.html").read_text(encoding="utf-8")
+NVIDIA_PAGE = (LISTINGS / "nvidia-redist-jp-v61-pytorch.html").read_text(encoding="utf-8")
+NV_WHEEL = "2.5.0a0+872d972e41.nv24.08.17622132"
+TODAY = datetime.date(2026, 12, 5)
+
+SOURCES = {
+    "max_age_days": 180,
+    "builds": {"jp6-cu126": [
+        {"name": "nvidia", "kind": "find_links", "url": "https://developer.download.nvidia.com/compute/redist/jp/v61/pytorch/",
+         "torch": NV_WHEEL, "python": "3.10", "confirmed": "2025-03-28", "source": "frozen", "grade": "S"},
+        {"name": "community", "kind": "index", "url": "https://pypi.jetson-ai-lab.io/jp6/cu126", "torch": "2.8.0",
+         "python": "3.10", "confirmed": "2025-10-27", "source": "frozen", "grade": "U"},
+    ]},
+    "retired": [{"host": "pypi.jetson-ai-lab.dev", "since": "2025-07", "moved_to": "pypi.jetson-ai-lab.io",
+                 "source": "NVIDIA/Isaac-GR00T#301"}],
+}
+# the plan's stack.pytorch for an Orin on JetPack 6.2 (the resolver's shape)
+PLANNED = {"version": "2.5.0", "variant": "jp6-cu126", "index_url": "https://pypi.jetson-ai-lab.io/jp6/cu126",
+           "cuda": "12.6", "cudnn": "9.3", "torchvision": None, "torchaudio": None, "index_replaces_pypi": True}
+
+
+def pick(source="auto", pytorch=None, sources=None, today=TODAY, **options):
+    return choose(PLANNED if pytorch is None else pytorch, dict(options, source=source), sources or SOURCES, today=today)
+
+
+# --- the choice, in order of trust ---------------------------------------------------------------------------------
+def test_auto_takes_nvidias_own_wheel_from_its_folder_pinned_exactly():
+    got = pick(today=datetime.date(2025, 4, 1))
+    assert got["ok"] and got["source"]["name"] == "nvidia"
+    assert got["pytorch"]["version"] == NV_WHEEL and got["pytorch"]["index_url"] is None
+    assert "index_replaces_pypi" not in got["pytorch"]          # PyPI stays pip's index for the dependencies
+    assert got["find_links"] == [SOURCES["builds"]["jp6-cu126"][0]["url"]]
+    assert got["listing_url"] == SOURCES["builds"]["jp6-cu126"][0]["url"]
+    assert got["warnings"] == []                                # graded S, confirmed within max_age_days
+
+
+def test_the_community_index_at_its_current_host_is_pips_index_and_warned_as_unconfirmed():
+    got = pick("community")
+    assert got["ok"] and got["pytorch"]["index_url"] == "https://pypi.jetson-ai-lab.io/jp6/cu126"
+    assert got["pytorch"]["index_replaces_pypi"] and got["pytorch"]["version"] == "2.5.0"
+    assert got["listing_url"] == "https://pypi.jetson-ai-lab.io/jp6/cu126/torch/" and got["find_links"] == []
+    assert any("last seen serving torch 2.8.0 (2025-10-27), not the plan's 2.5.0" in w for w in got["warnings"])
+    assert any("is unconfirmed: last confirmed 2025-10-27 (grade U" in w for w in got["warnings"])
+
+
+def test_an_old_confirmation_is_warned_even_for_a_trusted_source():
+    got = pick()                                                # 2025-03-28 is more than 180 days before TODAY
+    assert got["ok"] and any("is unconfirmed: last confirmed 2025-03-28" in w for w in got["warnings"])
+
+
+@pytest.mark.parametrize("kind, version, index_url, find_links", [
+    ("index", "2.5.0", "http://mirror.lab/jetson/jp6/cu126", []),                 # a copy of the community index
+    ("find_links", NV_WHEEL, None, ["http://mirror.lab/jetson/jp6/cu126/"]),      # a copy of NVIDIA's folder
+])
+def test_a_lab_mirror_or_wheelhouse(kind, version, index_url, find_links):
+    got = pick("mirror", mirror_url="http://mirror.lab/jetson/jp6/cu126/", mirror_kind=kind)
+    assert got["ok"], got["errors"]
+    assert got["source"]["name"] == "mirror" and got["pytorch"]["version"] == version
+    assert got["pytorch"]["index_url"] == index_url and got["find_links"] == find_links
+
+
+@pytest.mark.parametrize("source, options, words", [
+    ("mirror", {"mirror_url": "https://pypi.jetson-ai-lab.dev/jp6/cu126"},
+     "jetpack_pytorch_mirror_url points at pypi.jetson-ai-lab.dev, which has not served the Jetson AI Lab index since 2025-07"),
+    ("mirror", {"mirror_url": ""}, "jetpack_pytorch_mirror_url is ''"),
+    ("mirror", {"mirror_url": "http://m/x", "mirror_kind": "wheelhouse"}, "jetpack_pytorch_mirror_kind is 'wheelhouse'"),
+    ("pypi", {}, "jetpack_pytorch_source is 'pypi'; choose one of auto, nvidia, community, mirror"),
+])
+def test_bad_choices_are_refused_naming_the_variable(source, options, words):
+    got = pick(source, **options)
+    assert not got["ok"] and words in got["errors"][0], got["errors"]
+
+
+def test_a_dead_host_in_the_data_is_refused_too():
+    sources = copy.deepcopy(SOURCES)
+    sources["builds"]["jp6-cu126"][1]["url"] = "https://pypi.jetson-ai-lab.dev/jp6/cu126"
+    got = pick("community", sources=sources)
+    assert not got["ok"] and "data/jetson.yml points at pypi.jetson-ai-lab.dev" in got["errors"][0]
+    assert "moved to pypi.jetson-ai-lab.io" in got["errors"][0]
+
+
+def test_nvidias_wheel_of_another_release_is_refused():
+    got = pick("nvidia", pytorch=dict(PLANNED, version="2.8.0"))
+    assert not got["ok"] and "is torch %s, another release" % NV_WHEEL in got["errors"][0]
+
+
+@pytest.mark.parametrize("pytorch, words", [
+    (None, "has no PyTorch for this Jetson"),
+    (dict(PLANNED, variant="jp7-cu130"), "names no source for the plan's PyTorch build 'jp7-cu130'"),
+])
+def test_a_plan_without_a_known_build_is_refused(pytorch, words):
+    got = choose(pytorch, {"source": "auto"}, SOURCES, today=TODAY)
+    assert not got["ok"] and words in got["errors"][0]
+
+
+# --- the listings (FIXTURES in the real pages' shape) ------------------------------------------------------------
+def test_parse_a_pep503_page_and_a_folder_listing():
+    assert [(w["version"], w["python"]) for w in parse_listing(COMMUNITY_PAGE)] == [
+        ("2.8.0", "cp310"), ("2.8.0", "cp312"), ("2.9.0", "cp312")]
+    # the folder escapes the local version's '+' as %2B; the ../ link is no wheel
+    assert [w["filename"] for w in parse_listing(NVIDIA_PAGE)] == [
+        "torch-%s-cp310-cp310-linux_aarch64.whl" % NV_WHEEL]
+
+
+def test_nvidias_folder_has_the_pinned_wheel():
+    got = check_listing(NVIDIA_PAGE, pick(), python="3.10")
+    assert got == {"ok": True, "errors": [], "versions": [NV_WHEEL]}
+
+
+def test_the_community_index_without_the_planned_wheel_is_refused_offering_what_it_has():
+    got = check_listing(COMMUNITY_PAGE, pick("community"), python="3.10")
+    assert not got["ok"] and got["versions"] == ["2.8.0"]         # the cp312 builds do not fit Python 3.10
+    message = got["errors"][0]
+    assert "has no torch 2.5.0 wheel for Python 3.10 on aarch64" in message
+    assert "read from https://pypi.jetson-ai-lab.io/jp6/cu126/torch/" in message and "it has 2.8.0" in message
+    assert message.endswith("Nothing was changed.")
+
+
+def test_an_empty_listing_says_so():
+    got = check_listing("<html></html>", pick("community"), python="3.10")
+    assert "it has no torch wheel for it" in got["errors"][0]
+
+
+def test_the_community_index_with_the_plans_version_passes():
+    got = check_listing(COMMUNITY_PAGE, pick("community", pytorch=dict(PLANNED, version="2.8.0")), python="3.10")
+    assert got["ok"], got["errors"]
+
+
+# --- the shipped data ----------------------------------------------------------------------------------------------
+def test_shipped_sources_are_well_formed_and_none_is_on_a_retired_host():
+    data = load_jetson_data()["pytorch_sources"]
+    retired = {entry["host"] for entry in data["retired"]}
+    for sources in data["builds"].values():
+        assert all(source["source"] and source["confirmed"] for source in sources)
+        assert not [s["url"] for s in sources if any(host in s["url"] for host in retired)]
+
+
+def test_the_plans_index_in_compat_is_not_on_a_retired_host():
+    retired = [entry["host"] for entry in load_jetson_data()["pytorch_sources"]["retired"]]
+    for route in load_compat()["jetson_pytorch"].values():
+        assert not any(host in (route.get("index_url") or "") for host in retired), route["index_url"]
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda s: s["builds"]["jp6-cu126"][0].update(confirmed="March 2025"), r"\[0\]: needs 'confirmed' as a quoted date"),
+    (lambda s: s["builds"]["jp6-cu126"][1].update(kind="simple"), r"\[1\]: needs 'kind' index or find_links"),
+    (lambda s: s.update(max_age_days=0), r"pytorch_sources.max_age_days: must be a positive integer"),
+])
+def test_a_bad_source_entry_is_named(change, message):
+    data = copy.deepcopy(load_jetson_data())
+    sources = copy.deepcopy(SOURCES)
+    change(sources)
+    data["pytorch_sources"] = sources
+    with pytest.raises(JetsonDataError, match=message):
+        check_jetson_data(data)
