@@ -212,3 +212,80 @@ def parse_madison(text):
         if match:
             out.append({"name": match.group("name"), "version": match.group("version"), "source": match.group("source")})
     return out
+
+
+# --- the kernel GRUB boots next (read on the host, for the signed modules' check after the install) -------------
+#
+# grub-mkconfig's 00_header writes: load_env; if next_entry (grub-reboot): default=next_entry, once; else
+# default=GRUB_DEFAULT, where GRUB_DEFAULT=saved means default=saved_entry (grub-set-default). An entry is a menu
+# position ("0", "1>2"), a title ("Advanced options for Ubuntu>Ubuntu, with Linux 6.8.0-31-generic") or an id
+# ("gnulinux-advanced-<uuid>>gnulinux-6.8.0-1008-aws-advanced-<uuid>") (grub-reboot(8), grub-set-default(8)). Entry 0
+# of Debian's and Ubuntu's menu is the newest kernel (10_linux sorts them newest first); an entry GRUB cannot find
+# boots entry 0 too.
+
+_GRUB_DEFAULT = re.compile(r"^\s*(?:export\s+)?GRUB_DEFAULT=(?P<value>.*?)\s*$")
+_GRUBENV = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.*)$")
+# The kernel release in a menu title ("with Linux 6.8.0-31-generic") or id ("gnulinux-6.8.0-1008-aws-advanced-<uuid>").
+_ENTRY_RELEASE = re.compile(r"(?:with Linux |gnulinux-)(?P<release>\d+\.\d+[^\s>'\"]*?)(?=-advanced-|-recovery-|\s|>|'|\"|$)")
+
+
+def _unquote(value):
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+def grub_default(texts):
+    """GRUB_DEFAULT from ``/etc/default/grub`` then ``/etc/default/grub.d/*.cfg`` (sourced in that order by
+    grub-mkconfig, so the last one set wins), quotes removed; "0" when none sets it (GRUB's own default)."""
+    value = "0"
+    for text in texts or ():
+        for line in (text or "").splitlines():
+            match = _GRUB_DEFAULT.match(line)
+            if match:
+                value = _unquote(match.group("value"))
+    return value
+
+
+def parse_grubenv(text):
+    """``/boot/grub/grubenv`` ("# GRUB Environment Block", ``name=value`` lines, ``#`` padding to 1024 bytes) -> dict."""
+    out = {}
+    for line in (text or "").splitlines():
+        match = _GRUBENV.match(line)
+        if match:
+            out[match.group("name")] = match.group("value")
+    return out
+
+
+def entry_release(entry):
+    """The kernel release a GRUB menu entry (title or id, submenus joined by ">") boots, else None."""
+    found = _ENTRY_RELEASE.findall(entry or "")
+    return found[-1] if found else None
+
+
+def grub_next_boot(default, env, releases, newest):
+    """The kernel GRUB boots next: {release, source}.
+
+    ``default``: :func:`grub_default`. ``env``: :func:`parse_grubenv`. ``releases``: the kernels in /boot.
+    ``newest``: entry 0 (the newest of them). A one-time ``next_entry`` first, then GRUB_DEFAULT (``saved``: the
+    ``saved_entry``); an entry that names an installed kernel boots it; "0", an empty saved entry, or an entry naming
+    a kernel that is gone boot entry 0; a menu position other than 0 (or another system's entry) cannot be read
+    without grub.cfg: entry 0 is assumed, and ``source`` says so.
+    """
+    env = env or {}
+    if env.get("next_entry"):
+        entry, source = env["next_entry"], "grubenv next_entry (grub-reboot, this boot only)"
+    elif default == "saved":
+        entry, source = env.get("saved_entry") or "0", "GRUB_DEFAULT=saved, grubenv saved_entry"
+    else:
+        entry, source = default, "GRUB_DEFAULT"
+    if entry.strip() in ("", "0"):
+        return {"release": newest, "source": "%s: entry 0, the newest kernel" % source}
+    release = entry_release(entry)
+    if release and release in (releases or ()):
+        return {"release": release, "source": "%s: %s" % (source, entry)}
+    if release:
+        return {"release": newest, "source": "%s: %s names no kernel in /boot, GRUB boots entry 0 (the newest)" % (source, entry)}
+    return {"release": newest, "source": "%s: %s is not read (a menu position or another entry); assumed entry 0, the newest kernel"
+            % (source, entry)}

@@ -68,6 +68,12 @@ options:
         the C(linux-modules-nvidia-*) names apt knows for those kernels plus the flavour metas (C(apt-cache pkgnames)).
     type: bool
     default: false
+  boot:
+    description:
+      - Read only the running release, the kernels in C(/boot) and the one GRUB boots next, in RV(kernel) (no package
+        lists); ignored with O(kernel=true), which reads them too.
+    type: bool
+    default: false
 attributes:
   check_mode:
     support: full
@@ -151,10 +157,13 @@ modinfo:
 kernel:
   description:
     - C(running) (the release C(uname -r) prints), C(packages) (C(name), C(version), C(installed), C(depends)),
-      C(boot) (the releases of C(/boot/vmlinuz-*)), C(next_boot) (the newest of them, grub's default; else the newest
-      installed C(linux-image-<release>), else the running release) and C(module_names) (the C(linux-modules-nvidia-*) packages apt knows
-      for the running, booted and installed kernels, and the flavour metas).
-  returned: when O(kernel=true)
+      C(boot) (the releases of C(/boot/vmlinuz-*)), C(next_boot) (the kernel GRUB boots next: grubenv's C(next_entry),
+      else C(GRUB_DEFAULT) of C(/etc/default/grub) and C(/etc/default/grub.d/*.cfg), C(saved) meaning grubenv's
+      C(saved_entry); entry 0 and anything not read: the newest of C(/boot); no kernel in C(/boot): the newest installed
+      C(linux-image-<release>), else the running release), C(next_boot_source) (how C(next_boot) was found) and
+      C(module_names) (the C(linux-modules-nvidia-*) packages apt knows for the running, booted and installed kernels,
+      and the flavour metas). With O(boot=true) only C(running), C(boot), C(next_boot) and C(next_boot_source).
+  returned: when O(kernel=true) or O(boot=true)
   type: dict
   sample: {"running": "6.8.0-90-generic", "boot": ["6.8.0-90-generic", "7.0.0-44-generic"], "next_boot": "7.0.0-44-generic",
            "packages": [{"name": "linux-image-generic-hwe-24.04", "version": "7.0.0-44.44~24.04.1", "installed": true,
@@ -177,6 +186,8 @@ _ENV = {"LC_ALL": "C", "LANG": "C"}
 DPKG_QUERY = ["dpkg-query", "-W", "-f", "${Package}\t${Version}\t${Architecture}\t${db:Status-Abbrev}\n"]
 _PREFERENCES = "/etc/apt/preferences.d"
 _STATUS = "/var/lib/dpkg/status"
+GRUB_DEFAULTS = "/etc/default/grub"
+GRUBENV = "/boot/grub/grubenv"
 
 
 def _run(module, argv):
@@ -242,20 +253,39 @@ def read_sources():
     return out
 
 
+def _read(path):
+    with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+        return handle.read()
+
+
+def read_boot(installed=()):
+    """The running release, /boot's kernels and the one GRUB boots next (``installed``: the installed kernel releases,
+    used when /boot lists none)."""
+    running = os.uname().release
+    boot = sorted(os.path.basename(path)[len("vmlinuz-"):] for path in glob.glob("/boot/vmlinuz-*"))
+    newest = kernel_utils.next_boot_kernel(boot or list(installed), running)
+    defaults = [_read(path) for path in [GRUB_DEFAULTS] + sorted(glob.glob(GRUB_DEFAULTS + ".d/*.cfg")) if os.path.isfile(path)]
+    env = _read(GRUBENV) if os.path.isfile(GRUBENV) else ""
+    if boot and (defaults or env):
+        grub = nd.grub_next_boot(nd.grub_default(defaults), nd.parse_grubenv(env), boot, newest)
+    else:
+        grub = {"release": newest, "source": "no GRUB configuration read: the newest kernel" if boot else "no kernel in /boot: the running one"}
+    return {"running": running, "boot": boot, "next_boot": grub["release"], "next_boot_source": grub["source"]}
+
+
 def read_kernel(module):
     """The kernel side: running release, dpkg's kernel packages, /boot's kernels, the module packages apt knows."""
-    running = os.uname().release
     _rc, out, _err = _run(module, ["dpkg-query", "-W", "-f", kernel_utils.KERNEL_DPKG_FORMAT] + kernel_utils.KERNEL_PACKAGE_PATTERNS)
     packages = kernel_utils.parse_kernel_packages(out)  # rc 1 when a pattern matches nothing: the rest is still listed
-    boot = sorted(os.path.basename(path)[len("vmlinuz-"):] for path in glob.glob("/boot/vmlinuz-*"))
-    releases = [running] + boot + kernel_utils.installed_kernels(packages) + \
+    result = read_boot(kernel_utils.installed_kernels(packages))
+    releases = [result["running"]] + result["boot"] + kernel_utils.installed_kernels(packages) + \
         [m["kernel"] for m in kernel_utils.image_metas(packages)]
     names = []
     if module.get_bin_path("apt-cache"):
         _rc, names_text, _err = _run(module, ["apt-cache", "pkgnames", "linux-modules-nvidia-"])
         names = kernel_utils.module_names_for(names_text.splitlines(), releases)
-    next_boot = kernel_utils.next_boot_kernel(boot or kernel_utils.installed_kernels(packages), running)
-    return {"running": running, "packages": packages, "boot": boot, "next_boot": next_boot, "module_names": names}
+    result.update(packages=packages, module_names=names)
+    return result
 
 
 def main():
@@ -270,6 +300,7 @@ def main():
             "kernels": {"type": "bool", "default": False},
             "modinfo": {"type": "dict"},
             "kernel": {"type": "bool", "default": False},
+            "boot": {"type": "bool", "default": False},
         },
         supports_check_mode=True,
     )
@@ -315,6 +346,8 @@ def main():
         result["modinfo"] = found
     if p["kernel"]:
         result["kernel"] = read_kernel(module)
+    elif p["boot"]:
+        result["kernel"] = read_boot()
     module.exit_json(**result)
 
 

@@ -20,6 +20,11 @@ Depends the per-ABI ``linux-modules-nvidia-580-open-7.0.0-44-generic``) that fol
 
 :func:`apply` is the hook ``nvidia_driver_plan.decide`` calls; the rest are the single decisions, unit-tested on
 captures recorded against Ubuntu's live archive (tests/fixtures/kernel/).
+
+After the install (filter ``dlbox.stack.nvidia_driver_kernel``'s two filters): :func:`module_check` says which kernels
+must have the module and judges ``modinfo`` (the signed path defers to the kernel that boots next when the running one
+has no signed module); :func:`persistence_daemon` says whether nvidia-persistenced may start now (only with the
+installed module loaded) and writes the drop-in that turns persistence mode on over the distribution's unit.
 """
 
 from __future__ import annotations
@@ -110,7 +115,8 @@ def signed_module(branch, server, open_, flavour, kernel_facts, running):
         return out
     packages = kernel_facts.get("packages") or []
     metas = [m for m in k.image_metas(packages) if m["flavour"] == flavour]
-    boot = k.next_boot_kernel(kernel_facts.get("boot") or k.installed_kernels(packages), running)
+    # the kernel GRUB boots next (nvidia_driver_facts reads its default), else the newest
+    boot = kernel_facts.get("next_boot") or k.next_boot_kernel(kernel_facts.get("boot") or k.installed_kernels(packages), running)
     meta_kernel = metas[0]["kernel"] if metas else None
     # The meta brings its kernel's module (and that kernel, through the module's Depends) when it is newer.
     if meta_kernel and (boot == running or k.release_key(meta_kernel) > k.release_key(boot)):
@@ -188,4 +194,168 @@ def finish(out):
     if "holds" in out and the_set:
         out["holds"], out["blacklist"] = keep_lists(out.get("holds"), out.get("blacklist"), the_set.get("signing"),
                                                     (out.get("driver") or {}).get("branch"))
+    return out
+
+
+# --- after the install: which kernels must have the module, and the verdict on modinfo ------------------------------
+
+def module_check(signing, build_only=False, build_kernels=(), dkms_kernels=(), running="", next_boot="", deferred_reason="",
+                 modinfo=None, expected=""):
+    """Which kernels ``modinfo -k KERNEL -F version`` must show the installed driver in, and the verdict:
+    {kernels, problems, pending_reboot_reason}.
+
+    ``signing``: the plan's signing path (``dkms`` or ``precompiled``). Build-only mode: ``build_kernels``. DKMS: every
+    kernel with headers (``dkms_kernels``). Signed precompiled modules: the running kernel, and, when the plan said
+    before any change that the archive has no signed module for it (``deferred_reason``, the plan's
+    ``pending_reboot_reason``), the kernel that boots next (``next_boot``: GRUB's default, read after the install,
+    which may have brought a newer kernel): there the running kernel may lack the module, the next one must have it,
+    and the result says "pending reboot" instead of failing; the run after that reboot checks the running kernel.
+
+    ``modinfo``: nvidia_driver_facts' ``modinfo`` ({kernel: the version, or modinfo's error such as
+    "modinfo: ERROR: Module nvidia not found."}); None: only the list. ``expected``: the installed driver version.
+    """
+    if build_only:
+        kernels = list(build_kernels or ())
+    elif signing == "dkms":
+        kernels = list(dkms_kernels or ())
+    else:
+        kernels = [running]
+        if deferred_reason and next_boot and next_boot != running:
+            kernels.append(next_boot)
+    out = {"kernels": kernels, "problems": [], "pending_reboot_reason": ""}
+    if modinfo is None:
+        return out
+    defer = signing == "precompiled" and not build_only and len(kernels) == 2
+    for kernel in kernels:
+        found = str(modinfo.get(kernel, "(not asked)")).strip()
+        if found == expected:
+            continue
+        if defer and kernel == running and str(modinfo.get(next_boot, "")).strip() == expected:
+            out["pending_reboot_reason"] = (
+                "pending reboot: the running kernel %s has no NVIDIA %s module (modinfo: %s); kernel %s, which boots next, "
+                "has it: reboot into it to load the driver, then run the same command again (that run checks the running "
+                "kernel)." % (running, expected, found or "nothing", next_boot))
+            continue
+        out["problems"].append("modinfo -k %s says '%s', expected %s%s." % (
+            kernel, found, expected, " (the kernel that boots next)" if defer and kernel == next_boot else ""))
+    return out
+
+
+# --- the persistence daemon ---------------------------------------------------------------------------------------
+#
+# nvidia-persistenced keeps the driver initialised while no client has the GPU open; started with its default
+# (--persistence-mode) it also turns persistence mode on for every GPU (nvidia-persistenced(1), option-table.h of
+# NVIDIA/nvidia-persistenced). Ubuntu's unit (canonical/nvidia-graphics-drivers,
+# debian/templates/nvidia-compute-utils-flavour.nvidia-persistenced.service.in) runs it with --no-persistence-mode,
+# StopWhenUnneeded=true and no [Install] section: udev's 71-nvidia.rules starts it when the driver binds
+# (SYSTEMD_WANTS), and persistence mode stays off. NVIDIA's own role (NVIDIA/ansible-role-nvidia-driver,
+# files/nvidia-persistenced-override.conf) resets ExecStart in a drop-in. Here the drop-in keeps the shipped unit and
+# its command line, with --persistence-mode instead of --no-persistence-mode, StopWhenUnneeded=false and an [Install]
+# section (systemctl reads [Install] from drop-ins since systemd 236, systemd PR #7158) so that it starts at boot.
+
+PERSISTENCED_UNIT = "nvidia-persistenced.service"
+_SECTION = re.compile(r"^\s*\[(?P<name>[^\]]+)\]\s*$")
+
+
+def unit_exec_start(unit_text):
+    """The command of the last ``ExecStart=`` of a unit file's [Service] section ("" when none; ``ExecStart=`` alone
+    resets it, as systemd reads it)."""
+    section, command = None, ""
+    for line in (unit_text or "").splitlines():
+        match = _SECTION.match(line)
+        if match:
+            section = match.group("name").strip()
+            continue
+        stripped = line.strip()
+        if section == "Service" and stripped.startswith("ExecStart="):
+            command = stripped[len("ExecStart="):].strip()
+    return command
+
+
+def persistence_command(command):
+    """The shipped command line with persistence mode on: ``--no-persistence-mode`` becomes ``--persistence-mode``
+    (added when neither is there); every other word is kept as shipped (``--user``, ``--verbose``)."""
+    words = command.split()
+    if not words:
+        return ""
+    if "--no-persistence-mode" in words:
+        words = ["--persistence-mode" if w == "--no-persistence-mode" else w for w in words]
+    elif "--persistence-mode" not in words:
+        words.append("--persistence-mode")
+    return " ".join(words)
+
+
+def persistence_dropin(unit_text, unit_path=""):
+    """The drop-in for nvidia-persistenced.service from the shipped unit's text, or None when it has no ExecStart."""
+    command = persistence_command(unit_exec_start(unit_text))
+    if not command:
+        return None
+    return (
+        "# Written by dlbox.stack.nvidia_driver (nvidia_driver_persistence_mode: true). The unit stays as shipped%s;\n"
+        "# this drop-in runs its command with persistence mode on, keeps it running when udev no longer wants it, and\n"
+        "# starts it at boot. Remove it (or set nvidia_driver_persistence_mode: false) to go back to the shipped unit.\n"
+        "[Unit]\n"
+        "StopWhenUnneeded=false\n"
+        "\n"
+        "[Service]\n"
+        "ExecStart=\n"
+        "ExecStart=%s\n"
+        "\n"
+        "[Install]\n"
+        "WantedBy=multi-user.target\n" % ((" (%s)" % unit_path) if unit_path else "", command))
+
+
+def loaded_module_version(sys_version="", state=None):
+    """The version of the NVIDIA module the kernel has loaded: ``/sys/module/nvidia/version`` (the module's own
+    MODULE_VERSION), else the ``loaded_version`` of ``nvidia_driver_state`` (nvidia-smi, else /proc/driver/nvidia/version,
+    plugin_utils.driver_state); None when no module is loaded."""
+    text = str(sys_version or "").strip()
+    if text:
+        return text
+    if isinstance(state, dict) and state.get("loaded_version"):
+        return str(state["loaded_version"])
+    return None
+
+
+def persistence_daemon(manage, build_only, installed, loaded, persistence_mode, unit_text="", unit_path="", check_mode=False):
+    """What the role does with nvidia-persistenced: {manage, dropin, dropin_state, start, message, problem}.
+
+    ``manage``: the server profile with ``nvidia_driver_persistenced`` on a host systemd runs. ``installed``: the driver
+    version installed. ``loaded``: :func:`loaded_module_version`. ``unit_text``/``unit_path``: the shipped unit
+    (its FragmentPath), "" when systemd knows none.
+
+    The drop-in is written with ``persistence_mode`` (removed without it). The daemon is started only when the loaded
+    module is the installed one: against an older module (a reinstall, a branch change) or none, the user-space daemon
+    of the new version fails; then it waits for the reboot (the unit is enabled, so it starts at boot) and the message
+    says "pending reboot". No unit in check mode: the package is not installed yet, so nothing can be said about it.
+    """
+    out = {"manage": bool(manage), "dropin": None, "dropin_state": "absent", "start": False, "message": "", "problem": None}
+    if not manage:
+        return out
+    if not unit_text:
+        if check_mode:
+            out.update(manage=False, message="Check mode: %s is not installed yet; the role would set it up after the install."
+                       % PERSISTENCED_UNIT)
+            return out
+        out["problem"] = ("nvidia_driver_persistenced: %s is not known to systemd after the install, although the server set "
+                          "ships it. Set nvidia_driver_persistenced: false to leave the daemon alone." % PERSISTENCED_UNIT)
+        return out
+    if persistence_mode:
+        out["dropin"] = persistence_dropin(unit_text, unit_path)
+        if out["dropin"] is None:
+            out["problem"] = ("nvidia_driver_persistence_mode: %s (%s) has no ExecStart to run with --persistence-mode. Set "
+                              "nvidia_driver_persistence_mode: false to keep the unit as it is." % (PERSISTENCED_UNIT, unit_path or "?"))
+            return out
+        out["dropin_state"] = "present"
+    if build_only:
+        out["message"] = "Build-only mode: %s is enabled, not started (no module is loaded here)." % PERSISTENCED_UNIT
+        return out
+    if installed and loaded == installed:
+        out["start"] = True
+        return out
+    out["message"] = (
+        "pending reboot: %s is enabled but not started: %s, and the daemon of driver %s fails against it; it starts at "
+        "the next boot, with the new module." % (
+            PERSISTENCED_UNIT, "NVIDIA module %s is loaded" % loaded if loaded else "no NVIDIA module is loaded",
+            installed or "(version unknown)"))
     return out
