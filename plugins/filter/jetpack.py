@@ -50,6 +50,13 @@ def jetpack_pytorch(options, plan, listing=None, data_path=None):
     return decision
 
 
+def jetpack_power_result(power, rc, output=None):
+    """What ``nvpmodel -m``, answered "no", did (plugin_utils.jetpack_plan.power_result): applied, pending_reboot, failed."""
+    if not isinstance(power, dict):
+        raise AnsibleFilterError("jetpack_power_result: expected the plan's power (jetpack_plan's power) as a mapping")
+    return _jetpack_plan.power_result(power, rc, output)
+
+
 def container_toolkit_source(choice, plan, host=None):
     """``nvidia_container_toolkit_source`` (auto, nvidia, jetpack) decided for the plan and the host's facts."""
     if plan is not None and not isinstance(plan, dict):
@@ -59,5 +66,5 @@ def container_toolkit_source(choice, plan, host=None):
 
 class FilterModule(object):
     def filters(self):
-        return {"jetpack_plan": jetpack_plan, "jetpack_pytorch": jetpack_pytorch,
+        return {"jetpack_plan": jetpack_plan, "jetpack_pytorch": jetpack_pytorch, "jetpack_power_result": jetpack_power_result,
                 "container_toolkit_source": container_toolkit_source}

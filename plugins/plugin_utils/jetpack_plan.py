@@ -32,7 +32,15 @@ from ansible_collections.dlbox.stack.plugins.plugin_utils.jetpack_pytorch import
 
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "data" / "jetson.yml"
 
-OPTION_KEYS = ("base_url", "key_url", "key_fingerprint", "components", "power_mode", "clocks")
+OPTION_KEYS = ("base_url", "key_url", "key_fingerprint", "components", "power_mode", "power_mode_reboot", "clocks")
+POWER_REBOOT_CHOICES = ("never", "if_needed")
+# nvpmodel's answer to `-m <id>` when the mode needs a reboot (NVIDIA Jetson Linux Developer Guide, Power Management,
+# nvpmodel; outputs posted from modules: boxcutter/kvm docs/NVIDIA_JETPACK_6_JETSON_DEVELOPER_KIT_SETUP.md on an AGX
+# Orin, almond-bot/axol#107): "NVPM WARN: Reboot required for changing to this power mode: <id>", then the prompt
+# "DO YOU WANT TO REBOOT NOW? enter YES/yes to confirm:"; any other answer cancels the change
+# ("NVPM ERROR: optMask is 1, no request for power mode").
+_REBOOT_REQUIRED_RE = re.compile(r"Reboot required for changing to this power mode:\s*(\d+)")
+_WATTS_RE = re.compile(r"(\d+)W\b")
 
 _QUERY_NAME_RE = re.compile(r"NV Power Mode:\s*(\S+)")
 _FINGERPRINT_RE = re.compile(r"^[0-9A-F]{40}$")
@@ -134,8 +142,12 @@ def _check_options(options, errors):
                       "clocks put back) or null (left as they are)." % (clocks,))
     power_mode = options.get("power_mode")
     if power_mode is not None and not isinstance(power_mode, str):
-        errors.append("jetpack_power_mode is %r; it must be the NAME of a mode in /etc/nvpmodel.conf (e.g. MAXN) or "
+        errors.append("jetpack_power_mode is %r; it must be the NAME of a mode in /etc/nvpmodel.conf (e.g. MAXN), max, or "
                       "empty to leave the mode as it is." % (power_mode,))
+    reboot = options.get("power_mode_reboot", "never")
+    if reboot not in POWER_REBOOT_CHOICES:
+        errors.append("jetpack_power_mode_reboot is %r; choose never (a mode that needs a reboot is recorded as pending, "
+                      "nothing reboots) or if_needed (the play lets nvpmodel reboot the module)." % (reboot,))
     return fingerprint
 
 
@@ -166,14 +178,49 @@ def _power(options, conf_text, query_text, errors):
                       "writes it on a flashed Jetson); leave jetpack_power_mode empty." % wanted)
         return None
     by_name = {mode["name"]: mode for mode in conf["modes"]}
-    mode = by_name.get(wanted)
+    mode = max_power_mode(conf["modes"]) if wanted == "max" else by_name.get(wanted)
     if mode is None:
-        errors.append("jetpack_power_mode is '%s'; /etc/nvpmodel.conf of this module has the modes %s (set one of these NAMEs)."
-                      % (wanted, ", ".join("%s (id %d)" % (m["name"], m["id"]) for m in conf["modes"])))
+        errors.append("jetpack_power_mode is '%s'; /etc/nvpmodel.conf of this module has the modes %s (set one of these NAMEs%s)."
+                      % (wanted, ", ".join("%s (id %d)" % (m["name"], m["id"]) for m in conf["modes"]),
+                         "; none is MAXN_SUPER, MAXN or named in watts, so max has no meaning here" if wanted == "max" else ""))
         return None
     current = parse_nvpmodel_query(query_text)
-    return {"name": mode["name"], "id": mode["id"], "default": conf["default"], "current": current,
+    return {"name": mode["name"], "id": mode["id"], "default": conf["default"], "current": current, "asked": wanted,
+            "reboot": options.get("power_mode_reboot", "never"),
             "change": current is None or current.get("id") != mode["id"]}
+
+
+def max_power_mode(modes):
+    """The module's most powerful mode by its conf's names: MAXN_SUPER (Orin Nano/NX Super, JetPack 6.2 and newer),
+    else MAXN, else the most watts in a name (``MODE_50W``, ``25W``); None when no name says.
+
+    ``[{"id": 0, "name": "15W"}, {"id": 2, "name": "MAXN_SUPER"}]`` -> ``{"id": 2, "name": "MAXN_SUPER"}``.
+    """
+    by_name = {mode["name"]: mode for mode in modes}
+    for name in ("MAXN_SUPER", "MAXN"):
+        if name in by_name:
+            return by_name[name]
+    watts = [(int(match.group(1)), mode) for mode in modes for match in [_WATTS_RE.search(mode["name"])] if match]
+    return max(watts, key=lambda pair: pair[0])[1] if watts else None
+
+
+def power_result(power, rc, output):
+    """What ``nvpmodel -m <id>``, answered "no", did: ``{"state", "reboot_required", "message"}``.
+
+    ``state``: ``applied`` (the mode switched at once, rc 0), ``pending_reboot`` (nvpmodel asked for a reboot and the
+    answer cancelled the change: the mode is NOT set, a reboot through nvpmodel's own prompt sets it) or ``failed``.
+    ``output``: stdout and stderr together, e.g. ``NVPM WARN: Reboot required for changing to this power mode: 0`` ...
+    """
+    required = _REBOOT_REQUIRED_RE.search(output or "")
+    if required:
+        message = ("Power mode %s (id %d) needs a reboot: nvpmodel asked, and the change was cancelled (answered no). "
+                   "With jetpack_power_mode_reboot: if_needed the play reboots the module through nvpmodel's prompt; "
+                   "by hand: sudo nvpmodel -m %d and answer YES." % (power["name"], power["id"], power["id"]))
+        return {"state": "pending_reboot", "reboot_required": True, "message": message}
+    if rc == 0:
+        return {"state": "applied", "reboot_required": False, "message": "Power mode %s set." % power["name"]}
+    return {"state": "failed", "reboot_required": False,
+            "message": "nvpmodel -m %d (%s) failed (rc %s): %s" % (power["id"], power["name"], rc, (output or "").strip())}
 
 
 def decide(plan, options, release_text=None, model_text=None, nvpmodel_conf=None, nvpmodel_query=None, data=None, compat=None):

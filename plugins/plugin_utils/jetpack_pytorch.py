@@ -83,15 +83,16 @@ def choose(pytorch, options, section, today=None):
     community, mirror), ``mirror_url``, ``mirror_kind`` (index or find_links); ``section``: ``pytorch_sources`` of
     data/jetson.yml; ``today``: a ``datetime.date`` (the age of the confirmations).
 
-    Returns ``{"ok", "errors", "warnings", "source", "pytorch", "find_links", "listing_url"}``: ``source`` the chosen
-    one (``name``, ``kind``, ``url``, ``confirmed``, ``grade``); ``pytorch`` the plan's entry with the exact version to
-    pin and the index pip takes (None for a folder of wheels); ``find_links`` the folders to add to pip's;
-    ``listing_url`` the page that must list the wheel (``<index>/torch/`` or the folder).
+    Returns ``{"ok", "errors", "warnings", "source", "pytorch", "find_links", "listing_url", "pin"}``: ``source`` the
+    chosen one (``name``, ``kind``, ``url``, ``confirmed``, ``grade``; ``plan`` for PyTorch's own wheels, which the plan
+    takes from PyTorch's index for a build that is not a Jetson one); ``pytorch`` the plan's entry with the exact
+    version to pin and the index pip takes (None for a folder of wheels); ``find_links`` the folders to add to pip's;
+    ``listing_url`` the page that must list the wheel (``<index>/torch/`` or the folder); ``pin`` the wheel's version.
     """
     today = today or datetime.date.today()
     errors, warnings = [], []
     out = {"ok": False, "errors": errors, "warnings": warnings, "source": None, "pytorch": None, "find_links": [],
-           "listing_url": None}
+           "listing_url": None, "pin": None}
     choice = options.get("source") or "auto"
     if choice not in CHOICES:
         errors.append("jetpack_pytorch_source is %r; choose one of %s." % (choice, ", ".join(CHOICES)))
@@ -102,6 +103,15 @@ def choose(pytorch, options, section, today=None):
         return out
     variant = pytorch.get("variant")
     sources = (section.get("builds") or {}).get(variant) or []
+    if not sources and pytorch.get("index_url") and choice == "auto":
+        # not a Jetson build: PyTorch's own aarch64 wheels (JetPack 7 on Thor), from the plan's index as planned; pip
+        # pins them with the variant's local label (2.15.0+cu130), as python_env does
+        local = variant if variant and re.match(r"^(cu\d+|cpu)$", variant) else None
+        source = {"name": "plan", "kind": "index", "url": pytorch["index_url"].rstrip("/"), "confirmed": None, "grade": None}
+        out.update(ok=True, source=source, pytorch=dict(pytorch), find_links=[],
+                   listing_url=source["url"] + "/torch/",
+                   pin="%s+%s" % (pytorch["version"], local) if local else pytorch["version"])
+        return out
     if not sources:
         errors.append("data/jetson.yml names no source for the plan's PyTorch build '%s' (pytorch_sources.builds has %s); "
                       "give a mirror or wheelhouse that holds torch %s: jetpack_pytorch_source: mirror and "
@@ -167,7 +177,7 @@ def choose(pytorch, options, section, today=None):
         listing = source["url"]
         find_links = [source["url"]]
     out.update(ok=True, source={k: source.get(k) for k in ("name", "kind", "url", "confirmed", "grade")},
-               pytorch=entry, find_links=find_links, listing_url=listing)
+               pytorch=entry, find_links=find_links, listing_url=listing, pin=torch)
     return out
 
 
@@ -207,7 +217,7 @@ def check_listing(html, decision, python=None):
     Returns ``{"ok", "errors", "versions"}``; ``versions`` are the torch versions the listing has for this Python and
     aarch64 (or any platform), which the refusal offers.
     """
-    pinned = decision["pytorch"]["version"]
+    pinned = decision.get("pin") or decision["pytorch"]["version"]
     wheels = [wheel for wheel in parse_listing(html) if _fits(wheel, python)]
     versions = []
     for wheel in wheels:

@@ -15,8 +15,8 @@ import pytest
 
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat
 from ansible_collections.dlbox.stack.plugins.plugin_utils.jetpack_plan import (
-    JetsonDataError, check_jetson_data, container_toolkit_source, decide, load_jetson_data, parse_nvpmodel_conf,
-    parse_nvpmodel_query)
+    JetsonDataError, check_jetson_data, container_toolkit_source, decide, load_jetson_data, max_power_mode,
+    parse_nvpmodel_conf, parse_nvpmodel_query, power_result)
 
 ROOT = Path(__file__).resolve().parents[4]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -45,6 +45,8 @@ AGX_R3644 = read("jetson/nv_tegra_release/agx-orin-r36.4.4.txt")
 TX2_R3251 = read("nv_tegra_release/tx2-r32.5.1.txt")
 AGX_CONF = read("jetson/nvpmodel/nvpmodel_p3701_0000.conf")
 NANO_CONF = read("jetson/nvpmodel/nvpmodel_p3767_0003.conf")
+NANO_SUPER_CONF = read("jetson/nvpmodel/nvpmodel_p3767_0003_super.conf")
+THOR_R3820 = read("jetson/nv_tegra_release/agx-thor-r38.2.0.txt")
 MODEL = "NVIDIA Jetson AGX Orin Developer Kit\0"
 
 
@@ -53,7 +55,8 @@ def plan(version="6.2", l4t="36.4.3", family="orin"):
 
 
 def options(**changes):
-    base = {"base_url": "", "key_url": "", "key_fingerprint": "", "components": ["all"], "power_mode": "", "clocks": None}
+    base = {"base_url": "", "key_url": "", "key_fingerprint": "", "components": ["all"], "power_mode": "",
+            "power_mode_reboot": "never", "clocks": None}
     base.update(changes)
     return base
 
@@ -155,8 +158,97 @@ def test_a_plan_without_jetpack_is_refused_naming_the_plan():
 
 
 def test_a_family_without_a_soc_repository_is_refused():
-    got = run(the_plan=plan(family="thor"))
-    assert "no SoC repository for the module family 'thor'" in got["errors"][0]
+    got = run(the_plan=plan(family="nano"))
+    assert "no SoC repository for the module family 'nano'" in got["errors"][0]
+
+
+# --- JetPack 7 on the shipped data (Thor on R38, Orin on R39); an L4T major change is still a reflash ------------
+SHIPPED = load_jetson_data()
+REAL_COMPAT = load_compat()
+
+
+def run_shipped(the_plan, release, model="NVIDIA Jetson AGX Thor Developer Kit"):
+    return decide(the_plan, options(), release_text=release, model_text=model, nvpmodel_conf=None, nvpmodel_query=None,
+                  data=SHIPPED, compat=REAL_COMPAT)
+
+
+def test_agx_thor_on_r38_2_0_jetpack_7_gets_its_soc_repository_of_r38_2():
+    got = run_shipped(plan("7.0", "38.2.0", "thor"), THOR_R3820)      # a REAL nv_tegra_release of an AGX Thor
+    assert got["ok"], got["errors"]
+    assert [r["uri"].rsplit("/", 1)[1] for r in got["repositories"]] == ["common", SHIPPED["socs"]["thor"]["soc"]]
+    assert {r["suite"] for r in got["repositories"]} == {"r38.2"}
+
+
+def test_a_thor_plan_on_an_orin_r36_module_is_still_a_reflash():
+    got = run_shipped(plan("7.0", "38.2.0", "thor"), AGX_R3643, MODEL)
+    assert not got["ok"] and "needs a reflash" in got["errors"][0] and "runs L4T 36.4.3 (R36)" in got["errors"][0]
+
+
+def test_an_orin_r36_module_with_a_jetpack_7_plan_is_still_a_reflash():
+    got = run_shipped(plan("7.2", "39.2.0", "orin"), AGX_R3643, MODEL)
+    assert not got["ok"] and "needs a reflash" in got["errors"][0]
+
+
+def test_orin_may_run_the_jetpack_7_major_as_documented():
+    # JetPack 7.2 lists Orin (data/compat.yml); R39 is in Orin's l4t_majors, so the only refusal left is the reflash
+    assert 39 in SHIPPED["socs"]["orin"]["l4t_majors"]
+    assert "orin" in next(j for j in REAL_COMPAT["jetpack"] if j["version"] == "7.2")["devices"]
+
+
+# --- power modes as the tools behave -----------------------------------------------------------------------------
+@pytest.mark.parametrize("conf, expected", [
+    (NANO_SUPER_CONF, {"id": 2, "name": "MAXN_SUPER"}),     # Orin Nano Super: MAXN_SUPER (id 2), not id 0
+    (AGX_CONF, {"id": 0, "name": "MAXN"}),
+    (NANO_CONF, {"id": 0, "name": "15W"}),                  # the Orin Nano before Super: the most watts
+])
+def test_max_is_the_modules_own_top_mode(conf, expected):
+    assert max_power_mode(parse_nvpmodel_conf(conf)["modes"]) == expected
+
+
+def test_max_on_an_orin_nano_super_sets_maxn_super():
+    got = run(opts=options(power_mode="max", power_mode_reboot="if_needed"), conf=NANO_SUPER_CONF,
+              query="NV Power Mode: 15W\n0\n")
+    assert got["ok"], got["errors"]
+    assert {k: got["power"][k] for k in ("name", "id", "asked", "reboot", "change")} == \
+        {"name": "MAXN_SUPER", "id": 2, "asked": "max", "reboot": "if_needed", "change": True}
+
+
+def test_max_without_a_top_mode_name_is_refused():
+    got = run(opts=options(power_mode="max"), conf="< POWER_MODEL ID=0 NAME=MODE_A >\n< PM_CONFIG DEFAULT=0 >\n")
+    assert "none is MAXN_SUPER, MAXN or named in watts" in got["errors"][0]
+
+
+def test_a_bad_reboot_choice_is_named():
+    got = run(opts=options(power_mode="MAXN", power_mode_reboot="always"))
+    assert not got["ok"] and got["errors"][0].startswith("jetpack_power_mode_reboot is 'always'")
+
+
+# nvpmodel -m answered "no": outputs posted from modules (tests/fixtures/jetson/SOURCES.md)
+DECLINED = ("NVPM WARN: Golden image context is already created\n"
+            "NVPM WARN: Reboot required for changing to this power mode: 0\n"
+            "NVPM WARN: DO YOU WANT TO REBOOT NOW? enter YES/yes to confirm:\n"
+            "NVPM ERROR: optMask is 1, no request for power mode")
+NO_ANSWER = ("NVPM WARN: Reboot required for changing to this power mode: 2\n"
+             "NVPM WARN: DO YOU WANT TO REBOOT NOW? enter YES/yes to confirm:\n"
+             "NVPM ERROR: bad input!\nNVPM ERROR: optMask is 1, no request for power mode")
+MAXN = {"name": "MAXN", "id": 0}
+
+
+@pytest.mark.parametrize("rc, output, state", [
+    (1, DECLINED, "pending_reboot"),
+    (0, DECLINED, "pending_reboot"),         # whatever the exit status: the prompt means the mode was not set
+    (1, NO_ANSWER, "pending_reboot"),
+    (0, "", "applied"),
+    (1, "NVPM ERROR: Invalid power mode: 9", "failed"),
+])
+def test_what_nvpmodel_did(rc, output, state):
+    assert power_result(MAXN, rc, output)["state"] == state
+
+
+def test_a_pending_reboot_says_how_to_finish():
+    message = power_result(MAXN, 1, DECLINED)["message"]
+    assert "needs a reboot" in message and "jetpack_power_mode_reboot: if_needed" in message
+    assert "sudo nvpmodel -m 0 and answer YES" in message
 
 
 @pytest.mark.parametrize("conf, query, wanted, expected", [

@@ -108,11 +108,22 @@ def test_nvidias_wheel_of_another_release_is_refused():
 
 @pytest.mark.parametrize("pytorch, words", [
     (None, "has no PyTorch for this Jetson"),
-    (dict(PLANNED, variant="jp7-cu130"), "names no source for the plan's PyTorch build 'jp7-cu130'"),
+    (dict(PLANNED, variant="jp7-cu130", index_url=None), "names no source for the plan's PyTorch build 'jp7-cu130'"),
 ])
 def test_a_plan_without_a_known_build_is_refused(pytorch, words):
     got = choose(pytorch, {"source": "auto"}, SOURCES, today=TODAY)
     assert not got["ok"] and words in got["errors"][0]
+
+
+def test_pytorchs_own_aarch64_wheels_of_a_thor_plan_come_from_the_plans_index():
+    # JetPack 7 on Thor: the plan takes PyTorch's own cu130 wheels (data/compat.yml pytorch-aarch64), not a Jetson build
+    thor = {"version": "2.9.1", "variant": "cu130", "index_url": "https://download.pytorch.org/whl/cu130", "cuda": "13.0"}
+    got = choose(thor, {"source": "auto"}, SOURCES, today=TODAY)
+    assert got["ok"] and got["source"]["name"] == "plan" and got["pytorch"] == thor
+    assert got["listing_url"] == "https://download.pytorch.org/whl/cu130/torch/" and got["pin"] == "2.9.1+cu130"
+    page = '<a href="/whl/cu130/torch-2.9.1%2Bcu130-cp312-cp312-manylinux_2_28_aarch64.whl#sha256=00">x</a>'
+    assert check_listing(page, got, python="3.12")["ok"]
+    assert not check_listing(page, got, python="3.10")["ok"]
 
 
 # --- the listings (FIXTURES in the real pages' shape) ------------------------------------------------------------
