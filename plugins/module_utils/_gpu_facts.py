@@ -901,6 +901,110 @@ def classify_disk(name, rotational, size_sectors):
     return {"name": name, "kind": kind, "size_gb": int(round(sectors * 512 / 1e9))}
 
 
+def parse_mountinfo_root(text):
+    """``/proc/self/mountinfo`` -> the ``major:minor`` of the filesystem mounted at ``/`` (the last such line), or None.
+
+    ``36 1 259:2 / / rw,relatime shared:1 - ext4 /dev/nvme0n1p2 rw`` -> ``259:2`` (proc(5), /proc/[pid]/mountinfo).
+    """
+    found = None
+    for line in (text or "").splitlines():
+        fields = line.split()
+        if len(fields) >= 5 and fields[4] == "/" and re.match(r"^\d+:\d+$", fields[2]):
+            found = fields[2]
+    return found
+
+
+def root_disk(root_dev, blocks, disks):
+    """The disk that holds ``/``: ``{"name", "kind", "size_gb", "members", "member_kinds"}`` or None.
+
+    ``root_dev``: ``major:minor`` (or a device name) of the root filesystem; ``blocks``: ``{name: {"dev": "259:2",
+    "parent": "nvme0n1" or None, "slaves": [names]}}`` (sysfs ``/sys/block/<disk>[/<partition>]/dev`` and
+    ``slaves/``, or lsblk's tree); ``disks``: the ``disks`` fact. A partition counts as its disk; device-mapper (LVM,
+    LUKS) as the disks under it; an md array as itself, with its member disks' kinds (an array of NVMe disks is NVMe).
+    None when ``/`` is not on a block device (a container's overlay, tmpfs).
+    """
+    if not root_dev:
+        return None
+    by_dev = {b.get("dev"): name for name, b in (blocks or {}).items() if b.get("dev")}
+    start = by_dev.get(root_dev) or (root_dev if root_dev in (blocks or {}) else None)
+    by_name = {d["name"]: d for d in disks or []}
+
+    def top(name, depth=0):
+        entry = (blocks or {}).get(name) or {}
+        if depth > 8:
+            return []
+        if entry.get("parent"):
+            return top(entry["parent"], depth + 1)
+        if name in by_name and (by_name[name].get("kind") == "md" or not entry.get("slaves")):
+            return [name]
+        if entry.get("slaves"):
+            return sorted({d for s in entry["slaves"] for d in top(s, depth + 1)})
+        return [name] if name in by_name else []
+
+    found = top(start) if start else []
+    if len(found) != 1:
+        return None if not found else {"name": " + ".join(found), "kind": by_name[found[0]].get("kind"),
+                                        "size_gb": None, "members": found,
+                                        "member_kinds": sorted({by_name[n].get("kind") for n in found})}
+    disk = by_name[found[0]]
+    members = []
+    if disk.get("kind") == "md":
+        members = sorted({d for s in ((blocks or {}).get(disk["name"]) or {}).get("slaves") or [] for d in top(s)})
+    return {"name": disk["name"], "kind": disk.get("kind"), "size_gb": disk.get("size_gb"), "members": members,
+            "member_kinds": sorted({by_name[n].get("kind") for n in members if n in by_name})}
+
+
+def sysfs_link_gen(speed):
+    """sysfs ``max_link_speed`` / ``current_link_speed`` text (``16.0 GT/s PCIe``, ``8 GT/s``) -> generation 1-6."""
+    match = re.match(r"^\s*([0-9.]+)\s*GT/s", str(speed or ""))
+    if not match:
+        return None
+    value = match.group(1).rstrip("0").rstrip(".") if "." in match.group(1) else match.group(1)
+    return _PCIE_GT_TO_GEN.get(value)
+
+
+def pcie_capability(smi_link, gpu_max_gen, pci_link):
+    """The GPU's own PCIe capability against the link it got: ``{"gen", "width", "link_gen", "link_width", "source"}``.
+
+    ``smi_link``: nvidia-smi's ``{gen_max, width_max, width_current}`` (its ``Max`` generation is the lower of the
+    GPU's and the slot's, NVML's nvmlDeviceGetMaxPcieLinkGeneration); ``gpu_max_gen``: nvidia-smi's ``Device Max``
+    (``max_device_link_gen``, pcie.link.gen.gpumax), the GPU's own; ``pci_link``: the GPU function's LnkCap/LnkSta
+    (lspci -vv, or sysfs max_link_*/current_link_*) as ``{gen_max, width_max, gen_current, width_current}``.
+    The GPU's capability is its LnkCap (or Device Max); the link it got is nvidia-smi's Max generation and the current
+    width (a GPU drops its generation when idle, not its width). None when nothing is known.
+    """
+    smi_link, pci_link = smi_link or {}, pci_link or {}
+    gen = gpu_max_gen or pci_link.get("gen_max")
+    width = pci_link.get("width_max")
+    link_gen = smi_link.get("gen_max")
+    link_width = pci_link.get("width_current") or smi_link.get("width_current")
+    if width is None and smi_link.get("width_max"):
+        width = smi_link.get("width_max")
+    if not any((gen, width, link_gen, link_width)):
+        return None
+    sources = []
+    if gpu_max_gen or smi_link:
+        sources.append("nvidia-smi")
+    if pci_link:
+        sources.append(pci_link.get("source") or "lspci")
+    return {"gen": gen, "width": width, "link_gen": link_gen, "link_width": link_width, "source": "+".join(sources)}
+
+
+def pcie_gpu_max_gen_xml(text):
+    """``{pci bus id: max_device_link_gen}`` from ``nvidia-smi -q -x`` (drivers that print it), else {}."""
+    try:
+        root = ET.fromstring((text or "").strip())
+    except ET.ParseError:
+        return {}
+    out = {}
+    for gpu in root.findall("gpu"):
+        gen = _to_int(_text(gpu, "pci/pci_gpu_link_info/pcie_gen/max_device_link_gen"))
+        bus = normalize_pci_bus_id(_clean(_text(gpu, "pci/pci_bus_id")) or gpu.get("id"))
+        if gen and bus:
+            out[bus] = gen
+    return out
+
+
 def ecc_from_edac(edac_mc_exists, mc_entries):
     """ECC memory from EDAC: ``/sys/devices/system/edac/mc`` exists? and its entries.
 
@@ -1148,7 +1252,8 @@ def build_host_facts(raw):
     ``nvidia_smi_xml``, ``nvidia_smi_cc_csv``, ``nvidia_smi_topo``, ``lspci``, ``sysfs_pci`` (list of
     ``(address, vendor, device, class)``), ``dockerenv``, ``containerenv``, ``cgroup``,
     ``pid1_environ``, ``systemd_container``, ``nv_tegra_release``, ``device_tree_model``,
-    ``probes`` (dict passed through).
+    ``mountinfo`` or ``root_dev`` and ``blocks`` (see :func:`root_disk`), ``pci_links`` (``{bus id: LnkCap/LnkSta
+    link}`` of the GPUs, see :func:`pcie_capability`), ``probes`` (dict passed through).
     """
     probes = dict(raw.get("probes") or {})
     os_facts = parse_os_release(raw.get("os_release")) if raw.get("os_release") else {
@@ -1218,6 +1323,12 @@ def build_host_facts(raw):
     nvswitches.sort(key=lambda d: d["pci_bus_id"] or "")
 
     gpus = merge_gpus(smi["gpus"] if smi else None, pci_gpus)
+    gpu_max_gen = pcie_gpu_max_gen_xml(raw.get("nvidia_smi_xml")) if smi else {}
+    for gpu in gpus:
+        bus = gpu.get("pci_bus_id")
+        cap = pcie_capability(gpu.get("pcie_link"), gpu_max_gen.get(bus), (raw.get("pci_links") or {}).get(bus))
+        if cap:
+            gpu["pcie_cap"] = cap
 
     topology = None
     nvlink = None
@@ -1251,6 +1362,7 @@ def build_host_facts(raw):
             "ecc": ecc_from_edac(raw.get("edac_mc_exists", False), raw.get("edac_mc_entries")),
         },
         "disks": disks,
+        "root_disk": root_disk(raw.get("root_dev") or parse_mountinfo_root(raw.get("mountinfo")), raw.get("blocks"), disks),
         "secure_boot": secure_boot,
         "virtualization": {
             "container": virt["container"],

@@ -181,7 +181,9 @@ import platform
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.dlbox.stack.plugins.module_utils._gpu_facts import build_host_facts
+from ansible_collections.dlbox.stack.plugins.module_utils._gpu_facts import (
+    build_host_facts, normalize_pci_bus_id, sysfs_link_gen,
+)
 
 _SECURE_BOOT_VAR = "sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
 
@@ -282,6 +284,17 @@ def gather(reader, nvidia_smi_path="nvidia-smi", lspci_path="lspci", mokutil_pat
             (reader.read("sys/block/%s/size" % name) or "0").strip(),
         ))
     raw["disks"] = disks
+    # which disk holds / (the system disk): the root mount's major:minor, every disk's and partition's dev, dm/md slaves
+    raw["mountinfo"] = reader.read("proc/self/mountinfo")
+    blocks = {}
+    for name in reader.listdir("sys/block") or []:
+        blocks[name] = {"dev": (reader.read("sys/block/%s/dev" % name) or "").strip(), "parent": None,
+                        "slaves": reader.listdir("sys/block/%s/slaves" % name) or []}
+        for part in reader.listdir("sys/block/%s" % name) or []:
+            if part.startswith(name) and reader.exists("sys/block/%s/%s/partition" % (name, part)):
+                blocks[part] = {"dev": (reader.read("sys/block/%s/%s/dev" % (name, part)) or "").strip(),
+                                "parent": name, "slaves": []}
+    raw["blocks"] = blocks
 
     status, out = reader.run(mokutil_path, ["--sb-state"])
     probes["mokutil"] = status
@@ -333,8 +346,29 @@ def gather(reader, nvidia_smi_path="nvidia-smi", lspci_path="lspci", mokutil_pat
         raw["sysfs_pci"] = entries
         probes["sysfs_pci"] = "ok" if addresses is not None else "missing"
 
+    # each NVIDIA function's own link capability (LnkCap) and current link (LnkSta), as the kernel reads them
+    links = {}
+    for address in reader.listdir("sys/bus/pci/devices") or []:
+        base = "sys/bus/pci/devices/%s/" % address
+        if (reader.read(base + "vendor") or "").strip().lower() != "0x10de":
+            continue
+        max_speed, cur_speed = reader.read(base + "max_link_speed"), reader.read(base + "current_link_speed")
+        if max_speed is None and cur_speed is None:
+            continue
+        links[normalize_pci_bus_id(address)] = {
+            "gen_max": sysfs_link_gen(max_speed), "width_max": _int_or_none(reader.read(base + "max_link_width")),
+            "gen_current": sysfs_link_gen(cur_speed), "width_current": _int_or_none(reader.read(base + "current_link_width")),
+            "source": "sysfs"}
+    raw["pci_links"] = links
     raw["probes"] = probes
     return build_host_facts(raw)
+
+
+def _int_or_none(text):
+    try:
+        return int(str(text).strip())
+    except (TypeError, ValueError):
+        return None
 
 
 def main():

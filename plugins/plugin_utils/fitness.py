@@ -169,6 +169,42 @@ def gpu_cc(gpu, data):
     return None, None
 
 
+def model_need(model, data, gpu_count, reserve, memories=None):
+    """GPU memory one model line needs per GPU, with its arithmetic in words.
+
+    ``params_b`` billion parameters x bytes per parameter of its mode (16 for mixed-precision Adam: ZeRO, section 3.1),
+    divided across ``gpu_count`` GPUs when ``sharded`` (FSDP FULL_SHARD / ZeRO-3 shard weights, gradients and optimizer
+    states alike), plus the per-GPU ``activations_gb`` the line states (not sharded), plus the CUDA context.
+    """
+    per_param = data["bytes_per_param"][model["mode"]]["value"]
+    states = model["params_b"] * per_param
+    steps = ["%s B params x %s B/param (%s) = %s GB" % (model["params_b"], per_param, model["mode"], _num(states))]
+    need = states
+    if model.get("sharded") and gpu_count:
+        need = states / gpu_count
+        steps.append("/ %d GPU(s), sharded = %s GB" % (gpu_count, _num(need)))
+    elif model.get("sharded"):
+        steps.append("sharded over the host's GPUs (none here)")
+    activations = model.get("activations_gb") or 0
+    if activations:
+        need += activations
+        steps.append("+ %s GB activations per GPU" % _num(activations))
+    need += reserve
+    steps.append("+ %s GB CUDA context = %s GB per GPU" % (_num(reserve), _num(need)))
+    entry = {"name": model["name"], "need_gb": round(need, 1), "gpu_gb": None, "headroom_gb": None,
+             "headroom_pct": None, "fits": None, "arithmetic": ", ".join(steps)}
+    if memories:
+        gpu_gb = min(memories) / 1024.0
+        room = gpu_gb - need
+        entry.update(gpu_gb=round(gpu_gb, 1), headroom_gb=round(room, 1),
+                     headroom_pct=int(round(100.0 * room / gpu_gb)), fits=room > 0)
+    return entry
+
+
+def _num(value):
+    return ("%.1f" % value).rstrip("0").rstrip(".")
+
+
 def advice(facts, data, profile):
     """DataLoader workers, pin_memory, bf16/FP8 and the batch headroom for the profile's models."""
     gpus = [g for g in facts.get("gpus") or [] if g.get("driver_visible", True)]
@@ -201,19 +237,7 @@ def advice(facts, data, profile):
     memories = [g.get("memory_mb") for g in gpus if g.get("memory_mb")]
     reserve = data["context_reserve_gb"]["value"]
     for model in data["profiles"][profile].get("models") or []:
-        per_param = data["bytes_per_param"][model["mode"]]["value"]
-        need = model["params_b"] * per_param
-        if model.get("sharded") and memories:
-            need = need / len(memories)
-        need += reserve
-        entry = {"name": model["name"], "need_gb": round(need, 1), "gpu_gb": None, "headroom_gb": None,
-                 "headroom_pct": None, "fits": None}
-        if memories:
-            gpu_gb = min(memories) / 1024.0
-            room = gpu_gb - need
-            entry.update(gpu_gb=round(gpu_gb, 1), headroom_gb=round(room, 1),
-                         headroom_pct=int(round(100.0 * room / gpu_gb)), fits=room > 0)
-        out["models"].append(entry)
+        out["models"].append(model_need(model, data, len(memories), reserve, memories))
     return out
 
 
@@ -269,6 +293,52 @@ def _jetson_checks(checks, jetson, limits, src):
                want or "a mode of /etc/nvpmodel.conf", status, src("power_mode"), note)
 
 
+def _system_disk_checks(checks, root, limits, src, virt):
+    """The disk that holds ``/``: NVMe (an md array counts when every member is NVMe) and its size."""
+    note = None
+    if not root:
+        note = ("/ is not on a block device here (a container's overlay)" if virt.get("container")
+                else "the disk holding / is not known (no /proc/self/mountinfo or lsblk)")
+    if "system_disk_nvme" in limits and limits["system_disk_nvme"]["value"]:
+        kind = None if not root else root.get("kind")
+        if kind == "md":
+            nvme = root.get("member_kinds") == ["nvme"]
+            value = "%s (md of %s)" % (root["name"], ", ".join(root.get("members") or []) or "?")
+        else:
+            nvme = kind == "nvme"
+            value = None if not root else "%s (%s)" % (root["name"], kind)
+        _check(checks, "system_disk_nvme", "system disk (holds /) is NVMe", value, "NVMe",
+               "unknown" if not root else ("ok" if nvme else "problem"), src("system_disk_nvme"), note)
+    if "system_disk_gb_min" in limits:
+        want = limits["system_disk_gb_min"]["value"]
+        size = (root or {}).get("size_gb")
+        _check(checks, "system_disk_size", "system disk size (GB)", None if not root else "%s %s GB" % (root["name"], size),
+               ">= %d" % want, "unknown" if size is None else ("ok" if size >= want else "problem"),
+               src("system_disk_gb_min"), note)
+
+
+def _pcie_checks(checks, gpus, source):
+    """Each GPU's PCIe link against the GPU's own capability (its LnkCap / Device Max), not NVML's maximum."""
+    for gpu in gpus:
+        cap = gpu.get("pcie_cap") or {}
+        name = gpu.get("name") or gpu.get("pci_bus_id") or "GPU"
+        label = "PCIe link of %s (%s)" % (name, gpu.get("pci_bus_id") or "?")
+        short = [w for w, have, full in (("Gen%s" % cap.get("link_gen"), cap.get("link_gen"), cap.get("gen")),
+                                         ("x%s" % cap.get("link_width"), cap.get("link_width"), cap.get("width")))
+                 if have and full and have < full]
+        value = "Gen%s x%s" % (cap.get("link_gen") or "?", cap.get("link_width") or "?")
+        expected = "the card's own Gen%s x%s" % (cap.get("gen") or "?", cap.get("width") or "?")
+        if short:
+            status, note = "problem", ("slot-limited: %s runs at %s of its %s (the slot, a riser or the BIOS lane "
+                                       "split limits it)" % (name, " ".join(short), expected.replace("the card's own ", "")))
+        elif not cap or not ((cap.get("gen") and cap.get("link_gen")) or (cap.get("width") and cap.get("link_width"))):
+            status, note = "unknown", "no LnkCap/LnkSta (lspci -vv as root, or sysfs) and no nvidia-smi link to compare"
+        else:
+            status = "ok"
+            note = None if (cap.get("gen") and cap.get("link_gen")) else "generation not compared (no nvidia-smi link)"
+        _check(checks, "gpu_pcie", label, value, expected, status, source, note)
+
+
 def judge_host(facts, host, profile, data, overrides=None, data_disk=None):
     """The fitness report of one host."""
     if not isinstance(facts, dict) or "gpus" not in facts or "cpu" not in facts:
@@ -294,11 +364,34 @@ def judge_host(facts, host, profile, data, overrides=None, data_disk=None):
         have = cpu.get("cores")
         _check(checks, "cpu_cores", "CPU cores", have, ">= %d" % want,
                "unknown" if have is None else ("ok" if have >= want else "problem"), src("cpu_cores_min"))
+    if "cpu_threads_min" in limits:
+        want = limits["cpu_threads_min"]["value"]
+        have = cpu.get("threads")
+        _check(checks, "cpu_threads", "CPU threads", have, ">= %d" % want,
+               "unknown" if have is None else ("ok" if have >= want else "problem"), src("cpu_threads_min"))
+    if "cpu_base_ghz_min" in limits:
+        want = limits["cpu_base_ghz_min"]["value"]
+        have = cpu.get("base_mhz") / 1000.0 if cpu.get("base_mhz") else None
+        _check(checks, "cpu_base_clock", "CPU base clock (GHz)", have, ">= %s" % want,
+               "unknown" if have is None else ("ok" if have >= want else "problem"), src("cpu_base_ghz_min"),
+               "the model name carries no base clock (AMD, Intel Core since 12th gen): see the vendor's page"
+               if have is None else None)
+    if "cpu_l3_mb_min" in limits:
+        want = limits["cpu_l3_mb_min"]["value"]
+        have = cpu.get("l3_kb") / 1024.0 if cpu.get("l3_kb") else None
+        _check(checks, "cpu_l3", "L3 cache (MB, all sockets)", None if have is None else round(have, 1), ">= %s" % want,
+               "unknown" if have is None else ("ok" if have >= want else "problem"), src("cpu_l3_mb_min"),
+               "no lscpu (L3 from /proc/cpuinfo's cache size is per core on some CPUs)" if have is None else None)
     if "ram_gb_min" in limits:
         want = limits["ram_gb_min"]["value"]
         _check(checks, "ram", "RAM (GiB)", None if ram_gb is None else round(ram_gb, 1), ">= %d" % want,
                "unknown" if ram_gb is None else ("ok" if ram_gb >= want * MEMORY_TOLERANCE else "problem"),
                src("ram_gb_min"))
+    if "ram_gb_min_multi_gpu" in limits and len(gpus) >= 2:
+        want = limits["ram_gb_min_multi_gpu"]["value"]
+        _check(checks, "ram_multi_gpu", "RAM with %d GPUs (GiB)" % len(gpus), None if ram_gb is None else round(ram_gb, 1),
+               ">= %d" % want, "unknown" if ram_gb is None else ("ok" if ram_gb >= want * MEMORY_TOLERANCE else "problem"),
+               src("ram_gb_min_multi_gpu"))
     if "ram_gb_per_gpu_min" in limits:
         want = limits["ram_gb_per_gpu_min"]["value"]
         if not gpus or ram_gb is None:
@@ -313,11 +406,8 @@ def judge_host(facts, host, profile, data, overrides=None, data_disk=None):
         _check(checks, "ecc", "ECC memory (EDAC)", ecc, "true",
                "unknown" if ecc is None else ("ok" if ecc else "problem"), src("ecc_memory"),
                "EDAC not loaded or not visible (VM, container)" if ecc is None else None)
-    if "nvme_system_disk" in limits and limits["nvme_system_disk"]["value"]:
-        nvme = [d["name"] for d in disks if d.get("kind") == "nvme"]
-        _check(checks, "nvme", "NVMe disk", ", ".join(nvme) or "none", "an NVMe disk",
-               "ok" if nvme else ("unknown" if not disks else "problem"), src("nvme_system_disk"),
-               "the root disk itself is not among the facts; an NVMe disk present is what is checked")
+    if "system_disk_nvme" in limits or "system_disk_gb_min" in limits:
+        _system_disk_checks(checks, facts.get("root_disk"), limits, src, virt)
     if "gpu_memory_gb_min" in limits:
         want = limits["gpu_memory_gb_min"]["value"]
         if not gpus:
@@ -330,6 +420,8 @@ def judge_host(facts, host, profile, data, overrides=None, data_disk=None):
             have = min(g["memory_mb"] for g in gpus) / 1024.0
             _check(checks, "gpu_memory", "GPU memory (GiB, smallest GPU)", round(have, 1), ">= %d" % want,
                    "ok" if have >= want * MEMORY_TOLERANCE else "problem", src("gpu_memory_gb_min"))
+    if "gpu_pcie_full_link" in limits and limits["gpu_pcie_full_link"]["value"] and gpus:
+        _pcie_checks(checks, gpus, src("gpu_pcie_full_link"))
     if "nvlink_multi_gpu" in limits and limits["nvlink_multi_gpu"]["value"]:
         if len(gpus) < 2:
             _check(checks, "nvlink", "NVLink/NVSwitch between GPUs", None, "on multi-GPU hosts",
@@ -365,14 +457,17 @@ def judge_host(facts, host, profile, data, overrides=None, data_disk=None):
     for model in tips["models"]:
         if model["fits"] is False:
             _check(checks, "model_fit", "fits: %s" % model["name"], "%s GB free of %s" % (model["headroom_gb"], model["gpu_gb"]),
-                   "needs %s GB" % model["need_gb"], "problem", "profile models (data/fitness.yml)")
+                   "needs %s GB" % model["need_gb"], "problem", "profile models (data/fitness.yml)", model["arithmetic"])
     problems = [c["id"] for c in checks if c["status"] == "problem"]
     return {
         "host": str(host),
         "profile": profile,
         "profile_description": data["profiles"][profile]["description"],
-        "gpus": [{"name": g.get("name"), "memory_mb": g.get("memory_mb"), "pcie_link": g.get("pcie_link")} for g in gpus],
-        "cpu": {"model": cpu.get("model"), "cores": cpu.get("cores"), "threads": cpu.get("threads")},
+        "gpus": [{"name": g.get("name"), "memory_mb": g.get("memory_mb"), "pci_device_id": g.get("pci_device_id"),
+                  "pcie_link": g.get("pcie_link"), "pcie_cap": g.get("pcie_cap")} for g in gpus],
+        "cpu": {"model": cpu.get("model"), "cores": cpu.get("cores"), "threads": cpu.get("threads"),
+                "base_mhz": cpu.get("base_mhz"), "l3_kb": cpu.get("l3_kb")},
+        "root_disk": facts.get("root_disk"),
         "ram_gib": None if ram_gb is None else round(ram_gb, 1),
         "disks": disks,
         "container": bool(virt.get("container")),
@@ -401,11 +496,12 @@ def report_text(report):
         lines.append("  advice: %s CC %s (%s): bf16 autocast %s, FP8 %s" % (
             gpu["name"], gpu["cc"], gpu["cc_from"], _yes(gpu["bf16"]), _yes(gpu["fp8"])))
     for model in tips["models"]:
+        why = " [%s]" % model["arithmetic"] if model.get("arithmetic") else ""
         if model["fits"] is None:
-            lines.append("  model %s: needs %s GB of GPU memory (no GPU here)" % (model["name"], model["need_gb"]))
+            lines.append("  model %s: needs %s GB of GPU memory (no GPU here)%s" % (model["name"], model["need_gb"], why))
         else:
-            lines.append("  model %s: needs %s GB of %s GB, headroom %s GB (%s%%) for batches" % (
-                model["name"], model["need_gb"], model["gpu_gb"], model["headroom_gb"], model["headroom_pct"]))
+            lines.append("  model %s: needs %s GB of %s GB, headroom %s GB (%s%%) for batches%s" % (
+                model["name"], model["need_gb"], model["gpu_gb"], model["headroom_gb"], model["headroom_pct"], why))
     return lines
 
 
