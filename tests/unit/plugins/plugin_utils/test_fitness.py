@@ -460,3 +460,135 @@ def test_catalog_gpus_without_a_reference_are_listed(capsys):
         print("\ncatalog GPUs without a reference (%d):" % len(missing))
         for item in missing:
             print("  10de:%(id)s %(name)s (%(arch)s)" % item)
+
+
+# ------------------------------------------------------------------------------------------------
+# the guides' reference machines, the 8-thread Xeon, slot-limited links (issue 45)
+# ------------------------------------------------------------------------------------------------
+# GPU parts are the real captures named at the top, changed at test time only where a test says so (as the gpu_facts
+# parser tests do). CPU, memory and block-device inputs are short values in the kernel's formats (proc(5),
+# /sys/block/<disk>/dev), NOT captures: no public full `lscpu` of these exact CPUs was found in the searchable index.
+
+def root_on(disk, dev="259:0", slaves=None):
+    """/ on ``disk`` (a partition of it, or the md array itself): the mountinfo line and sysfs dev/slaves entries."""
+    mountinfo = "29 1 %s / / rw,relatime shared:1 - ext4 /dev/%s rw\n" % (dev, disk)
+    blocks = {disk: {"dev": dev, "parent": None, "slaves": slaves or []}}
+    for index, member in enumerate(slaves or []):
+        blocks[member] = {"dev": "259:%d" % (10 + index), "parent": None, "slaves": []}
+    return mountinfo, blocks
+
+
+def with_root(host_raw_facts, mountinfo, blocks):
+    return hf.root_disk(hf.parse_mountinfo_root(mountinfo), blocks, host_raw_facts["disks"])
+
+
+def xml_with(path, **changes):
+    text = (FIX / path).read_text()
+    for old, new in changes.items():
+        assert old.replace("_", " ") in text or old in text
+        text = text.replace(old, new)
+    return text
+
+
+def test_the_guides_reference_workstation_is_fit():
+    """Guide A 2.1: Ryzen 9 5950X (16 cores / 32 threads), RTX 4090 24 GB, 64 GB, 2 TB NVMe + 4 TB HDD."""
+    host = facts(None, cores=16, threads=32, ram=64, disks=[("nvme0n1", "0", "3907029168"), ("sda", "1", "7814037168")])
+    # the RTX 4090 capture with its host's Gen3 limit lifted (max_host_link_gen / max_link_gen 3 -> 4): a Gen4 board
+    raw = {"nvidia_smi_xml": xml_with("nvidia-smi/rtx-4090-driver-535.xml", **{
+        "<max_link_gen>3</max_link_gen>": "<max_link_gen>4</max_link_gen>",
+        "<max_host_link_gen>3</max_host_link_gen>": "<max_host_link_gen>4</max_host_link_gen>"})}
+    host["gpus"] = hf.build_host_facts(raw)["gpus"]
+    host["cpu"]["l3_kb"] = 65536                     # lscpu's "L3 cache: 64 MiB (2 instances)" as parse_lscpu reads it
+    host["root_disk"] = with_root(host, *root_on("nvme0n1"))
+    report = judge(host, "workstation")
+    assert report["ok"] is True, [c for c in report["checks"] if c["status"] != "ok"]
+    by_id = {c["id"]: c for c in report["checks"]}
+    assert by_id["system_disk_size"]["value"] == "nvme0n1 2000 GB" and by_id["gpu_pcie"]["value"] == "Gen4 x16"
+    assert by_id["cpu_base_clock"]["status"] == "unknown"             # AMD's model name carries no base clock
+
+
+def reference_server(gpus=4, memory_mib=81920):
+    """Guide A 2.2: 2x Xeon Platinum 8380 (80 cores / 160 threads, 2.3 GHz, 2x 60 MB L3), 4x A100 80GB over NVLink,
+    512 GB ECC, 4x 1.92 TB NVMe in RAID 10 holding /. The GPUs are the A100 capture's <gpu> (netdata, A100-SXM4-40GB,
+    MIG on) repeated with four bus ids and an 80 GB frame buffer; the NVLink matrix is the real 8x H100 NV18 one."""
+    text = (FIX / "nvidia-smi/a100-sxm4-mig.xml").read_text()
+    head, rest = text.split("<gpu id=", 1)
+    body, tail = ("<gpu id=" + rest).rsplit("</gpu>", 1)
+    bus = re.search(r'<gpu id="([^"]+)"', body).group(1)
+    copies = []
+    for index in range(gpus):
+        new_bus = "00000000:%02X:00.0" % (0x10 + index)
+        copy = body.replace(bus, new_bus).replace(bus.lower(), new_bus.lower())
+        before, after = copy.rsplit("<fb_memory_usage>", 1)      # the GPU's own, after its MIG devices' blocks
+        after = re.sub(r"^(\s*<total>)[^<]+", r"\g<1>%d MiB" % memory_mib, after, count=1)
+        copies.append(before + "<fb_memory_usage>" + after + "</gpu>")
+    disks = [("nvme%dn1" % i, "0", "3750748848") for i in range(4)] + [("md0", "0", "7501496320")]
+    host = facts(None, "nvidia-smi/topo-8x-h100-nv18.txt", cores=80, threads=160, ram=512, disks=disks,
+                 edac=["mc0", "mc1"])
+    raw = {"nvidia_smi_xml": head + "".join(copies) + tail, "nvidia_smi_topo": (FIX / "nvidia-smi/topo-8x-h100-nv18.txt").read_text()}
+    built = hf.build_host_facts(raw)
+    host["gpus"], host["nvlink"], host["topology"] = built["gpus"], built["nvlink"], built["topology"]
+    host["cpu"].update(model="Intel(R) Xeon(R) Platinum 8380 CPU @ 2.30GHz", base_mhz=2300, l3_kb=2 * 61440)
+    host["root_disk"] = with_root(host, *root_on("md0", "9:0", ["nvme0n1", "nvme1n1", "nvme2n1", "nvme3n1"]))
+    return host
+
+
+def test_the_guides_reference_server_is_fit_and_its_7b_fine_tune_is_sharded():
+    report = judge(reference_server(), "server")
+    assert report["ok"] is True, [c for c in report["checks"] if c["status"] != "ok"]
+    by_id = {c["id"]: c for c in report["checks"]}
+    assert by_id["system_disk_nvme"]["value"] == "md0 (md of nvme0n1, nvme1n1, nvme2n1, nvme3n1)"
+    tune = report["advice"]["models"][0]
+    assert tune["arithmetic"] == ("7 B params x 16 B/param (train_mixed_adam) = 112 GB, / 4 GPU(s), sharded = 28 GB, "
+                                  "+ 1.4 GB activations per GPU, + 1 GB CUDA context = 30.4 GB per GPU")
+    assert tune["fits"] is True and tune["gpu_gb"] == 80.0
+
+
+def test_a_single_24_gb_card_does_not_fit_the_servers_fine_tune():
+    report = judge(reference_server(gpus=1, memory_mib=24576), "server")
+    fit = [c for c in report["checks"] if c["id"] == "model_fit"]
+    assert fit and fit[0]["label"].startswith("fits: 7B LLM full fine-tune")
+    assert fit[0]["expected"] == "needs 114.4 GB" and "112 GB, / 1 GPU(s)" in fit[0]["note"]
+
+
+def test_the_8_thread_xeon_with_a_small_nvme_and_a_gen3_gpu_is_not_fit_naming_each_threshold():
+    """An 8-core / 8-thread 2.1 GHz Xeon with 11 MB L3, a 256 GB NVMe holding / and the Gen3-held RTX 4090."""
+    host = facts("nvidia-smi/rtx-4090-driver-535.xml", cores=8, threads=8, ram=64,
+                 disks=[("nvme0n1", "0", "500118192"), ("sda", "1", "7814037168")])
+    host["cpu"].update(model="Intel(R) Xeon(R) Silver 4208 CPU @ 2.10GHz", base_mhz=2100, l3_kb=11264)
+    host["root_disk"] = with_root(host, *root_on("nvme0n1"))
+    report = judge(host, "workstation")
+    assert report["ok"] is False
+    assert report["problems"] == ["cpu_threads", "cpu_base_clock", "cpu_l3", "system_disk_size", "gpu_pcie"]
+    text = "\n".join(fitness.report_text(report))
+    for words in ("[PROBLEM] CPU threads: 8 (want >= 16)", "[PROBLEM] CPU base clock (GHz): 2.1 (want >= 3.0)",
+                  "[PROBLEM] L3 cache (MB, all sockets): 11.0 (want >= 30)",
+                  "[PROBLEM] system disk size (GB): nvme0n1 256 GB (want >= 1000)", "slot-limited: NVIDIA GeForce RTX 4090"):
+        assert words in text
+
+
+def test_a_gpu_in_an_x8_slot_is_flagged_from_nvidia_smi_and_from_lspci():
+    # fangq/mcx#18: nvidia-smi -q of a x16 card at x8 under load (no Device Max in that driver's output)
+    smi = hf.parse_nvidia_smi_q_pcie((FIX / "doctor/smi-q-width-x8-under-load.txt").read_text())[0]
+    cap = hf.pcie_capability(smi, None, None)
+    assert (cap["width"], cap["link_width"]) == (16, 8)
+    # geerlingguy/raspberry-pi-pcie-devices#480: lspci -vv of a Quadro RTX 8000 trained at x1 (LnkSta "downgraded")
+    # janhq/jan#183: LnkCap Gen4 x16, LnkSta 2.5GT/s x16 at idle - the generation drop at idle is not a slot limit
+    idle = hf.parse_lspci_links((FIX / "doctor/lspci-lnksta-gen1-idle-x16.txt").read_text())[0]
+    assert hf.pcie_capability({"gen_max": 4}, 4, idle) == {"gen": 4, "width": 16, "link_gen": 4, "link_width": 16,
+                                                            "source": "nvidia-smi+lspci"}
+    host = facts("nvidia-smi/rtx-4090-driver-535.xml")
+    gpu = host["gpus"][0]
+    gpu["pcie_cap"] = hf.pcie_capability(gpu["pcie_link"], 4, dict(idle, width_current=smi["width_current"]))
+    checks = [c for c in judge(host, "workstation")["checks"] if c["id"] == "gpu_pcie"]
+    assert checks[0]["status"] == "problem" and "Gen3 x8 of its Gen4 x16" in checks[0]["note"]
+
+
+def test_system_disk_through_lvm_is_its_physical_disk_and_a_container_is_unknown():
+    disks = [{"name": "nvme0n1", "kind": "nvme", "size_gb": 2000}, {"name": "sda", "kind": "hdd", "size_gb": 4000}]
+    blocks = {"nvme0n1": {"dev": "259:0", "parent": None, "slaves": []},
+              "nvme0n1p3": {"dev": "259:3", "parent": "nvme0n1", "slaves": []},
+              "dm-0": {"dev": "253:0", "parent": None, "slaves": ["nvme0n1p3"]}}
+    assert hf.root_disk("253:0", blocks, disks)["name"] == "nvme0n1"
+    overlay = "1055 986 0:57 / / rw,relatime master:400 - overlay overlay rw,lowerdir=/var/lib/docker/overlay2/l/X\n"
+    assert hf.root_disk(hf.parse_mountinfo_root(overlay), blocks, disks) is None
