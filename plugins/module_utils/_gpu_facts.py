@@ -942,10 +942,11 @@ def root_disk(root_dev, blocks, disks):
         return [name] if name in by_name else []
 
     found = top(start) if start else []
-    if len(found) != 1:
-        return None if not found else {"name": " + ".join(found), "kind": by_name[found[0]].get("kind"),
-                                        "size_gb": None, "members": found,
-                                        "member_kinds": sorted({by_name[n].get("kind") for n in found})}
+    if not found:
+        return None
+    if len(found) > 1:  # one volume over several disks (LVM, not md): no single size
+        return {"name": " + ".join(found), "kind": by_name[found[0]].get("kind"), "size_gb": None, "members": found,
+                "member_kinds": sorted({by_name[n].get("kind") for n in found})}
     disk = by_name[found[0]]
     members = []
     if disk.get("kind") == "md":

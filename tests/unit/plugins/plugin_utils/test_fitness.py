@@ -575,8 +575,8 @@ def test_a_gpu_in_an_x8_slot_is_flagged_from_nvidia_smi_and_from_lspci():
     # geerlingguy/raspberry-pi-pcie-devices#480: lspci -vv of a Quadro RTX 8000 trained at x1 (LnkSta "downgraded")
     # janhq/jan#183: LnkCap Gen4 x16, LnkSta 2.5GT/s x16 at idle - the generation drop at idle is not a slot limit
     idle = hf.parse_lspci_links((FIX / "doctor/lspci-lnksta-gen1-idle-x16.txt").read_text())[0]
-    assert hf.pcie_capability({"gen_max": 4}, 4, idle) == {"gen": 4, "width": 16, "link_gen": 4, "link_width": 16,
-                                                            "source": "nvidia-smi+lspci"}
+    want = {"gen": 4, "width": 16, "link_gen": 4, "link_width": 16, "source": "nvidia-smi+lspci"}
+    assert hf.pcie_capability({"gen_max": 4}, 4, idle) == want
     host = facts("nvidia-smi/rtx-4090-driver-535.xml")
     gpu = host["gpus"][0]
     gpu["pcie_cap"] = hf.pcie_capability(gpu["pcie_link"], 4, dict(idle, width_current=smi["width_current"]))
