@@ -387,6 +387,15 @@ def parse_sha256sum(text):
     return out
 
 
+def _canonical_version(version):
+    """PEP 440's form of a local version label, as pip reports an installed dist: NVIDIA's Jetson wheel file
+    ``torch-2.5.0a0+872d972e41.nv24.08.17622132-...whl`` installs as ``2.5.0a0+872d972e41.nv24.8.17622132``."""
+    public, plus, local = str(version).partition("+")
+    if not plus:
+        return public
+    return public + "+" + ".".join(str(int(p)) if p.isdigit() else p.lower() for p in re.split(r"[._-]", local))
+
+
 def render_lock(installed, hashes, header=(), bootstrap=("pip", "setuptools", "wheel")):
     """A ``pip install --require-hashes -r`` file for the ``installed`` dists.
 
@@ -399,11 +408,11 @@ def render_lock(installed, hashes, header=(), bootstrap=("pip", "setuptools", "w
     for filename, digest in sorted(hashes.items()):
         parsed = parse_dist_filename(filename)
         if parsed:
-            files.setdefault(parsed, []).append(digest)
+            files.setdefault((parsed[0], _canonical_version(parsed[1])), []).append(digest)
     lines = ["# %s" % h for h in header]
     missing = []
     for dist in sorted(installed, key=lambda d: normalise_name(d["name"])):
-        key = (normalise_name(dist["name"]), str(dist["version"]))
+        key = (normalise_name(dist["name"]), _canonical_version(dist["version"]))
         digests = files.get(key)
         if not digests:
             if key[0] not in bootstrap:

@@ -131,9 +131,32 @@ def test_power_mode_maxn_is_set_and_kept(host):
     assert host.file("/var/lib/nvpmodel/status").content_string.startswith("pmode:0000")
 
 
-def test_power_mode_was_set_once(host):
+@pytest.mark.parametrize("run", ["never-1", "never-2"])
+def test_never_records_a_pending_reboot_and_stays_green(host, run):
+    result = record(host, "power-" + run)
+    assert result["rc"] == 0, result["tail"]
+    # nvpmodel asked and the answer "no" cancelled the change: the mode is still the module's default
+    assert result["query"] == ["NV Power Mode: MODE_30W", "2"]
+    assert "Power mode MAXN (id 0) needs a reboot" in result["pending"]
+    assert "jetpack_power_mode_reboot: if_needed" in result["pending"]
+
+
+def test_never_changes_nothing_the_second_time(host):
+    assert "Record the power mode that waits for a reboot (jetpack_power_mode_reboot is never)" in \
+        record(host, "power-never-1")["changed"]
+    assert record(host, "power-never-2")["changed"] == []
+
+
+def test_if_needed_rebooted_once_through_nvpmodels_prompt(host):
     events = host.file("/opt/dlbox-fixture-jetson/state/events.log").content_string.splitlines()
-    assert events.count("nvpmodel -m 0") == 1
+    assert events.count("reboot") == 1
+    # the answer YES went to `nvpmodel -m 0`, which rebooted (the stub's FIXTURE reboot)
+    assert events[events.index("reboot") - 1] == "nvpmodel -m 0"
+    assert host.file("/opt/dlbox-fixture-jetson/state/boot_id").content_string.strip() != "fixture-boot-1"
+
+
+def test_the_pending_record_is_gone_once_the_mode_is_set(host):
+    assert not host.file("/var/lib/dlbox/jetpack/power-mode-pending").exists
 
 
 def test_jetson_clocks_runs_from_the_unit_and_at_boot(host):

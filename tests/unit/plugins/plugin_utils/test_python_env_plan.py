@@ -248,6 +248,15 @@ def test_render_lock_pins_every_installed_dist_with_its_hash():
                             "torch==2.13.0+cpu \\\n    --hash=sha256:%s\n" % ("2" * 64, "3" * 64, "1" * 64))
 
 
+def test_render_lock_finds_a_file_whose_local_label_pip_normalises():
+    # NVIDIA's Jetson wheel (developer.download.nvidia.com/compute/redist/jp/v61/pytorch/) is named with "nv24.08";
+    # pip lists it installed as PEP 440 writes it, "nv24.8" (found by molecule/edge, issue 52)
+    hashes = {"torch-2.5.0a0+872d972e41.nv24.08.17622132-cp310-cp310-linux_aarch64.whl": "ab" * 32}
+    lock = _python_env.render_lock([{"name": "torch", "version": "2.5.0a0+872d972e41.nv24.8.17622132"}], hashes)
+    assert lock["missing"] == []
+    assert "torch==2.5.0a0+872d972e41.nv24.8.17622132 \\\n    --hash=sha256:" + "ab" * 32 in lock["text"]
+
+
 def test_render_lock_reports_what_has_no_hash():
     lock = _python_env.render_lock([{"name": "six", "version": "1.17.0"}, {"name": "pip", "version": "25"}],
                                    {"six-1.16.0-py2.py3-none-any.whl": "a" * 64})
