@@ -156,13 +156,15 @@ modinfo:
   type: dict
 kernel:
   description:
-    - C(running) (the release C(uname -r) prints), C(packages) (C(name), C(version), C(installed), C(depends)),
+    - >-
+      C(running) (the release C(uname -r) prints), C(packages) (C(name), C(version), C(installed), C(depends)),
       C(boot) (the releases of C(/boot/vmlinuz-*)), C(next_boot) (the kernel GRUB boots next: grubenv's C(next_entry),
       else C(GRUB_DEFAULT) of C(/etc/default/grub) and C(/etc/default/grub.d/*.cfg), C(saved) meaning grubenv's
       C(saved_entry); entry 0 and anything not read: the newest of C(/boot); no kernel in C(/boot): the newest installed
       C(linux-image-<release>), else the running release), C(next_boot_source) (how C(next_boot) was found) and
       C(module_names) (the C(linux-modules-nvidia-*) packages apt knows for the running, booted and installed kernels,
-      and the flavour metas). With O(boot=true) only C(running), C(boot), C(next_boot) and C(next_boot_source).
+      and the flavour metas).
+    - With O(boot=true) only C(running), C(boot), C(next_boot) and C(next_boot_source).
   returned: when O(kernel=true) or O(boot=true)
   type: dict
   sample: {"running": "6.8.0-90-generic", "boot": ["6.8.0-90-generic", "7.0.0-44-generic"], "next_boot": "7.0.0-44-generic",
