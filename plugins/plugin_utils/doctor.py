@@ -6,7 +6,8 @@
 Captures come from a folder, a ``dlbox-collect`` tarball or a single file on the controller
 (``read_captures``), or from the stream ``dlbox-collect --stdout`` printed on a live host
 (``split_collect_stream``). ``diagnose`` recognises each by its content, runs every rule of
-``doctor_rules`` and returns ``{host, findings, not_checked, captures, unrecognized, counts, ok}``;
+``doctor_rules`` and returns ``{host, findings, not_checked, checked, contradicted, captures, unrecognized, counts,
+ok}``; error lines no rule explains become ``unexplained-error`` findings;
 ``report_text`` renders it for the run's output.
 """
 
@@ -118,7 +119,12 @@ def diagnose(captures, host="localhost", data=None, source=None):
         elif (text or "").strip():
             unrecognized.append(name)
     facts = doctor_captures.extract_facts(texts)
-    findings, not_checked = doctor_rules.run_rules(facts, data)
+    findings, not_checked, checked = doctor_rules.run_rules(facts, data)
+    findings += unexplained_errors(texts, findings)
+    order = {"error": 0, "warning": 1, "info": 2}
+    findings.sort(key=lambda f: order[f["severity"]])
+    contradicted = _contradicted(texts, checked)
+    checked = [rule_id for rule_id in checked if rule_id not in {c["id"] for c in contradicted}]
     counts = {severity: sum(1 for f in findings if f["severity"] == severity) for severity in ("error", "warning", "info")}
     return {
         "host": host,
@@ -127,10 +133,85 @@ def diagnose(captures, host="localhost", data=None, source=None):
         "counts": counts,
         "findings": findings,
         "not_checked": not_checked,
+        "checked": checked,
+        "contradicted": contradicted,
         "captures": recognised,
         "unrecognized": unrecognized,
         "data_date": data.get("date"),
     }
+
+
+# Lines that follow from another error (a container that did not start, a unit that failed, a process that died): not
+# reported on their own when another line of the same capture is explained.
+_CONSEQUENCE_RE = re.compile(r"ERRO\[\d+\] error waiting for container|Encountered errors while bringing up|"
+                             r"\[FAILED\] Failed to start|Control process exited|Failed with result|Job for \S+ failed|"
+                             r"exited with code|\bAborted\b|core dumped|terminate called|miner terminated|"
+                             r"^\w*Error:\s*$|^Error response from daemon|^\S*\s*\[ERROR\] .* failed - stderr|"
+                             r"Please make sure \S+ is in your library path", re.I)
+_MAX_QUOTED = 3
+
+
+def _norm(line):
+    """A line without numbers, addresses and spacing: repeated kernel lines compare equal."""
+    return re.sub(r"\s+", " ", re.sub(r"0x[0-9a-f]+|[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}(?:\.\d)?|\d+", "#", line.lower())).strip()
+
+
+def _pieces(item):
+    """An evidence item and its parts: evidence adds a source before ': ' and a gloss after ' ('."""
+    parts = [item, item.split(" (")[0]]
+    if ": " in item:
+        tail = item.split(": ", 1)[1]
+        parts += [tail, tail.split(" (")[0]]
+    return [_norm(part) for part in parts if len(part.strip()) >= 12]
+
+
+def _explained(line, evidence):
+    norm = _norm(line)
+    return any(piece in norm or (len(norm) >= 12 and norm in piece) for item in evidence for piece in _pieces(item))
+
+
+def unexplained_errors(texts, findings):
+    """An ``unexplained-error`` finding per capture whose error lines no finding explains: the doctor is never silent
+    on an error. Severity error when nothing else in that capture was explained, warning when these lines sit beside
+    an explained error (usually its consequences)."""
+    evidence = [item for f in findings for item in f["evidence"]]
+    found = []
+    for name, text in texts:
+        kinds = doctor_captures.recognize(text)
+        owned = [m["line"] for m in doctor_captures.messages(text) if _explained(m["line"], evidence)]
+        explained = [line for line in text.splitlines() if line.strip() and _explained(line.strip(), evidence)]
+        rest = [line for line in doctor_captures.error_lines(text, kinds)
+                if not _explained(line, evidence) and not any(line in m or m in line for m in owned)]
+        if explained:
+            rest = [line for line in rest if not _CONSEQUENCE_RE.search(line)]
+        rest = list(dict.fromkeys(rest))
+        if not rest:
+            continue
+        shown = ["%s: %s" % (name, line) for line in rest[:_MAX_QUOTED]]
+        if len(rest) > _MAX_QUOTED:
+            shown.append("(%d more error line(s) in %s)" % (len(rest) - _MAX_QUOTED, name))
+        found.append({
+            "id": "unexplained-error", "severity": "warning" if explained else "error",
+            "title": "An error no rule of the doctor explains, in %s" % name, "evidence": shown,
+            "fix": "The doctor has no rule for %s; it is quoted so the report is never silent on an error. Search the "
+                   "message in the issue trackers of the tool that printed it (NVIDIA's forums for NVRM lines) and read "
+                   "the lines around it in the capture." % ("these lines" if len(rest) > 1 else "this line")})
+    return found
+
+
+def _contradicted(texts, checked):
+    """Rules that found nothing while a capture holds a line of the kind they look for: ``[{id, capture, line}]``."""
+    found = []
+    for rule_id in checked:
+        pattern = doctor_rules.SIGNALS.get(rule_id)
+        if not pattern:
+            continue
+        for name, text in texts:
+            match = re.search(r"^.*(?:%s).*$" % pattern, text, re.M)
+            if match:
+                found.append({"id": rule_id, "capture": name, "line": match.group(0).strip()[:200]})
+                break
+    return found
 
 
 def report_text(report):
@@ -150,4 +231,8 @@ def report_text(report):
     if report["not_checked"]:
         lines.append("Not checked (the captures lack what they need): %s" % ", ".join(
             item["id"] for item in report["not_checked"]))
+    if report.get("checked"):
+        lines.append("Checked, nothing found: %s" % ", ".join(report["checked"]))
+    for item in report.get("contradicted", []):
+        lines.append("Not called clean: %s found nothing, but %s says: %s" % (item["id"], item["capture"], item["line"]))
     return lines

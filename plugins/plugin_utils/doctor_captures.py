@@ -28,6 +28,8 @@ KINDS = (
     "lspci", "pci-sysfs", "env", "ldconfig", "nvcc",
     "python-traceback", "framework-probe",
     "docker-info", "docker-daemon-json", "docker-error", "kubernetes", "systemd",
+    "proc-cmdline", "aer-counters", "lspci-acs", "df-shm", "cgroup-fs", "ctk-info", "ctk-config", "dev-nvidia",
+    "nvidia-smi-p2p", "error-message", "error-text",
     "dlbox-collect-missing", "not-available",
 )
 
@@ -44,7 +46,7 @@ _SMI_ERRORS = (
 )
 _NVML_LIB_RE = re.compile(r"NVML library version:\s*([\d.]+)")
 _SMI_Q_HEAD_RE = re.compile(r"=+NVSMI LOG=+|^\s+(Clocks (Throttle|Event) Reasons|Remapped Rows|Retired Pages|"
-                            r"GPU Link Info|Persistence Mode\s+:|FB Memory Usage|Link Width)\b", re.M)
+                            r"GPU Link Info|Persistence Mode\s+:|FB Memory Usage|Link Width|GPU Current Temp\s+:)\b", re.M)
 _KERNEL_LINE_RE = re.compile(r"^(\[\s*\d+\.\d+\]|\[\w{3} \w{3} +\d+ [\d:]+ \d{4}\]|\w{3} \d+ [\d:]+ \S+ kernel:|"
                              r"\w{3} +\d+ [\d:]+ \S+ kernel:|kernel:|\s*NVRM:)", re.I)
 _LSMOD_RE = re.compile(r"^(?P<name>[a-z0-9_]+)\s+(?P<size>\d+)\s+(?P<used>\d+)(\s+\S+)?\s*$")
@@ -75,7 +77,7 @@ _FRAMEWORK_MESSAGES = (
 )
 _PROBE_RE = re.compile(r"^(?:torch|tensorflow)[ =](?P<version>\S+)(?:.*?cuda[ =](?P<cuda>[\d.]+|None))?", re.M | re.I)
 _DOCKER_ERRORS = (
-    ("no-gpu-device-driver", re.compile(r"could not select device driver \"[^\"]*\" with capabilities: \[\[gpu\]\]")),
+    ("no-gpu-device-driver", re.compile(r"could not select device driver (?:\"[^\"]*\" )?with capabilities: \[\[gpu\]\]")),
     ("unknown-runtime", re.compile(r"(?:Unknown runtime specified nvidia|unknown or invalid runtime name: nvidia)")),
     ("nvidia-container-cli", re.compile(r"nvidia-container-cli: (?:initialization error|requirement error)[^\n]*")),
 )
@@ -84,15 +86,128 @@ _DOCKER_DEFAULT_RE = re.compile(r"^\s*Default Runtime:\s*(?P<runtime>\S+)", re.M
 _K8S_RE = re.compile(r"Insufficient nvidia\.com/gpu")
 _UNIT_STATE_RE = re.compile(r"^\s*Active:\s*(?P<state>\w+)(?:\s*\((?P<sub>[^)]+)\))?", re.M)
 _UNIT_NAME_RE = re.compile(r"(?P<unit>nvidia-[\w-]+)\.service")
-_JOB_FAILED_RE = re.compile(r"Job for (?P<unit>[\w-]+)\.service failed")
+_JOB_FAILED_RE = re.compile(r"Job for (?P<unit>[\w-]+)\.service failed|(?P<unit2>nvidia-[\w-]+)\.service: "
+                            r"(?:Control process exited|Main process exited|Failed with result)")
 _MISSING_RE = re.compile(r"^(?:dlbox-collect: (?:command not found|not available): (?P<cmd>\S+)|"
-                         r"(?:bash: |sh: \d+: )?(?P<cmd2>nvidia-smi|lspci|dkms|mokutil|nvcc|docker): (?:command )?not found)",
+                         r"(?:bash: |sh: \d+: )?(?P<cmd2>nvidia-smi|lspci|dkms|mokutil|nvcc|docker|nvidia-container-runtime-hook|"
+                         r"nvidia-ctk|nvidia-container-cli): (?:command )?not found)",
                          re.M)
 
 _UNAVAILABLE_RE = re.compile(r"read kernel buffer failed|No such file or directory|could not be found|"
                              r"System has not been booted with systemd|No journal files were found|-- No entries --|"
                              r"Operation not permitted|Permission denied|could not open|Failed to connect to bus|"
                              r"Cannot connect to the Docker daemon|not available: ")
+
+
+# Error messages the rules read, by kind: (kind, pattern). The whole line (or lines) of a match is kept, with the name
+# of the capture it came from. Sources of the message texts: the pastes of tests/fixtures/doctor/corpus (cases.yml).
+_MESSAGES = tuple((kind, re.compile(pattern, re.I | re.M)) for kind, pattern in (
+    ("ctk-cgroup-device-rules", r"failed to add device rules|bpf_prog_query\(BPF_CGROUP_DEVICE\) failed"),
+    ("ctk-load-library", r"nvidia-container-cli: initialization error: load library failed: (?P<lib>lib[\w.+-]+)"),
+    ("ctk-nvml-mismatch", r"nvml error: driver/library version mismatch"),
+    ("ctk-requirement", r"requirement error: unsatisfied condition: cuda\s*>=\s*(?P<cuda>[\d.]+)"),
+    ("cuda-804", r"forward compatibility was attempted on non supported HW|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"),
+    ("cuda-803", r"system has unsupported display driver\s*/\s*cuda driver combination|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"),
+    ("cuda-999", r"CUDA unknown error|CUDA_ERROR_UNKNOWN|cudaErrorUnknown|\bError 999\b|error 999: unknown error"),
+    ("gpu-lost", r"Unable to determine the device handle for GPU\s?(?P<bus>[0-9A-Fa-f:.]+): Unknown Error"
+                 r"|fallen off the bus|GPU is lost"),
+    ("rm-init-adapter", r"RmInitAdapter failed|rm_init_adapter failed|nvidia_frontend_open: minor \d+, module->open\(\) failed"),
+    ("gsp-init", r"Cannot initialize GSP firmware RM|failed to wait for GFW[_ ]boot|kgspInitRm.*fail|GSP.*(?:boot|init).*fail"),
+    ("gsp-timeout", r"_kgspRpcRecvPoll|_kgspLogRpcTimeout|GSP RPC timeout|waiting for RPC response from (?:GPU\d+ )?GSP"
+                    r"|_kgspIsHeartbeatTimedOut|Heartbeat timed out|GSP Timeout"),
+    ("aer", r"AER: .*(?:error|Error).*|PCIe Bus Error: severity=.*|AER: can't recover.*|AER: device recovery failed"),
+    ("ecc-uncorrectable", r"uncorrectable ECC error encountered|CUDA_ERROR_ECC_UNCORRECTABLE|cudaErrorECCUncorrectable"),
+    ("lockdown", r"Lockdown: [\w.-]+: unsigned module loading is restricted"),
+    ("module-eperm", r"could not insert '(?P<module>[\w-]+)': Operation not permitted"),
+    ("shm", r"DataLoader worker \(pid \d+\) is killed by signal:\s+Bus error|out of shared memory"
+            r"|insufficient shared memory \(shm\)|unable to write to file </torch_[\w]+>"),
+    ("libcuda-missing", r"libcuda\.so\.1: cannot open shared object file"),
+    ("cuda-library-missing", r"Could not load library (?P<lib>lib[\w.]+)\. Error: (?P<missing>lib[\w.-]+): cannot open shared object file"
+                             r"|(?P<lib2>lib(?:nvrtc|cudnn|cublas|cublasLt|cudart|cufft|curand|cusparse|cusolver|nvJitLink)"
+                             r"[\w.-]*): cannot open shared object file"),
+    ("stub-library", r"CUDA driver is a stub library|CUDA_ERROR_STUB_LIBRARY|cudaErrorStubLibrary|CUDA error: error code 34\b"
+                     r"|CudaAPIError: \[34\]|/stubs/libcuda\.so"),
+    ("no-cuda-gpus", r"No CUDA GPUs are available"),
+    ("toolkit-mismatch", r"The detected CUDA version \((?P<nvcc>[\d.]+)\) mismatches the version that was used to compile"
+                         r"\s+PyTorch \((?P<torch>[\d.]+)\)"),
+    ("fm-nothing-to-do", r"NV_WARN_NOTHING_TO_DO"),
+    ("driver-not-loaded", r"NVIDIA driver is not loaded"),
+))
+
+# Lines that are errors to a reader: what "never silent" reads (doctor.unexplained_lines).
+_ERROR_LINE_RE = re.compile(r"\b(?:error|errors? (?:code|response)|failed|failure|fatal|cannot|can't|could not|couldn't|"
+                            r"unable to|not permitted|denied|mismatch|panic|aborted|killed by signal|Segmentation fault)\b"
+                            r"|NVRM: Xid|\bXid \(|^\w*(?:Error|Exception): |CUDA error|\bERRO\[", re.I)
+# Lines that read as errors but are not: an unprivileged nvidia-container-cli's notices, PyTorch's standard advice after
+# a CUDA error, systemd's pointers, nvidia-smi -q counters ("Remapping Failure Occurred : No").
+_NOT_AN_ERROR_RE = re.compile(r"Capabilities: <access denied>|failed to set inheritable capabilities|skipping kernel modules load due to failure|"
+                              r"dxcore initialization failed, continuing|CUDA kernel errors might be asynchronously reported|"
+                              r"consider passing CUDA_LAUNCH_BLOCKING|TORCH_USE_CUDA_DSA|for more information\.?$|"
+                              r"^See [\"'].*for details|^-- |\berrors?\s*:\s*0\b|:\s*(?:No|N/A|0|None|Not Active|Disabled)\s*$",
+                              re.I)
+# Kernel lines worth reading in a whole dmesg: the GPU's, PCIe's and module loading's (a full dmesg holds ACPI and USB
+# errors no GPU rule is about).
+_KERNEL_TOPIC_RE = re.compile(r"NVRM|nvidia|nouveau|Xid|GPU|pcieport|AER|PCIe Bus Error|Lockdown|module|firmware|drm|nvswitch",
+                              re.I)
+
+# A text no reader knows is taken for an error output when a line reads like a program's error (not prose that
+# mentions errors, as a licence does).
+_ERROR_TEXT_RE = re.compile(r"^\s*(?:[\w.]*(?:Error|Exception):|panic:|fatal:|error:|ERROR\b|FATAL\b|E\d{4} )|"
+                            r"\b(?:ERROR|FAILED|Error!)\b|NVRM:|\bXid\b|: (?:error|failed)\b|\bfailed with\b", re.M)
+_CTK_LOG_RE = re.compile(r"^[IWE]\d{4} [\d:.]+\s+\d+ (?:nvc|nvc_info|nvc_mount|driver|rpc)\.c:\d+\]", re.M)
+_CMDLINE_RE = re.compile(r"^(?:BOOT_IMAGE=\S+\s+)?(?:\S+\s+)*root=\S+.*$", re.M)
+_AER_COUNT_RE = re.compile(r"^(?:(?P<path>\S*?(?P<addr>[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\S*?)[:\s]+)?"
+                           r"(?P<key>TOTAL_ERR_(?:COR|FATAL|NONFATAL))\s+(?P<count>\d+)\s*$", re.M)
+_ACS_RE = re.compile(r"^\s*ACSCtl:\s*(?P<flags>SrcValid[+-].*)$", re.M)
+_DF_SHM_RE = re.compile(r"^\S+\s+(?P<size>\d+(?:\.\d+)?[KMGT]?)\s+\S+\s+\S+\s+\d+%\s+/dev/shm\s*$", re.M)
+_CGROUP_RE = re.compile(r"^(?P<fs>cgroup2fs|tmpfs)\s*$|^cgroup2 on /sys/fs/cgroup type cgroup2|^\S+ on /sys/fs/cgroup/\S+ type cgroup ",
+                        re.M)
+_CTK_INFO_RE = re.compile(r"^NVRM version:\s+(?P<nvrm>\S+)\s*\nCUDA version:\s+(?P<cuda>\S+)", re.M)
+_CTK_DEVICE_RE = re.compile(r"^Model:\s+(?P<model>.+)$", re.M)
+_CTK_CONFIG_RE = re.compile(r"^\[nvidia-container-(?:cli|runtime)(?:\.[\w.-]+)?\]\s*$", re.M)
+_DEV_NVIDIA_RE = re.compile(r"^c[rwx-]{9}\S*\s+\d+\s+\S+\s+\S+\s+\d+,\s+\d+\s+.*?(?P<node>/dev/nvidia[\w-]*|nvidia[\w-]*)\s*$", re.M)
+_P2P_RE = re.compile(r"^\s*GPU\d+\s+(?:(?:X|OK|NS|CNS|GNS|TNS|NA|NVLINK)\s+)+(?:X|OK|NS|CNS|GNS|TNS|NA)\s*$", re.M)
+
+
+def _message_lines(text, start, end):
+    """The whole line(s) holding text[start:end], joined with single spaces."""
+    first = text.rfind("\n", 0, start) + 1
+    last = text.find("\n", end)
+    return " ".join(part.strip() for part in text[first:last if last >= 0 else len(text)].splitlines() if part.strip())
+
+
+def messages(text):
+    """``[{kind, line, ...named groups}]``: the error messages of ``_MESSAGES`` in a text."""
+    found = []
+    for kind, pattern in _MESSAGES:
+        for match in pattern.finditer(text or ""):
+            entry = {"kind": kind, "line": _message_lines(text, match.start(), match.end())}
+            entry.update({k: v for k, v in match.groupdict().items() if v})
+            found.append(entry)
+    return found
+
+
+def error_lines(text, kinds=()):
+    """The lines of a capture a reader takes for errors (``_ERROR_LINE_RE``), less the known harmless ones; for a
+    kernel log, only lines about the GPU, PCIe or modules. Structured outputs (nvidia-smi -q, lspci, dpkg) add none."""
+    kinds = set(kinds)
+    if kinds & {"nvidia-smi-xml", "nvidia-smi-csv", "dpkg", "ldconfig", "env", "lsmod", "lspci-acs", "aer-counters"}:
+        structured = True
+    else:
+        structured = False
+    found = []
+    for raw in _lines(text):
+        line = raw.strip()
+        if not line or not _ERROR_LINE_RE.search(line) or _NOT_AN_ERROR_RE.search(line):
+            continue
+        if structured and not re.search(r"NVRM|Traceback|Error: ", line):
+            continue
+        if "nvidia-smi-q" in kinds and re.match(r"^[^:]{1,60}?\s+:\s", line):
+            continue
+        if _KERNEL_LINE_RE.match(raw) and not _KERNEL_TOPIC_RE.search(line):
+            continue
+        found.append(line)
+    return found
 
 
 def _lines(text):
@@ -184,7 +299,7 @@ def recognize(text):
         kinds.add("kernel-log")
     if _is_lsmod(text):
         kinds.add("lsmod")
-    if re.search(r"^(?:\S*[#$] cat /proc/driver/nvidia/version\n)?NVRM version:", text, re.M):
+    if re.search(r"^(?:\S*[#$] cat /proc/driver/nvidia/version\n)?NVRM version:\s+NVIDIA", text, re.M):
         kinds.add("proc-driver-version")
     if _UNAME_A_RE.search(text) or any(_UNAME_R_RE.match(line.strip()) for line in _lines(text)[:3]):
         kinds.add("uname")
@@ -223,9 +338,32 @@ def recognize(text):
         kinds.add("docker-error")
     if _K8S_RE.search(text) or "FailedScheduling" in text:
         kinds.add("kubernetes")
-    units = re.search(r"nv-fabricmanager\[|nvidia-persistenced\[", text)
+    units = re.search(r"nv-fabricmanager\[|nvidia-persistenced\[|nvidia-fabricmanager-start\.sh\[", text)
     if _UNIT_STATE_RE.search(text) or _JOB_FAILED_RE.search(text) or units:
         kinds.add("systemd")
+    if _CMDLINE_RE.search(text) and len([line for line in _lines(text) if line.strip()]) <= 3:
+        kinds.add("proc-cmdline")
+    if _AER_COUNT_RE.search(text):
+        kinds.add("aer-counters")
+    if _ACS_RE.search(text):
+        kinds.add("lspci-acs")
+    if _DF_SHM_RE.search(text):
+        kinds.add("df-shm")
+    if _CGROUP_RE.search(text):
+        kinds.add("cgroup-fs")
+    if _CTK_INFO_RE.search(text) or _CTK_LOG_RE.search(text):
+        kinds.add("ctk-info")
+    if _CTK_CONFIG_RE.search(text):
+        kinds.add("ctk-config")
+    if _DEV_NVIDIA_RE.search(text) or re.search(r"cannot access '?/dev/nvidia\*?'?: No such file", text):
+        kinds.add("dev-nvidia")
+    if _P2P_RE.search(text) and re.search(r"^\s*GPU0\b", text, re.M):
+        kinds.add("nvidia-smi-p2p")
+        kinds.discard("nvidia-smi-topo")
+    if any(pattern.search(text) for _kind, pattern in _MESSAGES):
+        kinds.add("error-message")
+    if not kinds and _ERROR_TEXT_RE.search(text):
+        kinds.add("error-text")  # errors no reader knows: the doctor quotes them (never silent)
     if _MISSING_RE.search(text):
         kinds.add("dlbox-collect-missing")
     if not kinds and _UNAVAILABLE_RE.search(text):
@@ -239,7 +377,8 @@ def recognize(text):
 
 def _gpu(**values):
     base = {"name": None, "pci_bus_id": None, "memory_mib": None, "persistence": None, "util_pct": None,
-            "pcie_link": None, "throttle_active": None, "retired_pages": None, "remapped_rows": None, "source": None}
+            "pcie_link": None, "throttle_active": None, "retired_pages": None, "remapped_rows": None, "source": None,
+            "temperature": None, "throttle_counters_us": None, "ecc_uncorrectable": None}
     base.update(values)
     return base
 
@@ -265,8 +404,11 @@ def _smi_table(text):
 
 _Q_SECTION_KEYS = {
     "Clocks Throttle Reasons": "throttle", "Clocks Event Reasons": "throttle", "Remapped Rows": "remap",
-    "Retired Pages": "retired", "Utilization": "util", "FB Memory Usage": "fb",
+    "Retired Pages": "retired", "Utilization": "util", "FB Memory Usage": "fb", "Temperature": "temp",
+    "Clocks Event Reasons Counters": "counters", "Clocks Throttle Reasons Counters": "counters", "ECC Errors": "ecc",
 }
+_Q_TEMP_KEYS = {"GPU Current Temp": "current", "GPU Shutdown Temp": "shutdown", "GPU Slowdown Temp": "slowdown",
+                "GPU Max Operating Temp": "max_operating", "GPU T.Limit Temp": "tlimit"}
 _THROTTLE_REASONS = ("HW Slowdown", "HW Thermal Slowdown", "HW Power Brake Slowdown", "SW Thermal Slowdown")
 _THROTTLE_KEYS = _THROTTLE_REASONS + ("Idle", "SW Power Cap", "Applications Clocks Setting", "Sync Boost",
                                       "Display Clock Setting", "Unknown")
@@ -277,6 +419,7 @@ def _smi_q(text):
     reasons, retired pages, remapped rows, PCIe link."""
     gpus, current, section = [], None, None
     driver = cuda = None
+    ecc_scope = ecc_bits = None
 
     def ensure():
         nonlocal current
@@ -296,11 +439,16 @@ def _smi_q(text):
             continue
         if stripped in _Q_SECTION_KEYS:
             section = _Q_SECTION_KEYS[stripped]
+            ecc_scope = ecc_bits = None
             continue
         match = re.match(r"^(\s*)([^:]+?)\s*:\s*(.*)$", line)
         if not match:
-            if stripped:
-                section = None  # another section header (Temperature, Bank Remap Availability Histogram...)
+            if section == "ecc" and stripped in ("Volatile", "Aggregate"):
+                ecc_scope, ecc_bits = stripped.lower(), None
+            elif section == "ecc" and stripped in ("Single Bit", "Double Bit"):
+                ecc_bits = stripped
+            elif stripped:
+                section = None  # another section header (Bank Remap Availability Histogram...)
             continue
         indent, key, value = len(match.group(1)), match.group(2).strip(), match.group(3).strip()
         if indent == 0:
@@ -318,6 +466,24 @@ def _smi_q(text):
             gpu["throttle_active"] = gpu["throttle_active"] or []
             if value == "Active":
                 gpu["throttle_active"].append(key)
+        elif section == "temp" and key in _Q_TEMP_KEYS:
+            number = re.match(r"^(-?\d+)\s*C$", value)
+            if number:
+                gpu = ensure()
+                gpu["temperature"] = gpu["temperature"] or {}
+                gpu["temperature"][_Q_TEMP_KEYS[key]] = int(number.group(1))
+        elif section == "counters" and key in ("SW Thermal Slowdown", "HW Thermal Slowdown", "HW Power Braking",
+                                               "SW Power Capping", "Sync Boost"):
+            number = re.match(r"^(\d+)\s*us$", value)
+            if number:
+                gpu = ensure()
+                gpu["throttle_counters_us"] = gpu["throttle_counters_us"] or {}
+                gpu["throttle_counters_us"][key] = int(number.group(1))
+        elif section == "ecc" and ecc_scope and value.isdigit() and (
+                "Uncorrectable" in key or (ecc_bits == "Double Bit" and key == "Total")):
+            gpu = ensure()
+            gpu["ecc_uncorrectable"] = gpu["ecc_uncorrectable"] or {}
+            gpu["ecc_uncorrectable"][ecc_scope] = gpu["ecc_uncorrectable"].get(ecc_scope, 0) + int(value)
         elif section == "fb" and key == "Total":
             ensure()["memory_mib"] = gpu_facts._mib(value)  # pylint: disable=protected-access
         elif section == "util" and key == "Gpu":
@@ -432,6 +598,63 @@ def _kernel_lines(text):
     return lines
 
 
+def _size_mib(value, kib_blocks):
+    """``df`` sizes: ``64M``, ``24G``, ``1.0G`` (-h) or a count of 1K blocks -> MiB."""
+    match = re.match(r"^(\d+(?:\.\d+)?)([KMGT]?)$", value)
+    if not match:
+        return None
+    number, unit = float(match.group(1)), match.group(2)
+    if not unit:
+        return int(number / 1024) if kib_blocks else int(number / (1024 * 1024))
+    return int(number * {"K": 1.0 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}[unit])
+
+
+def _more_facts(facts, name, text, kinds):
+    """Facts of the captures added for issue 46: messages, /proc/cmdline, AER, ACS, /dev/shm, cgroups, the container
+    toolkit, /dev/nvidia*, P2P; every fact keeps the name of the capture it came from where a rule quotes it."""
+    for entry in messages(text):
+        entry["capture"] = name
+        facts.setdefault("messages", []).append(entry)
+    if "proc-cmdline" in kinds:
+        line = _CMDLINE_RE.search(text).group(0).strip()
+        facts["cmdline"] = {"line": line, "params": dict((p.split("=", 1) + [""])[:2] for p in line.split())}
+    if "aer-counters" in kinds:
+        for match in _AER_COUNT_RE.finditer(text):
+            facts.setdefault("aer_counters", []).append({
+                "pci_bus_id": match.group("addr"), "key": match.group("key"), "count": int(match.group("count")),
+                "line": match.group(0).strip(), "capture": name})
+    if "lspci-acs" in kinds:
+        for match in _ACS_RE.finditer(text):
+            flags = match.group("flags")
+            facts.setdefault("acs", []).append({
+                "enabled": bool(re.search(r"(?:SrcValid|ReqRedir|CmpltRedir)\+", flags)), "line": "ACSCtl: " + flags.strip(),
+                "capture": name})
+    if "df-shm" in kinds:
+        kib = "1K-blocks" in text or "1024-blocks" in text
+        sizes = [_size_mib(m.group("size"), kib or not re.search(r"[KMGT]$", m.group("size")))
+                 for m in _DF_SHM_RE.finditer(text)]
+        facts["shm_mib"] = {"mib": min(v for v in sizes if v is not None) if any(v is not None for v in sizes) else None,
+                            "line": _DF_SHM_RE.search(text).group(0).strip(), "capture": name}
+    if "cgroup-fs" in kinds:
+        facts["cgroup_version"] = 2 if re.search(r"cgroup2", text) else 1
+    match = _CTK_INFO_RE.search(text) if "ctk-info" in kinds else None
+    if match:
+        facts["ctk_info"] = {"nvrm": match.group("nvrm"), "cuda": match.group("cuda"),
+                             "models": [m.group("model").strip() for m in _CTK_DEVICE_RE.finditer(text)]}
+    if "ctk-config" in kinds:
+        config = {}
+        for line in _lines(text):
+            match = re.match(r"^\s*#?\s*(?P<key>[\w.-]+)\s*=\s*(?P<value>.+?)\s*$", line)
+            if match and not line.lstrip().startswith("#"):
+                config[match.group("key")] = match.group("value").strip('"')
+        facts["ctk_config"] = config
+    if "dev-nvidia" in kinds:
+        facts["dev_nvidia"] = sorted({m.group("node").rsplit("/", 1)[-1] for m in _DEV_NVIDIA_RE.finditer(text)})
+    if "nvidia-smi-p2p" in kinds:
+        facts["p2p_blocked"] = sorted({m.group(0).split()[0] for m in _P2P_RE.finditer(text)
+                                       if re.search(r"\b(?:NS|CNS|GNS|TNS)\b", m.group(0))})
+
+
 def extract_facts(texts):
     """Facts from captured texts (a list of strings or of ``(name, text)`` pairs), as one mapping.
 
@@ -443,12 +666,15 @@ def extract_facts(texts):
     ``docker_errors``, ``docker_info``, ``daemon_json``, ``kubernetes``, ``services``, ``missing_commands``.
     """
     facts = {}
-    for item in texts or []:
+    for number, item in enumerate(texts or []):
+        name = item[0] if isinstance(item, (tuple, list)) else "capture %d" % (number + 1)
         text = item[1] if isinstance(item, (tuple, list)) else item
         text = gpu_facts._ANSI_RE.sub("", text or "")  # pylint: disable=protected-access
         kinds = set(recognize(text))
         if not kinds:
             continue
+        facts["captures_read"] = facts.get("captures_read", 0) + 1
+        _more_facts(facts, name, text, kinds)
         for kind, reader in (("nvidia-smi-xml", _smi_xml), ("nvidia-smi-q", _smi_q), ("nvidia-smi", _smi_table),
                              ("nvidia-smi-csv", _smi_csv)):
             if kind not in kinds:
@@ -588,7 +814,8 @@ def extract_facts(texts):
                 services[unit.group("unit")] = {"state": state.group("state"), "sub": state.group("sub"),
                                                 "line": state.group(0).strip()}
             for match in _JOB_FAILED_RE.finditer(text):
-                services[match.group("unit")] = {"state": "failed", "sub": None, "line": match.group(0)}
+                services[match.group("unit") or match.group("unit2")] = {"state": "failed", "sub": None,
+                                                                         "line": match.group(0)}
         if "dlbox-collect-missing" in kinds:
             for match in _MISSING_RE.finditer(text):
                 facts.setdefault("missing_commands", set()).add(match.group("cmd") or match.group("cmd2"))

@@ -36,19 +36,24 @@ def check_doctor_data(data):
     _need(isinstance(xid, dict), "xid", "must be a mapping with 'source' and 'codes'")
     _source(xid, "xid")
     _need(isinstance(xid.get("codes"), list) and xid["codes"], "xid.codes", "must be a non-empty list")
+    actions = xid.get("actions")
+    _need(isinstance(actions, dict) and actions and all(isinstance(v, str) and v.strip() for v in actions.values()),
+          "xid.actions", "must map each resolution bucket of the catalog to a text")
     seen = set()
     for index, entry in enumerate(xid["codes"]):
         where = "xid.codes[%d]" % index
-        _need(isinstance(entry, dict), where, "must be a mapping {code, meaning, severity}")
+        _need(isinstance(entry, dict), where, "must be a mapping {code, mnemonic, meaning, severity, action, investigate}")
         _need(isinstance(entry.get("code"), int) and not isinstance(entry.get("code"), bool) and entry["code"] > 0,
               where, "'code' must be a positive integer")
         _need(entry["code"] not in seen, where, "code %s is listed twice" % entry["code"])
         seen.add(entry["code"])
-        _need(isinstance(entry.get("meaning"), str) and entry["meaning"].strip(), where, "'meaning' must be text")
+        for key in ("mnemonic", "meaning", "investigate"):
+            _need(isinstance(entry.get(key), str) and entry[key].strip(), where, "'%s' must be text" % key)
         _need(entry.get("severity") in _SEVERITIES, where, "'severity' must be one of %s" % ", ".join(_SEVERITIES))
-        unknown = set(entry) - {"code", "meaning", "severity"}
+        _need(entry.get("action") in actions, where, "'action' must be one of xid.actions (%s)" % entry.get("action"))
+        unknown = set(entry) - {"code", "mnemonic", "meaning", "severity", "action", "investigate"}
         _need(not unknown, where, "unknown keys %s" % sorted(unknown))
-    for key in ("min_gpu_memory_mib", "pcie_busy_util_pct"):
+    for key in ("min_gpu_memory_mib", "pcie_busy_util_pct", "min_shm_mib", "thermal_margin_c"):
         entry = data.get(key)
         _need(isinstance(entry, dict), key, "must be a mapping {value, source}")
         _need(isinstance(entry.get("value"), int) and not isinstance(entry.get("value"), bool) and entry["value"] > 0,
@@ -72,7 +77,8 @@ def check_doctor_data(data):
         except (re.error, TypeError) as exc:
             raise DoctorDataError("data/doctor.yml: driver_package_patterns.patterns[%d]: not a regular expression (%s)"
                                   % (index, exc)) from exc
-    unknown = set(data) - {"date", "xid", "min_gpu_memory_mib", "pcie_busy_util_pct", "legacy_packages",
+    unknown = set(data) - {"date", "xid", "min_gpu_memory_mib", "pcie_busy_util_pct", "min_shm_mib", "thermal_margin_c",
+                           "legacy_packages",
                            "driver_package_patterns"}
     _need(not unknown, "top level", "unknown keys %s" % sorted(unknown))
     return data

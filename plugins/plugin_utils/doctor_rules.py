@@ -15,7 +15,7 @@ import re
 
 from ansible_collections.dlbox.stack.plugins.plugin_utils.versions import parse_version
 
-__all__ = ["RULES", "RULE_IDS", "run_rules"]
+__all__ = ["RULES", "RULE_IDS", "EXTRA_IDS", "SIGNALS", "run_rules"]
 
 
 def _finding(rule_id, severity, title, evidence, fix):
@@ -37,6 +37,20 @@ def _short(lines, limit=3):
     return shown
 
 
+def _messages(facts, *kinds):
+    """The error messages of those kinds (doctor_captures._MESSAGES) any capture holds."""
+    return [m for m in facts.get("messages", []) if m["kind"] in kinds]
+
+
+def _searched(facts):
+    """Some capture was read: a rule that looks for an error message has looked."""
+    return bool(facts.get("captures_read"))
+
+
+def _lines_of(entries, limit=3):
+    return _short(sorted({e["line"] for e in entries}, key=[e["line"] for e in entries].index), limit)
+
+
 def _smi_answered(facts):
     return bool(facts.get("gpus")) and bool((facts.get("smi") or {}).get("driver_version"))
 
@@ -48,12 +62,14 @@ def _smi_answered(facts):
 def driver_library_mismatch(facts, data):
     """The loaded kernel module and the user-space libraries (NVML) are of different driver versions."""
     evidence = [e["line"] for e in facts.get("smi_errors", []) if e["kind"] == "driver-library-mismatch"]
+    evidence += _lines_of(_messages(facts, "ctk-nvml-mismatch"))
     evidence += _kernel(facts, r"API mismatch") or []
     lib, proc = facts.get("nvml_library_version"), (facts.get("proc_version") or {}).get("version")
     if lib and proc and not proc.startswith(lib):
         evidence.append("NVML library %s, loaded kernel module %s (/proc/driver/nvidia/version)" % (lib, proc))
     if not evidence:
-        if not (facts.get("smi_errors") is not None or facts.get("kernel_lines") is not None or _smi_answered(facts)):
+        if not (facts.get("smi_errors") is not None or facts.get("kernel_lines") is not None or _smi_answered(facts)
+                or facts.get("messages") is not None):
             return None
         return []
     return [_finding(
@@ -67,6 +83,7 @@ def driver_library_mismatch(facts, data):
 def driver_not_loaded(facts, data):
     """nvidia-smi cannot reach a driver, or the kernel log says the module found/probed no GPU."""
     evidence = [e["line"] for e in facts.get("smi_errors", []) if e["kind"] == "cannot-communicate"]
+    evidence += _lines_of(_messages(facts, "driver-not-loaded"))
     evidence += _kernel(facts, r"NVRM: (No NVIDIA (graphics adapter|GPU) (probed|found)|The NVIDIA probe routine "
                                r"(was not called|failed)|None of the NVIDIA devices were initialized)") or []
     lsmod = facts.get("lsmod")
@@ -106,18 +123,25 @@ def nouveau_loaded(facts, data):
 def secure_boot_module_rejected(facts, data):
     """Secure Boot (lockdown) refused the unsigned or wrongly signed nvidia module."""
     errors = [e for e in facts.get("module_errors", []) if e["module"].startswith("nvidia")
-              and re.search(r"Key was rejected by service|Required key not available", e["reason"])]
-    kernel = _kernel(facts, r"Loading of unsigned module is rejected|nvidia.*(Key was rejected|Required key not available)"
-                            r"|Lockdown: .*unsigned module loading is restricted") or []
-    evidence = _short([e["line"] for e in errors] + kernel)
+              and re.search(r"Key was rejected by service|Required key not available|Operation not permitted", e["reason"])]
+    kernel = _kernel(facts, r"Loading of unsigned module is rejected|nvidia.*(Key was rejected|Required key not available)") or []
+    if errors or kernel:  # a lockdown line names no module: it only supports a refusal of an nvidia module
+        kernel += [line for line in _kernel(facts, r"Lockdown: .*unsigned module loading is restricted") or []]
+        kernel += _lines_of(_messages(facts, "lockdown"))
+    evidence = _short(list(dict.fromkeys([e["line"] for e in errors] + kernel)))
     if evidence and facts.get("secure_boot") is True:
         evidence.append("mokutil --sb-state: SecureBoot enabled")
     if not evidence:
         if facts.get("module_errors") is None and facts.get("kernel_lines") is None:
             return None
         return []
+    title = "Secure Boot rejected the NVIDIA kernel module"
+    if all("Operation not permitted" in line for line in evidence) and facts.get("secure_boot") is not True:
+        title = "The kernel refused the NVIDIA module (Operation not permitted): Secure Boot lockdown, or modprobe not run as root"
     return [_finding(
-        "secure-boot-module-rejected", "error", "Secure Boot rejected the NVIDIA kernel module", evidence,
+        "secure-boot-module-rejected", "error", title, evidence,
+        "Under Secure Boot the kernel's lockdown refuses modules it cannot verify ('Key was rejected by service', or "
+        "'Operation not permitted' with 'Lockdown: ... unsigned module loading is restricted' in the kernel log). "
         "Enroll the key DKMS signs with (Debian/Ubuntu: mokutil --import /var/lib/dkms/mok.pub, set a one-time "
         "password, reboot and confirm in MokManager), or use Ubuntu's signed linux-modules-nvidia-<branch> packages, "
         "or turn Secure Boot off in the firmware. Then modprobe nvidia.")]
@@ -228,13 +252,15 @@ def framework_cuda_too_new_for_driver(facts, data):
                 entry["line"], entry["found"], _cuda_from_int(entry["found"])))
         elif entry["kind"] == "driver-insufficient":
             evidence.append(entry["line"])
+    evidence += ["%s (the image needs a driver for CUDA %s or newer)" % (m["line"], m["cuda"])
+                 for m in _messages(facts, "ctk-requirement")]
     driver_cuda = (facts.get("smi") or {}).get("cuda_version")
     for probe in facts.get("framework_probe", []):
         if driver_cuda and probe.get("cuda") and probe["cuda"] != "None" and \
                 parse_version(probe["cuda"])[:2] > parse_version(driver_cuda)[:2]:
             evidence.append("%s, but the driver supports CUDA %s (nvidia-smi)" % (probe["line"], driver_cuda))
     if not evidence:
-        if facts.get("framework") is None and facts.get("framework_probe") is None:
+        if facts.get("framework") is None and facts.get("framework_probe") is None and facts.get("messages") is None:
             return None
         return []
     return [_finding(
@@ -268,11 +294,13 @@ def no_kernel_image_for_device(facts, data):
 # ----------------------------------------------------------------------------------------------------------------------
 
 def xid_error(facts, data):
-    """Xid events in the kernel log, each named with its meaning from data/doctor.yml."""
+    """Xid events in the kernel log, each with its meaning, severity and action from NVIDIA's catalog (data/doctor.yml);
+    a code the data does not list is an error."""
     lines = facts.get("kernel_lines")
     if lines is None:
         return None
     meanings = {entry["code"]: entry for entry in data["xid"]["codes"]}
+    actions = data["xid"]["actions"]
     seen = {}
     for line in lines:
         match = re.search(r"NVRM: Xid \((?:PCI:)?(?P<bus>[^)]+)\): (?P<code>\d+)", line)
@@ -280,20 +308,23 @@ def xid_error(facts, data):
             key = (int(match.group("code")), match.group("bus"))
             seen.setdefault(key, []).append(line)
         elif re.search(r"fallen off the bus", line):
-            bus = re.search(r"GPU (?P<bus>[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2})", line)
+            bus = re.search(r"GPU (?:at PCI:)?(?P<bus>[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2})", line)
             seen.setdefault((79, bus.group("bus") if bus else "?"), []).append(line)
     findings = []
     for (code, bus), found in sorted(seen.items()):
         known = meanings.get(code)
-        meaning = known["meaning"] if known else "not in data/doctor.yml: look it up in NVIDIA's Xid catalog"
+        if known:
+            meaning, severity = known["meaning"], known["severity"]
+            action = "NVIDIA's immediate action %s: %s; then %s" % (
+                known["action"], actions.get(known["action"], known["action"]), known["investigate"])
+        else:
+            meaning, severity = "not in NVIDIA's Xid catalog as data/doctor.yml holds it", "error"
+            action = "look the code up in NVIDIA's current Xid catalog; until then treat it as a GPU fault"
         findings.append(_finding(
-            "xid-error", known["severity"] if known else "warning",
-            "Xid %d on GPU %s: %s" % (code, bus, meaning),
+            "xid-error", severity, "Xid %d on GPU %s: %s" % (code, bus, meaning),
             ["Xid %d (%s), %d time(s) on %s" % (code, meaning, len(found), bus)] + _short(found, 2),
-            "See NVIDIA's Xid documentation for code %d (https://docs.nvidia.com/deploy/xid-errors/index.html). "
-            "Application faults (13, 31, 43) point at the program; 48, 63/64, 92, 94/95 at memory (check ECC and "
-            "remapped rows); 79 at power, cooling, seating or the slot; 119/120 at GSP firmware (update the driver). "
-            "A GPU that keeps logging hardware Xids needs a reset, then the vendor." % code))
+            "%s%s (NVIDIA, Xid catalog: https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html). "
+            "A GPU that keeps logging hardware Xids after a reset needs the vendor." % (action[0].upper(), action[1:])))
     return findings
 
 
@@ -330,21 +361,43 @@ def ecc_retired_or_remapped(facts, data):
 
 
 def gpu_throttled(facts, data):
-    """A hardware or thermal slowdown is active (idle and power-cap clocks are normal)."""
-    gpus = [g for g in facts.get("gpus", []) if g.get("throttle_active") is not None]
+    """A hardware or thermal slowdown is active, was active (the thermal counters), or the GPU sits at its thermal
+    limit (idle and power-cap clocks are normal)."""
+    margin = data["thermal_margin_c"]["value"]
+    gpus = [g for g in facts.get("gpus", []) if g.get("throttle_active") is not None or g.get("temperature")
+            or g.get("throttle_counters_us")]
     if not gpus:
         return None
     findings = []
     for gpu in gpus:
-        active = [r for r in gpu["throttle_active"]
+        evidence = []
+        active = [r for r in gpu.get("throttle_active") or []
                   if r in ("HW Slowdown", "HW Thermal Slowdown", "HW Power Brake Slowdown", "SW Thermal Slowdown")]
         if active:
+            evidence.append("Clocks event reasons active: %s" % ", ".join(gpu["throttle_active"]))
+        temp = gpu.get("temperature") or {}
+        current = temp.get("current")
+        for key, label in (("max_operating", "GPU Max Operating Temp"), ("slowdown", "GPU Slowdown Temp")):
+            if current is not None and temp.get(key) is not None and current >= temp[key] - margin:
+                evidence.append("GPU Current Temp %d C, %s %d C: at its thermal limit" % (current, label, temp[key]))
+                break
+        if temp.get("tlimit") is not None and temp["tlimit"] <= margin:
+            evidence.append("GPU T.Limit Temp %d C: %d C below the slowdown temperature" % (temp["tlimit"], temp["tlimit"]))
+        counters = gpu.get("throttle_counters_us") or {}
+        thermal = {k: v for k, v in counters.items() if k in ("SW Thermal Slowdown", "HW Thermal Slowdown",
+                                                              "HW Power Braking") and v > 0}
+        if thermal:
+            evidence.append("slowed since the driver loaded: %s" % ", ".join(
+                "%s %.1f s" % (k, v / 1e6) for k, v in sorted(thermal.items())))
+        if evidence:
+            reasons = ", ".join(active) if active else "heat"
             findings.append(_finding(
-                "gpu-throttled", "warning", "%s is slowed down by %s" % (gpu.get("name") or "A GPU", ", ".join(active)),
-                ["Clocks event reasons active: %s" % ", ".join(gpu["throttle_active"])],
-                "HW/SW thermal slowdown: check cooling (fans, airflow, dust, the temperature in nvidia-smi -q). HW slowdown "
-                "and power brake: check the power cables and the supply (a brake is asserted by the system). "
-                "Idle and SW Power Cap are normal and not reported."))
+                "gpu-throttled", "warning", "%s is slowed down by %s" % (gpu.get("name") or gpu.get("pci_bus_id") or "A GPU",
+                                                                         reasons),
+                evidence,
+                "HW/SW thermal slowdown: check cooling (fans, airflow, dust, the temperature in nvidia-smi -q -d "
+                "TEMPERATURE,PERFORMANCE). HW slowdown and power brake: check the power cables and the supply (a brake "
+                "is asserted by the system). Idle and SW Power Cap are normal and not reported."))
     return findings
 
 
@@ -364,24 +417,46 @@ def persistence_off(facts, data):
         "attached this matters less.")]
 
 
+def _nvswitch_evidence(facts):
+    """Lines that show NVSwitches (or an NVSwitch-only CUDA error); and lines that show none."""
+    present = [e["line"] for e in facts.get("framework", []) if e["kind"] == "system-not-ready"]
+    present += ["lspci: %s" % d["name"] for d in facts.get("pci_devices", []) if "NVSwitch" in (d.get("name") or "")]
+    present += _kernel(facts, r"SXid|nvidia-nvswitch\d*:") or []
+    present += ["%s (an SXM GPU)" % g["name"] for g in facts.get("gpus", []) if re.search(r"SXM|HGX", g.get("name") or "")]
+    absent = _lines_of(_messages(facts, "fm-nothing-to-do"))
+    absent += ["%s: a PCIe card without NVSwitch" % g["name"] for g in facts.get("gpus", [])
+               if re.search(r"GeForce|RTX|Quadro|TITAN|\bT4\b|\bA10\b|\bL4\b|\bL40|A40|PCIe", g.get("name") or "")]
+    return present, absent
+
+
 def fabricmanager_down(facts, data):
-    """Fabric Manager is not running (NVSwitch systems): CUDA fails with error 802."""
-    evidence = [e["line"] for e in facts.get("framework", []) if e["kind"] == "system-not-ready"]
+    """Fabric Manager is not running on an NVSwitch system (CUDA fails with error 802). Without NVSwitch evidence a
+    failed Fabric Manager is reported as not needed (info): on a PCIe machine it exits with NV_WARN_NOTHING_TO_DO."""
     services = facts.get("services") or {}
     fabric = services.get("nvidia-fabricmanager")
-    if fabric and fabric["state"] in ("failed", "inactive"):
-        evidence.append("nvidia-fabricmanager: %s" % fabric["line"])
-    evidence += _kernel(facts, r"nv-fabricmanager\[\d+\]: .*(error|fail|don't match|not match)") or []
-    if not evidence:
-        if fabric is None and facts.get("framework") is None:
-            return None
-        return []
-    return [_finding(
-        "fabricmanager-down", "error", "Fabric Manager is not running: CUDA cannot start on this NVSwitch system",
-        _short(evidence),
-        "Install nvidia-fabricmanager of exactly the driver's version (nvidia-fabricmanager-<branch>=<driver version>), "
-        "then systemctl enable --now nvidia-fabricmanager; journalctl -u nvidia-fabricmanager says why it stopped "
-        "(a version that does not match the driver is the usual cause).")]
+    failed = ["nvidia-fabricmanager: %s" % fabric["line"]] if fabric and fabric["state"] in ("failed", "inactive") else []
+    failed += _kernel(facts, r"nv-fabricmanager\[\d+\]: .*(error|fail|don't match|not match)") or []
+    present, absent = _nvswitch_evidence(facts)
+    if present and not _messages(facts, "fm-nothing-to-do"):
+        if not failed and not [e for e in facts.get("framework", []) if e["kind"] == "system-not-ready"]:
+            return []
+        return [_finding(
+            "fabricmanager-down", "error", "Fabric Manager is not running: CUDA cannot start on this NVSwitch system",
+            _short(present + failed),
+            "Install nvidia-fabricmanager of exactly the driver's version (nvidia-fabricmanager-<branch>=<driver version>), "
+            "then systemctl enable --now nvidia-fabricmanager; journalctl -u nvidia-fabricmanager says why it stopped "
+            "(a version that does not match the driver is the usual cause).")]
+    if failed or absent:
+        return [_finding(
+            "fabricmanager-not-needed", "info", "Fabric Manager is not running, and nothing shows an NVSwitch to manage",
+            _short(failed + absent),
+            "Fabric Manager is needed only on NVSwitch systems (HGX/DGX with SXM GPUs); on PCIe GPUs, an NVLink bridge "
+            "included, it exits with NV_WARN_NOTHING_TO_DO. Disable it there: systemctl disable --now "
+            "nvidia-fabricmanager (NVIDIA Fabric Manager User Guide: "
+            "https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/).")]
+    if fabric is None and facts.get("framework") is None and facts.get("messages") is None:
+        return None
+    return []
 
 
 def pcie_link_degraded(facts, data):
@@ -454,26 +529,32 @@ def no_gpu(facts, data):
 # ----------------------------------------------------------------------------------------------------------------------
 
 def docker_gpu_runtime_missing(facts, data):
-    """Docker cannot hand out GPUs: the NVIDIA Container Toolkit is missing or not configured."""
+    """Docker cannot hand out GPUs. ``docker run --gpus`` needs only nvidia-container-runtime-hook on PATH (Docker calls
+    it as a prestart hook) or CDI; the 'nvidia' runtime in ``docker info`` is needed only for ``--runtime=nvidia``,
+    Compose's ``driver: nvidia`` on old Docker, or a daemon.json that makes it the default."""
     evidence = [e["line"] for e in facts.get("docker_errors", [])
                 if e["kind"] in ("no-gpu-device-driver", "unknown-runtime")]
     info, daemon = facts.get("docker_info"), facts.get("daemon_json")
-    wants_gpus = bool(facts.get("gpus") or [d for d in facts.get("pci_devices", []) if d["kind"] == "gpu"]
-                      or (daemon and "nvidia" in (daemon.get("runtimes") or {})))
-    if info and info.get("runtimes") is not None and "nvidia" not in info["runtimes"] and wants_gpus:
-        line = "docker info: Runtimes: %s (no nvidia)" % " ".join(info["runtimes"])
-        if daemon and "nvidia" in (daemon.get("runtimes") or {}):
-            line += ", although daemon.json declares it: the daemon was not restarted, or runs with another config"
-        evidence.append(line)
+    declared = daemon and ("nvidia" in (daemon.get("runtimes") or {}) or daemon.get("default-runtime") == "nvidia")
+    if info and info.get("runtimes") is not None and "nvidia" not in info["runtimes"] and declared:
+        evidence.append("docker info: Runtimes: %s (no nvidia), although daemon.json declares it: the daemon was not "
+                        "restarted, or runs with another config" % " ".join(info["runtimes"]))
+    missing = facts.get("missing_commands") or set()
+    if "nvidia-container-runtime-hook" in missing and (info or evidence):
+        evidence.append("nvidia-container-runtime-hook is not on PATH")
     if not evidence:
         if facts.get("docker_errors") is None and info is None:
             return None
         return []
     return [_finding(
-        "docker-gpu-runtime-missing", "error", "Docker has no NVIDIA runtime for --gpus", _short(evidence),
-        "Install nvidia-container-toolkit, run nvidia-ctk runtime configure --runtime=docker and restart Docker "
-        "(systemctl restart docker); docker info must then list 'nvidia' under Runtimes. Docker from snap cannot use it. "
-        "The nvidia_container_toolkit role does all of this.")]
+        "docker-gpu-runtime-missing", "error", "Docker cannot give the container GPUs (the NVIDIA Container Toolkit "
+        "is missing or not configured)", _short(evidence),
+        "Install nvidia-container-toolkit: it puts nvidia-container-runtime-hook on PATH, which docker run --gpus needs, "
+        "then restart Docker (systemctl restart docker). For --runtime=nvidia or a daemon.json default runtime, also run "
+        "nvidia-ctk runtime configure --runtime=docker and restart Docker; rootless Docker: nvidia-ctk runtime configure "
+        "--runtime=docker --config=$HOME/.config/docker/daemon.json. CDI instead: nvidia-ctk cdi generate "
+        "--output=/etc/cdi/nvidia.yaml and docker run --device nvidia.com/gpu=all (NVIDIA Container Toolkit install "
+        "guide). The nvidia_container_toolkit role does all of this.")]
 
 
 def nvml_unknown_error_in_container(facts, data):
@@ -545,6 +626,348 @@ def k8s_gpu_unschedulable(facts, data):
         "all in use.")]
 
 
+# ----------------------------------------------------------------------------------------------------------------------
+# errors users paste (issue 46): the container toolkit, CUDA's error codes, a lost or uninitialised GPU, PCIe, memory,
+# libraries, shared memory, environments. Each reads the messages of doctor_captures._MESSAGES.
+# ----------------------------------------------------------------------------------------------------------------------
+
+def _message_rule(facts, kinds, finding):
+    """[finding(evidence)] when messages of those kinds exist; [] when captures were read; None when none was."""
+    found = _messages(facts, *kinds)
+    if found:
+        return [finding(_lines_of(found))]
+    return [] if _searched(facts) else None
+
+
+def container_cgroup_device_rules(facts, data):
+    """nvidia-container-cli could not add the GPU device rules to the container's cgroup (cgroup v2 eBPF)."""
+    def finding(evidence):
+        if facts.get("cgroup_version"):
+            evidence.append("cgroup filesystem: v%d" % facts["cgroup_version"])
+        if (facts.get("ctk_config") or {}).get("no-cgroups"):
+            evidence.append("config.toml: no-cgroups = %s" % facts["ctk_config"]["no-cgroups"])
+        return _finding(
+            "container-cgroup-device-rules", "error", "The container toolkit could not add the GPUs to the container's "
+            "cgroup (cgroup v2 device rules)", evidence,
+            "Under cgroup v2 the legacy nvidia-container-cli edits the container's eBPF device program; it fails inside "
+            "LXC/unprivileged or rootless setups and with some runc versions. Update the NVIDIA Container Toolkit (recent "
+            "releases no longer update the eBPF programs: NVIDIA/nvidia-container-toolkit#139), or use CDI (nvidia-ctk cdi "
+            "generate --output=/etc/cdi/nvidia.yaml; docker run --device nvidia.com/gpu=all). Rootless or inside LXC: set "
+            "no-cgroups = true under [nvidia-container-cli] in /etc/nvidia-container-runtime/config.toml and pass the "
+            "/dev/nvidia* devices yourself (NVIDIA Container Toolkit install guide, rootless setup).")
+    return _message_rule(facts, ("ctk-cgroup-device-rules",), finding)
+
+
+def container_driver_libraries_not_found(facts, data):
+    """nvidia-container-cli found no driver library (libnvidia-ml.so.1) on the host."""
+    def finding(evidence):
+        return _finding(
+            "container-driver-libraries-not-found", "error", "The container toolkit finds no NVIDIA driver libraries "
+            "on the host", evidence,
+            "nvidia-container-cli looks the driver's libraries up in the host's ldconfig cache: install the driver (its "
+            "user-space part: libnvidia-compute-<branch> on Ubuntu, libnvidia-ml1/libcuda1 on Debian, nvidia-driver "
+            "elsewhere), run ldconfig, and check with ldconfig -p | grep libnvidia-ml. Docker Desktop or a VM without "
+            "the GPU passed through has no host driver to find.")
+    return _message_rule(facts, ("ctk-load-library",), finding)
+
+
+def cuda_forward_compat_unsupported(facts, data):
+    """CUDA error 804: the forward-compatibility libcuda (cuda-compat) runs on a GPU that does not support it."""
+    def finding(evidence):
+        smi = facts.get("smi") or {}
+        if smi.get("driver_version") and smi.get("cuda_version"):
+            evidence.append("nvidia-smi: driver %s reports CUDA %s (a cuda-compat libcuda is loaded when this exceeds "
+                            "what the driver branch supports)" % (smi["driver_version"], smi["cuda_version"]))
+        return _finding(
+            "cuda-forward-compat-unsupported", "error", "CUDA forward compatibility (cuda-compat) on a GPU that does "
+            "not support it (CUDA error 804)", evidence,
+            "Forward compatibility (the cuda-compat package, /usr/local/cuda/compat on LD_LIBRARY_PATH, which NVIDIA's "
+            "CUDA images use when the driver is older than the image's CUDA) works only on data center GPUs and a few "
+            "NGC-ready RTX boards (NVIDIA, CUDA Compatibility). On GeForce and most workstation GPUs: upgrade the driver "
+            "to a branch that supports the application's CUDA, or run an image or framework built for the driver's "
+            "CUDA, and take the compat folder off LD_LIBRARY_PATH.")
+    return _message_rule(facts, ("cuda-804",), finding)
+
+
+def cuda_driver_combination_unsupported(facts, data):
+    """CUDA error 803: the libcuda found does not match the loaded kernel module."""
+    def finding(evidence):
+        return _finding(
+            "cuda-driver-combination-unsupported", "error", "The CUDA driver library does not match the loaded kernel "
+            "module (CUDA error 803)", evidence,
+            "CUDA loaded a libcuda of another driver version than the kernel module: a driver upgraded without a reboot, "
+            "a cuda-compat or leftover libcuda earlier on LD_LIBRARY_PATH or in the ldconfig cache. Compare "
+            "cat /proc/driver/nvidia/version with ldconfig -p | grep libcuda and echo $LD_LIBRARY_PATH; reboot after a "
+            "driver upgrade, remove the stray libcuda (or /usr/local/cuda/compat from LD_LIBRARY_PATH).")
+    return _message_rule(facts, ("cuda-803",), finding)
+
+
+def cuda_unknown_error(facts, data):
+    """CUDA error 999 / 'CUDA unknown error': typically nvidia_uvm after suspend and resume, or /dev/nvidia-uvm missing."""
+    def finding(evidence):
+        nodes = facts.get("dev_nvidia")
+        if nodes is not None and "nvidia-uvm" not in nodes:
+            evidence.append("/dev/nvidia-uvm is missing (ls -l /dev/nvidia*: %s)" % (", ".join(nodes) or "none"))
+        return _finding(
+            "cuda-unknown-error", "error", "CUDA fails with 'unknown error' (999)", evidence,
+            "Most often the unified-memory module lost its state across suspend and resume: stop the GPU programs, "
+            "then rmmod nvidia_uvm && modprobe nvidia_uvm (or reboot); enable nvidia-suspend.service, "
+            "nvidia-resume.service and NVreg_PreserveVideoMemoryAllocations=1 so it survives the next suspend. "
+            "If /dev/nvidia-uvm is missing, create it: nvidia-modprobe -u -c 0. The message's hint about "
+            "CUDA_VISIBLE_DEVICES is rarely the cause.")
+    return _message_rule(facts, ("cuda-999",), finding)
+
+
+def gpu_lost(facts, data):
+    """The GPU fell off the bus or NVML lost its handle (Xid 79, 'Unable to determine the device handle')."""
+    found = _lines_of(_messages(facts, "gpu-lost"))
+    found += _kernel(facts, r"NVRM: Xid \([^)]*\): 79\b") or []
+    if not found:
+        return [] if _searched(facts) else None
+    return [_finding(
+        "gpu-lost", "error", "A GPU is lost: it fell off the bus or no longer answers", _short(list(dict.fromkeys(found))),
+        "The GPU stopped answering on PCIe: power (PSU, the 8-pin/12VHPWR cables), heat, seating or the slot/riser. "
+        "Cold-boot the machine (power off, not a reboot) to get it back; check the power cables, reseat the card, "
+        "look for PCIe AER errors before the loss and the temperature under load; on repeated losses try another slot "
+        "and limit power (nvidia-smi -pl). NVIDIA's catalog: Xid 79, immediate action RESTART_BM.")]
+
+
+def gpu_init_failed(facts, data):
+    """The driver could not initialise the GPU (RmInitAdapter failed); when the GSP did not start, gsp-init-failed
+    reports it with these lines instead."""
+    if _messages(facts, "gsp-init"):
+        return []
+
+    def finding(evidence):
+        return _finding(
+            "gpu-init-failed", "error", "The driver could not initialise a GPU (RmInitAdapter failed)", evidence,
+            "The kernel log lines around it name the step (GSP firmware, memory training, a timeout). Check that the "
+            "GPU is supported by the installed branch, that its power cables are connected, the firmware settings "
+            "(Above 4G decoding and Resizable BAR for large-memory GPUs, the PCIe slot generation), then reseat the card. "
+            "In a VM: the GPU passthrough (IOMMU group, the host's vfio binding).")
+    return _message_rule(facts, ("rm-init-adapter",), finding)
+
+
+def gsp_init_failed(facts, data):
+    """The GPU System Processor (GSP) firmware did not start."""
+    def finding(evidence):
+        return _finding(
+            "gsp-init-failed", "error", "The GPU's GSP firmware did not start", evidence,
+            "The driver could not boot the GPU System Processor: update to a current driver of the branch (GSP firmware "
+            "ships with it, /lib/firmware/nvidia/<version>/), or with the proprietary modules on Turing/Ampere set "
+            "NVreg_EnableGpuFirmware=0 to run without GSP (the open modules need it). 'failed to wait for GFW boot' "
+            "points at the board itself (power, VBIOS): cold-boot, reseat, check the power cables.")
+    found = _messages(facts, "gsp-init")
+    if found:
+        return [finding(_lines_of(found) + _lines_of(_messages(facts, "rm-init-adapter"), 1))]
+    return [] if _searched(facts) else None
+
+
+def gsp_rpc_timeout(facts, data):
+    """The driver timed out waiting for the GSP (Xid 119, _kgspRpcRecvPoll, heartbeat timeouts)."""
+    found = _lines_of(_messages(facts, "gsp-timeout"))
+    if not found:
+        return [] if _searched(facts) else None
+    return [_finding(
+        "gsp-rpc-timeout", "error", "The driver timed out waiting for the GPU's GSP firmware", found,
+        "Reset the GPU (nvidia-smi -r with no process on it) or reboot: NVIDIA's catalog gives Xid 119 the immediate "
+        "action RESET_GPU. When it repeats: update the driver (GSP timeouts were fixed in several branches), and with the "
+        "proprietary modules on Turing/Ampere try NVreg_EnableGpuFirmware=0; check the GPU's power and temperature.")]
+
+
+def pcie_aer_errors(facts, data):
+    """PCIe Advanced Error Reporting on the GPU or its root port (kernel log, or the AER counters in sysfs)."""
+    found = _messages(facts, "aer")
+    counters = [c for c in facts.get("aer_counters", []) if c["count"] > 0]
+    if not found and not counters:
+        if facts.get("aer_counters") is not None or _searched(facts):
+            return []
+        return None
+    fatal = [m for m in found if re.search(r"Uncorrect|can't recover|recovery failed|Fatal", m["line"])]
+    fatal += [c for c in counters if c["key"] != "TOTAL_ERR_COR"]
+    shown = sorted(fatal or found, key=lambda m: "PCIe Bus Error" not in m.get("line", ""))
+    evidence = _lines_of([m for m in shown if "line" in m] or shown) + ["%s: %s %d" % (c["pci_bus_id"] or "a device", c["key"], c["count"])
+                                            for c in counters][:3]
+    return [_finding(
+        "pcie-aer-errors", "error" if fatal else "warning",
+        "PCIe errors on the GPU or its root port (%s)" % ("uncorrected" if fatal else "corrected"), _short(evidence, 4),
+        "Uncorrected errors stop the GPU (often before Xid 79); corrected errors repeating by the hundred slow it and "
+        "announce the same. Reseat the GPU, remove risers and extenders, try another slot, set the slot to a lower PCIe "
+        "generation in the firmware, and check the power cables. Counters: /sys/bus/pci/devices/<bus>/aer_dev_*. "
+        "pcie_aspm=off helps when the errors come from link power saving.")]
+
+
+def ecc_uncorrectable(facts, data):
+    """An uncorrectable ECC error, seen from a framework or in nvidia-smi's volatile counters."""
+    found = _lines_of(_messages(facts, "ecc-uncorrectable"))
+    counted = ["%s: %d uncorrectable ECC error(s) since the driver loaded" % (g.get("name") or g.get("pci_bus_id") or "GPU",
+                                                                             g["ecc_uncorrectable"]["volatile"])
+               for g in facts.get("gpus", []) if (g.get("ecc_uncorrectable") or {}).get("volatile")]
+    if not found and not counted:
+        return [] if _searched(facts) else None
+    return [_finding(
+        "ecc-uncorrectable", "error", "An uncorrectable GPU memory (ECC) error", found + counted,
+        "Stop the job and read the GPU's memory state: nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT (a pending row "
+        "remap or page retirement takes effect at the next GPU reset: nvidia-smi -r -i <id>, or reboot). Run the job on "
+        "another GPU meanwhile; if the uncorrectable count or the remapped rows keep growing, or 'Remapping Failure "
+        "Occurred: Yes', the board goes back to the vendor (NVIDIA, GPU memory error management).")]
+
+
+def shm_too_small(facts, data):
+    """The DataLoader's workers ran out of shared memory (/dev/shm; Docker gives 64 MB)."""
+    minimum = data["min_shm_mib"]["value"]
+    found = _lines_of(_messages(facts, "shm"))
+    shm = facts.get("shm_mib")
+    small = shm and shm["mib"] is not None and shm["mib"] < minimum
+    if small:
+        found.append("/dev/shm is %d MiB (df: %s)" % (shm["mib"], shm["line"]))
+    if not found:
+        return [] if (shm or _searched(facts)) else None
+    return [_finding(
+        "shm-too-small", "error" if _messages(facts, "shm") else "warning",
+        "Shared memory (/dev/shm) too small for the DataLoader's workers", found,
+        "PyTorch's DataLoader workers pass batches through /dev/shm; Docker gives a container 64 MB. Start the "
+        "container with --shm-size=16g (or --ipc=host); Kubernetes: mount an emptyDir with medium: Memory at /dev/shm; "
+        "otherwise lower num_workers or the batch size. On a host, /dev/shm is half the RAM by default.")]
+
+
+def libcuda_missing(facts, data):
+    """libcuda.so.1 (the driver's CUDA library) cannot be loaded: a container started without GPUs, or no driver."""
+    def finding(evidence):
+        return _finding(
+            "libcuda-missing", "error", "libcuda.so.1 (the driver's CUDA library) is missing", evidence,
+            "libcuda.so.1 comes with the driver, not with CUDA or the framework. In a container the NVIDIA Container "
+            "Toolkit mounts it only when the container gets GPUs: docker run --gpus all (Compose: deploy.resources."
+            "reservations.devices with capabilities: [gpu]; Kubernetes: a nvidia.com/gpu limit), with "
+            "NVIDIA_DRIVER_CAPABILITIES including compute. On the host: install the driver's compute libraries "
+            "(libnvidia-compute-<branch>, libcuda1). Do not copy the toolkit's stubs/libcuda.so in its place.")
+    return _message_rule(facts, ("libcuda-missing",), finding)
+
+
+def cuda_libraries_missing(facts, data):
+    """cuDNN, NVRTC or another CUDA library cannot be loaded."""
+    def finding(evidence):
+        return _finding(
+            "cuda-libraries-missing", "error", "A CUDA library (cuDNN, NVRTC...) cannot be loaded", evidence,
+            "The library is not on the loader's path. PyTorch wheels bring their own (nvidia-cudnn-cu12, "
+            "nvidia-cuda-nvrtc-cu12): reinstall torch from its index, and do not point LD_LIBRARY_PATH at another CUDA. "
+            "Other frameworks (ONNX Runtime, CTranslate2, TensorFlow) need the cuDNN and CUDA of their build: pip install "
+            "the matching nvidia-cudnn-cuXX / nvidia-cuda-nvrtc-cuXX, or apt install the libcudnn and cuda-nvrtc packages "
+            "of that CUDA; ldconfig -p | grep -E 'cudnn|nvrtc' shows what the loader finds.")
+    return _message_rule(facts, ("cuda-library-missing",), finding)
+
+
+def libcuda_stub_shadowed(facts, data):
+    """The CUDA toolkit's stub libcuda (or a compat copy) shadows the driver's: LD_LIBRARY_PATH or the ldconfig cache."""
+    evidence = _lines_of(_messages(facts, "stub-library"))
+    evidence += ["ldconfig: %s => %s" % (e["lib"], e["path"]) for e in facts.get("ldconfig", [])
+                 if e["lib"].startswith("libcuda.so") and re.search(r"/stubs?/", e["path"])]
+    path = (facts.get("env") or {}).get("LD_LIBRARY_PATH") or ""
+    evidence += ["LD_LIBRARY_PATH holds %s" % part for part in path.split(":") if re.search(r"/stubs/?$", part)]
+    if not evidence:
+        if facts.get("ldconfig") is None and facts.get("env") is None and not _searched(facts):
+            return None
+        return []
+    return [_finding(
+        "libcuda-stub-shadowed", "error", "The CUDA toolkit's stub libcuda is loaded instead of the driver's",
+        _short(evidence, 4),
+        "lib64/stubs/libcuda.so only satisfies the linker at build time; at run time it answers every call with "
+        "CUDA_ERROR_STUB_LIBRARY (34). Take the stubs folder off LD_LIBRARY_PATH and out of /etc/ld.so.conf.d (then "
+        "ldconfig), so the driver's libcuda.so.1 is found first.")]
+
+
+def cuda_visible_devices_no_gpu(facts, data):
+    """CUDA_VISIBLE_DEVICES names no GPU of the machine (or the framework sees none)."""
+    env = facts.get("env") or {}
+    evidence = _lines_of(_messages(facts, "no-cuda-gpus"))
+    value = env.get("CUDA_VISIBLE_DEVICES")
+    count = len(facts.get("gpus") or [])
+    if value is not None:
+        names = [v.strip() for v in value.split(",") if v.strip()]
+        if not names or names[0] in ("-1", "none", "NoDevFiles", "void"):
+            evidence.append("CUDA_VISIBLE_DEVICES=%s hides every GPU" % value)
+        elif count and all(n.isdigit() and int(n) >= count for n in names):
+            evidence.append("CUDA_VISIBLE_DEVICES=%s but the machine has %d GPU(s), numbered from 0" % (value, count))
+        elif evidence:
+            evidence.append("CUDA_VISIBLE_DEVICES=%s" % value)
+    if not evidence:
+        return [] if (env or _searched(facts)) else None
+    return [_finding(
+        "cuda-visible-devices-no-gpu", "error", "The program sees no GPU (CUDA_VISIBLE_DEVICES, or no GPU given)", evidence,
+        "CUDA numbers the visible GPUs from 0 after CUDA_VISIBLE_DEVICES filters them: a script that sets "
+        "os.environ['CUDA_VISIBLE_DEVICES'] = '3' on a one-GPU machine, or a launcher that exports an index the machine "
+        "lacks, leaves no GPU. Unset it or give indices that exist (nvidia-smi -L), and set it before the first CUDA call. "
+        "In a container, also check that it got GPUs (--gpus all).")]
+
+
+def cuda_toolkit_mismatch(facts, data):
+    """The CUDA toolkit (nvcc) differs from the CUDA the framework was built with (conda's cudatoolkit beside a system
+    toolkit is the usual cause)."""
+    found = _messages(facts, "toolkit-mismatch")
+    evidence = ["%s (nvcc: CUDA %s, PyTorch: CUDA %s)" % (m["line"], m["nvcc"], m["torch"]) for m in found]
+    releases = facts.get("nvcc_releases") or []
+    for probe in facts.get("framework_probe", []):
+        cuda = probe.get("cuda")
+        if cuda and cuda != "None" and len(releases) == 1 and releases[0].split(".")[0] != cuda.split(".")[0]:
+            evidence.append("%s, but nvcc is CUDA %s" % (probe["line"], releases[0]))
+    if not evidence:
+        return [] if (releases or _searched(facts)) else None
+    return [_finding(
+        "cuda-toolkit-mismatch", "error" if found else "warning",
+        "The CUDA toolkit that builds extensions differs from the framework's CUDA", _short(evidence),
+        "conda's cudatoolkit (or pip's nvidia-* wheels) gives PyTorch its CUDA runtime but no nvcc, so an extension "
+        "build picks the system's /usr/local/cuda. Install the nvcc of the framework's CUDA in the environment "
+        "(conda install -c nvidia cuda-nvcc=<X.Y>, or pip install nvidia-cuda-nvcc-cu<X>) and set CUDA_HOME to it, or "
+        "install the framework build for the system's CUDA. The same major version is enough for PyTorch's check.")]
+
+
+def pcie_acs_enabled(facts, data):
+    """PCIe ACS redirects peer-to-peer traffic through the root complex: NCCL hangs or crawls (IOMMU likewise)."""
+    acs = facts.get("acs")
+    if acs is None:
+        return None
+    enabled = [a for a in acs if a["enabled"]]
+    if not enabled:
+        return []
+    evidence = ["%d of %d bridges have ACS on" % (len(enabled), len(acs))] + _lines_of(enabled, 2)
+    params = (facts.get("cmdline") or {}).get("params") or {}
+    if params.get("intel_iommu") == "on" or params.get("amd_iommu") == "on":
+        if params.get("iommu") != "pt":
+            evidence.append("/proc/cmdline: IOMMU on without iommu=pt")
+    return [_finding(
+        "pcie-acs-enabled", "warning", "PCIe ACS is enabled on bridges: GPU peer-to-peer goes through the root complex",
+        evidence,
+        "With ACS redirecting (SrcValid+/ReqRedir+/CmpltRedir+), P2P traffic between GPUs is forced up to the root "
+        "complex: NCCL hangs or runs slowly (NVIDIA, NCCL troubleshooting: PCI Access Control Services). Disable ACS in "
+        "the firmware, or per bridge with setpci -s <bridge> ECAP_ACS+0x6.w=0000 (lost at reboot); check with "
+        "NCCL_P2P_DISABLE=1 that P2P is the cause. With an IOMMU on, boot with iommu=pt. Keep ACS where VMs need "
+        "isolated IOMMU groups.")]
+
+
+def cuda_compat_rules():
+    """(id, rule, needs) rows of the rules above, in report order."""
+    return (
+        ("container-cgroup-device-rules", container_cgroup_device_rules, "any capture (a container error)"),
+        ("container-driver-libraries-not-found", container_driver_libraries_not_found, "any capture (a container error)"),
+        ("cuda-forward-compat-unsupported", cuda_forward_compat_unsupported, "any capture (a CUDA error)"),
+        ("cuda-driver-combination-unsupported", cuda_driver_combination_unsupported, "any capture (a CUDA error)"),
+        ("cuda-unknown-error", cuda_unknown_error, "any capture (a CUDA error)"),
+        ("gpu-lost", gpu_lost, "any capture (nvidia-smi's error or the kernel log)"),
+        ("gpu-init-failed", gpu_init_failed, "the kernel log"),
+        ("gsp-init-failed", gsp_init_failed, "the kernel log"),
+        ("gsp-rpc-timeout", gsp_rpc_timeout, "the kernel log"),
+        ("pcie-aer-errors", pcie_aer_errors, "the kernel log or the AER counters"),
+        ("ecc-uncorrectable", ecc_uncorrectable, "a framework error or nvidia-smi -q -d ECC"),
+        ("shm-too-small", shm_too_small, "a DataLoader error or df /dev/shm"),
+        ("libcuda-missing", libcuda_missing, "any capture (an import error)"),
+        ("cuda-libraries-missing", cuda_libraries_missing, "any capture (a loader error)"),
+        ("libcuda-stub-shadowed", libcuda_stub_shadowed, "ldconfig -p, env or a CUDA error"),
+        ("cuda-visible-devices-no-gpu", cuda_visible_devices_no_gpu, "env or a framework error"),
+        ("cuda-toolkit-mismatch", cuda_toolkit_mismatch, "a build error, or nvcc with a framework probe"),
+        ("pcie-acs-enabled", pcie_acs_enabled, "lspci -vvv (ACSCtl)"),
+    )
+
+
 RULES = (
     ("driver-library-mismatch", driver_library_mismatch, "nvidia-smi output or its error, or the kernel log"),
     ("driver-not-loaded", driver_not_loaded, "nvidia-smi output or its error, the kernel log, or lsmod with lspci"),
@@ -569,19 +992,52 @@ RULES = (
     ("nvidia-docker2-legacy", nvidia_docker2_legacy, "dpkg -l"),
     ("held-packages-missing", held_packages_missing, "dpkg -l"),
     ("k8s-gpu-unschedulable", k8s_gpu_unschedulable, "a Kubernetes pod event or kubectl describe"),
-)
+) + cuda_compat_rules()
 RULE_IDS = tuple(row[0] for row in RULES)
+# Finding ids a rule can give besides its own (the README table lists them too).
+EXTRA_IDS = ("fabricmanager-not-needed",)
+
+
+# Lines that would be a rule's evidence: a rule that found nothing while a capture holds such a line is not listed as
+# checked and clean (doctor.diagnose puts it under "contradicted", with the line).
+SIGNALS = {
+    "driver-library-mismatch": r"version mismatch",
+    "driver-not-loaded": r"couldn't communicate with the NVIDIA driver|driver is not loaded|probe routine",
+    "nouveau-loaded": r"\bnouveau\b",
+    "secure-boot-module-rejected": r"Key was rejected|Required key not available|Lockdown:|unsigned module",
+    "dkms-not-built-for-kernel": r"Bad return status for module build|dkms",
+    "gsp-firmware-missing": r"gsp\w*\.bin|GSP firmware",
+    "framework-cuda-too-new-for-driver": r"driver (?:on your system )?is too old|driver version is insufficient",
+    "no-kernel-image-for-device": r"no kernel image|not compatible with the current PyTorch",
+    "xid-error": r"\bXid\b",
+    "fabricmanager-down": r"fabricmanager|Error 802|system not yet initialized",
+    "docker-gpu-runtime-missing": r"could not select device driver|[Uu]nknown runtime|invalid runtime",
+    "nvml-unknown-error-in-container": r"NVML: Unknown Error",
+    "gpu-lost": r"fallen off the bus|device handle",
+    "gpu-init-failed": r"RmInitAdapter|rm_init_adapter",
+    "gsp-rpc-timeout": r"GSP.*[Tt]imeout|Timeout.*GSP",
+    "pcie-aer-errors": r"\bAER\b|PCIe Bus Error",
+    "ecc-uncorrectable": r"[Uu]ncorrectable ECC",
+    "shm-too-small": r"shared memory|Bus error|/dev/shm",
+    "libcuda-missing": r"libcuda\.so\.1",
+    "cuda-libraries-missing": r"cannot open shared object file",
+    "libcuda-stub-shadowed": r"stub",
+    "cuda-visible-devices-no-gpu": r"No CUDA GPUs",
+}
 
 
 def run_rules(facts, data):
-    """``(findings, not_checked)``: every finding, errors first; and ``[{id, needs}]`` for rules that lacked facts."""
-    findings, not_checked = [], []
+    """``(findings, not_checked, checked)``: every finding, errors first; ``[{id, needs}]`` for rules that lacked facts;
+    the ids of the rules that looked and found nothing."""
+    findings, not_checked, checked = [], [], []
     for rule_id, rule, needs in RULES:
         result = rule(facts, data)
         if result is None:
             not_checked.append({"id": rule_id, "needs": needs})
         else:
             findings.extend(result)
+            if not result:
+                checked.append(rule_id)
     order = {"error": 0, "warning": 1, "info": 2}
     findings.sort(key=lambda f: order[f["severity"]])
-    return findings, not_checked
+    return findings, not_checked, checked

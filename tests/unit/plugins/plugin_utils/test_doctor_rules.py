@@ -65,14 +65,18 @@ POSITIVE = [
      "found version 11040 = the driver supports CUDA 11.4"),
     ("no-kernel-image-for-device", "error", ["traceback-no-kernel-image.txt"], "no kernel image is available"),
     ("no-kernel-image-for-device", "error", ["torch-sm86-not-compatible.txt"], "CUDA capability sm_86 is not compatible"),
-    ("xid-error", "error", ["journal-k-xid-38-109.txt"], "Xid 38 (Driver firmware error)"),
+    # NVIDIA's catalog: Xid 38 IGNORE (info), Xid 109 RESET_GPU (error), Xid 13 RESTART_APP (warning)
+    ("xid-error", "info", ["journal-k-xid-38-109.txt"], "Xid 38 (Driver firmware error)"),
+    ("xid-error", "error", ["journal-k-xid-38-109.txt"], "Xid 109 (Context switch timeout error)"),
     ("xid-error", "error", ["dmesg-fallen-off-bus-no-xid.txt"], "Xid 79 (GPU has fallen off the bus)"),
     ("xid-error", "warning", ["dmesg-xid-13-109.txt"], "Xid 13 (Graphics Engine Exception"),
     ("ecc-retired-or-remapped", "error", ["smi-q-remapped-rows-pending.txt"], "Pending: Yes (uncorrectable rows: 4)"),
     ("gpu-throttled", "warning", ["smi-q-a10-hw-slowdown-mock.txt"], "HW Slowdown, HW Power Brake Slowdown"),
     ("persistence-off", "warning", ["smi-table-rtx3090-455.txt"], "GeForce RTX 3090 (0000:01:00.0): persistence mode off"),
     ("fabricmanager-down", "error", ["torch-error-802-fabricmanager.txt"], "Error 802: system not yet initialized"),
-    ("fabricmanager-down", "error", ["service-fabricmanager-failed.txt"], "Job for nvidia-fabricmanager.service failed"),
+    # a failed Fabric Manager with nothing that shows an NVSwitch is not an error (it exits NV_WARN_NOTHING_TO_DO there)
+    ("fabricmanager-not-needed", "info", ["service-fabricmanager-failed.txt"], "Job for nvidia-fabricmanager.service failed"),
+    ("fabricmanager-not-needed", "info", ["corpus/fm-nothing-to-do-2x4090.txt"], "NV_WARN_NOTHING_TO_DO"),
     ("pcie-link-degraded", "warning", ["smi-q-width-x8-under-load.txt"], "link width x8 of x16"),
     ("pcie-link-degraded", "warning", ["lspci-vv-lnksta-x1-downgraded.txt"], "link width x1 of x?"),
     ("docker-gpu-runtime-missing", "error", ["docker-run-gpus-no-runtime.txt"],
@@ -87,6 +91,39 @@ POSITIVE = [
     ("held-packages-missing", "warning", ["docker-unknown-runtime-dpkg-l.txt"], "ii nvidia-384 (not held)"),
     ("gpu-memory-too-small", "warning", ["smi-table-gt1030-2gb.txt"], "GeForce GT 1030: 1998 MiB"),
     ("k8s-gpu-unschedulable", "error", ["k8s-insufficient-gpu.txt"], "Insufficient nvidia.com/gpu"),
+    # issue 46: the classes users paste (tests/fixtures/doctor/corpus, sources in cases.yml and SOURCES.md)
+    ("container-cgroup-device-rules", "error", ["corpus/ctk-bpf-device-filters-lxc.txt"],
+     "bpf_prog_query(BPF_CGROUP_DEVICE) failed"),
+    ("container-driver-libraries-not-found", "error", ["corpus/ctk-load-library-nvml-rocky9.txt"],
+     "load library failed: libnvidia-ml.so.1"),
+    ("driver-library-mismatch", "error", ["corpus/ctk-nvml-mismatch-plex.txt"], "nvml error: driver/library version mismatch"),
+    ("cuda-forward-compat-unsupported", "error", ["corpus/cuda-804-compat-smi-470-cuda121.txt"],
+     "nvidia-smi: driver 470.57.02 reports CUDA 12.1"),
+    ("cuda-driver-combination-unsupported", "error", ["corpus/cuda-803-caffe-check-failed.txt"], "(803 vs. 0)"),
+    ("cuda-unknown-error", "error", ["corpus/cuda-999-after-suspend-torch.txt"], "CUDA unknown error"),
+    ("gpu-lost", "error", ["corpus/gpu-lost-device-handle-0b.txt"], "Unable to determine the device handle"),
+    ("gpu-lost", "error", ["dmesg-fallen-off-bus-no-xid.txt"], "fallen off the bus"),
+    ("gpu-init-failed", "error", ["corpus/rm-init-adapter-failed-openshift.txt"], "RmInitAdapter failed! (0x11:0x45:2525)"),
+    ("gsp-init-failed", "error", ["corpus/gsp-init-failed-3090-gfw-boot.txt"], "Cannot initialize GSP firmware RM"),
+    ("gsp-rpc-timeout", "error", ["corpus/gsp-xid-119-rpc-timeout-gpud.txt"], "waiting for RPC response from GPU4 GSP"),
+    ("pcie-aer-errors", "error", ["corpus/aer-uncorrected-fatal-nvidia-returnn.txt"], "severity=Uncorrected (Fatal)"),
+    ("pcie-aer-errors", "warning", ["corpus/aer-root-port-correctable-pop.txt"], "severity=Correctable"),
+    ("ecc-uncorrectable", "error", ["corpus/ecc-uncorrectable-tensorflow-4090.txt"], "CUDA_ERROR_ECC_UNCORRECTABLE"),
+    ("secure-boot-module-rejected", "error", ["corpus/lockdown-nvidia-eperm-bottlerocket.txt"],
+     "could not insert 'nvidia': Operation not permitted"),
+    ("shm-too-small", "error", ["corpus/shm-dataloader-bus-error-kraken.txt"], "killed by signal: Bus error"),
+    ("libcuda-missing", "error", ["corpus/libcuda-missing-import-torch-docker.txt"], "libcuda.so.1: cannot open"),
+    ("cuda-libraries-missing", "error", ["corpus/cudnn-nvrtc-missing-a1111.txt"], "Error: libnvrtc.so: cannot open"),
+    ("libcuda-stub-shadowed", "error", ["corpus/libcuda-stub-numba-libs-test.txt"], "/stubs/libcuda.so"),
+    ("cuda-visible-devices-no-gpu", "error", ["corpus/cvd-no-cuda-gpus-corgs.txt"], "No CUDA GPUs are available"),
+    ("cuda-toolkit-mismatch", "error", ["corpus/toolkit-mismatch-droidcalib.txt"], "(nvcc: CUDA 12.1, PyTorch: CUDA 11.3)"),
+    ("pcie-acs-enabled", "warning", ["corpus/nccl-acs-srcvalid-amd-switch.txt"], "4 of 9 bridges have ACS on"),
+    ("gpu-throttled", "warning", ["corpus/thermal-max-operating-temp-mx330.txt"],
+     "GPU Current Temp 56 C, GPU Max Operating Temp 57 C: at its thermal limit"),
+    ("gpu-throttled", "warning", ["corpus/thermal-sw-slowdown-counter-gh200.txt"], "SW Thermal Slowdown 0.9 s"),
+    ("docker-gpu-runtime-missing", "error", ["corpus/docker-gpus-no-toolkit-old-format.txt"],
+     "could not select device driver with capabilities: [[gpu]]"),
+    ("unexplained-error", "error", ["corpus/lockdown-other-module-evdi.txt"], "could not insert 'evdi'"),
 ]
 
 
@@ -101,7 +138,8 @@ def test_rule_fires_on_a_recorded_output(rule_id, severity, files, evidence):
 
 
 def test_every_rule_has_a_recorded_positive_case():
-    assert {row[0] for row in POSITIVE} | {"no-gpu"} == set(doctor_rules.RULE_IDS)
+    assert {row[0] for row in POSITIVE} | {"no-gpu"} == set(doctor_rules.RULE_IDS) | set(doctor_rules.EXTRA_IDS) | {
+        "unexplained-error"}
 
 
 # ------------------------------------------------------------------------------------------------ negatives
@@ -157,13 +195,21 @@ def test_a_healthy_machine_has_no_error(label, files):
     assert report["unrecognized"] == []
 
 
-def test_xid_codes_missing_from_the_data_are_named_not_guessed():
+def test_xid_codes_missing_from_the_data_are_errors_named_not_guessed():
     data = dict(DATA, xid=dict(DATA["xid"], codes=[c for c in DATA["xid"]["codes"] if c["code"] != 38]))
     facts = extract_facts([(DOCTOR / "journal-k-xid-38-109.txt").read_text()])
     findings = doctor_rules.xid_error(facts, data)
     xid38 = [f for f in findings if "Xid 38 " in f["title"]]
-    assert xid38[0]["severity"] == "warning"
-    assert "not in data/doctor.yml" in xid38[0]["title"]
+    assert xid38[0]["severity"] == "error"
+    assert "not in NVIDIA's Xid catalog as data/doctor.yml holds it" in xid38[0]["title"]
+
+
+def test_xid_severity_and_action_come_from_the_catalog_in_the_data():
+    facts = extract_facts(["[ 1.0] NVRM: Xid (PCI:0000:01:00): 46, pid=1, GPU stopped processing"])
+    finding = doctor_rules.xid_error(facts, DATA)[0]
+    entry = [c for c in DATA["xid"]["codes"] if c["code"] == 46][0]
+    assert finding["severity"] == entry["severity"]
+    assert entry["action"] in finding["fix"] and DATA["xid"]["actions"][entry["action"]] in finding["fix"]
 
 
 def test_memory_threshold_comes_from_the_data():
