@@ -598,14 +598,15 @@ def _kernel_lines(text):
     return lines
 
 
-def _size_mib(value, kib_blocks):
-    """``df`` sizes: ``64M``, ``24G``, ``1.0G`` (-h) or a count of 1K blocks -> MiB."""
+def _size_mib(value, block):
+    """``df`` sizes -> MiB: ``64M``, ``24G``, ``1.0G`` (-h), or a count of ``block``-byte blocks (``df`` 1024,
+    ``df -B1`` 1)."""
     match = re.match(r"^(\d+(?:\.\d+)?)([KMGT]?)$", value)
     if not match:
         return None
     number, unit = float(match.group(1)), match.group(2)
     if not unit:
-        return int(number / 1024) if kib_blocks else int(number / (1024 * 1024))
+        return int(number * block / (1024 * 1024))
     return int(number * {"K": 1.0 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}[unit])
 
 
@@ -630,9 +631,8 @@ def _more_facts(facts, name, text, kinds):
                 "enabled": bool(re.search(r"(?:SrcValid|ReqRedir|CmpltRedir)\+", flags)), "line": "ACSCtl: " + flags.strip(),
                 "capture": name})
     if "df-shm" in kinds:
-        kib = "1K-blocks" in text or "1024-blocks" in text
-        sizes = [_size_mib(m.group("size"), kib or not re.search(r"[KMGT]$", m.group("size")))
-                 for m in _DF_SHM_RE.finditer(text)]
+        block = 1 if re.search(r"\b1B-blocks\b", text) else 1024  # df -B1 (dlbox-collect), else df's 1K blocks
+        sizes = [_size_mib(m.group("size"), block) for m in _DF_SHM_RE.finditer(text)]
         facts["shm_mib"] = {"mib": min(v for v in sizes if v is not None) if any(v is not None for v in sizes) else None,
                             "line": _DF_SHM_RE.search(text).group(0).strip(), "capture": name}
     if "cgroup-fs" in kinds:

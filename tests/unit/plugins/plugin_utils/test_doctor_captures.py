@@ -154,3 +154,75 @@ def test_a_bare_version_number_is_not_taken_for_a_kernel_release():
     version = (DOCTOR / "nvml-mismatch-570.txt").read_text().rsplit(": ", 1)[1]
     assert recognize(version) == []
     assert recognize("uname -r 5.15.0-157-generic\n") == ["uname"]  # as pasted in tinygrad/open-gpu-kernel-modules#47
+
+
+# ------------------------------------------------------------------------------------------------ issue 46's captures
+# what dlbox-collect now also captures, read from real outputs (tests/fixtures/SOURCES.md, "Doctor corpus")
+CORPUS = DOCTOR / "corpus"
+
+
+@pytest.mark.parametrize("path, kinds, key, value", [
+    (DOCTOR / "dev-nvidia-ls-fedora26.txt", ["dev-nvidia"], "dev_nvidia",
+     ["nvidia-modeset", "nvidia-uvm", "nvidia-uvm-tools", "nvidia0", "nvidiactl"]),
+    (DOCTOR / "topo-p2p-2x5090-gns.txt", ["nvidia-smi-p2p"], "p2p_blocked", ["GPU0", "GPU1"]),
+    (CORPUS / "healthy-df-dev-shm-24g.txt", ["df-shm"], "shm_mib",
+     {"mib": 24576, "line": "tmpfs                 24G   38M   24G   1% /dev/shm", "capture": "healthy-df-dev-shm-24g.txt"}),
+    (CORPUS / "healthy-ctk-info-gtx1080-390.txt", ["ctk-info"], "ctk_info",
+     {"nvrm": "390.87", "cuda": "9.1", "models": ["GeForce GTX 1080 with Max-Q Design"]}),
+])
+def test_new_captures_read(path, kinds, key, value):
+    text = path.read_text(encoding="utf-8")
+    assert recognize(text) == kinds
+    assert extract_facts([(path.name, text)])[key] == value
+
+
+def test_config_toml_keeps_only_set_keys():
+    config = extract_facts([(DOCTOR / "ctk-config-toml-ldconfig-real.txt").read_text()])["ctk_config"]
+    assert config["ldconfig"] == "@/sbin/ldconfig.real" and config["load-kmods"] == "true"
+    assert "no-cgroups" not in config  # commented out in the paste
+
+
+def test_proc_cmdline_parameters():
+    text = (DOCTOR / "proc-cmdline-proxmox-iommu-pt.txt").read_text()
+    assert recognize(text) == ["proc-cmdline"]
+    params = extract_facts([text])["cmdline"]["params"]
+    assert (params["intel_iommu"], params["iommu"], params["quiet"]) == ("on", "pt", "")
+
+
+def test_aer_counters_from_cat_and_from_grep_h():
+    # the kernel's own sample (Documentation/ABI/testing/sysfs-bus-pci-devices-aer_stats)
+    text = (DOCTOR / "aer-dev-correctable-kernel-doc.txt").read_text()
+    assert recognize(text) == ["aer-counters"]
+    assert [(c["key"], c["count"]) for c in extract_facts([text])["aer_counters"]] == [("TOTAL_ERR_COR", 2)]
+    # dlbox-collect runs grep -H . <files>: the same line after the file's path (a constructed line, not a paste)
+    line = "/sys/bus/pci/devices/0000:01:00.0/aer_dev_fatal:TOTAL_ERR_FATAL 1\n"
+    counters = extract_facts([line])["aer_counters"]
+    assert [(c["pci_bus_id"], c["key"], c["count"]) for c in counters] == [("0000:01:00.0", "TOTAL_ERR_FATAL", 1)]
+
+
+@pytest.mark.parametrize("text, mib", [
+    # df -B1 /dev/shm as dlbox-collect runs it (Docker's default 64 MB: docs.docker.com, docker run --shm-size)
+    ("Filesystem     1B-blocks  Used Available Use% Mounted on\nshm             67108864     0  67108864   0% /dev/shm\n", 64),
+    ("Filesystem     1K-blocks  Used Available Use% Mounted on\nshm                65536     0     65536   0% /dev/shm\n", 64),
+])
+def test_df_block_sizes(text, mib):
+    assert extract_facts([text])["shm_mib"]["mib"] == mib
+
+
+def test_smi_q_temperature_and_thermal_counters():
+    gpu = extract_facts([(CORPUS / "thermal-sw-slowdown-counter-gh200.txt").read_text()])["gpus"][0]
+    assert gpu["temperature"] == {"current": 81, "tlimit": 13}
+    assert gpu["throttle_counters_us"]["SW Thermal Slowdown"] == 903158
+
+
+def test_messages_keep_the_capture_and_join_a_wrapped_line():
+    text = (CORPUS / "shm-dataloader-bus-error-kraken.txt").read_text()
+    found = extract_facts([("paste.txt", text)])["messages"]
+    assert found[0]["capture"] == "paste.txt"
+    assert found[0]["line"].startswith("DataLoader worker (pid 270071) is killed by signal: Bus error.")
+
+
+def test_a_licence_is_no_error_text_but_an_unknown_error_is():
+    assert recognize((FIXTURES.parents[1] / "LICENSE").read_text()) == []
+    assert recognize("modprobe: ERROR: could not insert 'evdi': Operation not permitted\n") == ["modprobe", "error-message"]
+    assert recognize("Segmentation fault (core dumped)\nFATAL: out of cheese\n") == ["error-text"]

@@ -231,3 +231,56 @@ def test_nothing_captured_means_nothing_checked():
     report = doctor.diagnose([], host="h", data=DATA)
     assert report["findings"] == []
     assert [item["id"] for item in report["not_checked"]] == list(doctor_rules.RULE_IDS)
+
+
+# ------------------------------------------------------------------------------------------------ never silent
+def test_an_error_no_rule_knows_is_quoted_with_its_capture():
+    # a module refused under lockdown that is not NVIDIA's: no rule is about it, the doctor quotes it
+    report = _report(DOCTOR / "corpus" / "lockdown-other-module-evdi.txt")
+    found = _finding(report, "unexplained-error")
+    assert found["severity"] == "error" and report["ok"] is False
+    assert "lockdown-other-module-evdi.txt: gen 12 16:49:32 Tacos sh[28117]: modprobe: ERROR: could not insert 'evdi': " \
+        "Operation not permitted" in found["evidence"]
+    assert "secure-boot-module-rejected" not in _ids(report)
+
+
+def test_error_lines_beside_an_explained_error_are_a_warning():
+    # the GSP timeout is explained; the memory-subsystem lines around it are quoted, as a warning
+    report = _report(DOCTOR / "corpus" / "gsp-timeout-heartbeat-gh100.txt")
+    assert _ids(report, "error") == ["gsp-rpc-timeout"]
+    assert any("kgmmuCheckMemSubsysError_IMPL" in e for e in _finding(report, "unexplained-error")["evidence"])
+
+
+def test_a_rule_a_capture_contradicts_is_not_called_clean():
+    # Secure Boot's rule found nothing (the refused module is not NVIDIA's), but a capture shows a lockdown line
+    report = _report(DOCTOR / "corpus" / "lockdown-other-module-evdi.txt")
+    assert "secure-boot-module-rejected" not in report["checked"]
+    contradicted = [c for c in report["contradicted"] if c["id"] == "secure-boot-module-rejected"]
+    assert contradicted and "Lockdown:" in contradicted[0]["line"]
+    assert any(line.startswith("Not called clean: secure-boot-module-rejected") for line in doctor.report_text(report))
+
+
+def test_healthy_outputs_give_no_unexplained_error():
+    for path in [DOCTOR / "smi-q-a10-550-idle.txt", DOCTOR / "lspci-vv-kernel-driver-nouveau.txt",
+                 DOCTOR / "corpus" / "healthy-ctk-info-debug-start-418.txt", DOCTOR / "ctk-config-toml-ldconfig-real.txt"]:
+        assert "unexplained-error" not in _ids(_report(path)), path.name
+
+
+def test_docker_info_without_the_nvidia_runtime_alone_is_no_error():
+    # --gpus needs only nvidia-container-runtime-hook on PATH: a docker info that lists no nvidia runtime, with no
+    # daemon.json that asks for one and no docker error, is not a finding (the healthy GT 1030 ran --gpus-less here)
+    text = "Server Version: 20.10.2\n Runtimes: io.containerd.runc.v2 io.containerd.runtime.v1.linux runc\n" \
+           " Default Runtime: runc\n"
+    facts = extract_facts([text])
+    assert doctor_rules.docker_gpu_runtime_missing(facts, DATA) == []
+    facts["missing_commands"] = {"nvidia-container-runtime-hook"}
+    assert "not on PATH" in doctor_rules.docker_gpu_runtime_missing(facts, DATA)[0]["evidence"][-1]
+
+
+def test_fabric_manager_down_needs_nvswitch_evidence():
+    failed = (DOCTOR / "service-fabricmanager-failed.txt").read_text()
+    assert _ids(_report(DOCTOR / "service-fabricmanager-failed.txt"), "error") == []
+    # a constructed line in the SXid format of NVIDIA's Fabric Manager user guide (no public paste at hand)
+    nvswitch = "[  10.1] nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 egress non-posted PRIV error\n"
+    report = doctor.diagnose([("fm", failed), ("dmesg", nvswitch)], host="h", data=DATA)
+    assert "fabricmanager-down" in _ids(report, "error")
