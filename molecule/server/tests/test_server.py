@@ -18,10 +18,17 @@ def _settings(host):
     return json.loads(host.file("/opt/dlbox-fixture-gpu/state/settings.json").content_string)
 
 
+def test_persistence_mode_is_on_by_the_role_not_by_the_capture(host):
+    """The FIXTURE persistence unit has Ubuntu's shape (--no-persistence-mode, StopWhenUnneeded): after the model's
+    reboot the daemon runs with persistence mode on only through what the role laid over the unit."""
+    assert host.file("/opt/dlbox-fixture-gpu/state/persistence-mode").content_string.strip() == "1"
+    start = host.check_output("systemctl show -p ExecStart --value nvidia-persistenced.service")
+    assert "--persistence-mode" in start and "--no-persistence-mode" not in start, start
+    assert host.service("nvidia-persistenced").is_running
+
+
 def test_settings_applied_with_nvidia_smi(host):
     state = _settings(host)
-    # the recorded H200 had persistence mode on already: nothing to set (see the next test)
-    assert "pm" not in state and "<persistence_mode>Enabled</persistence_mode>" in host.check_output("nvidia-smi -q -x")
     assert state["power"] == "600.00 W"
     assert state["compute"] == "Exclusive_Process"
     assert (state["ac_memory"], state["ac_graphics"]) == ("3201 MHz", "1755 MHz")
