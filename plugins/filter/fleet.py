@@ -13,7 +13,7 @@ from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import Laz
 
 fs = LazyModule("plugin_utils.fleet_summary")
 
-KEYS = ("summary_report", "dlbox_failure", "dlbox_scenario", "dlbox_rollout_done", "dlbox_fitness")
+KEYS = ("summary_report", "dlbox_failure", "dlbox_scenario", "dlbox_rollout_done", "dlbox_fitness", "dlbox_edge")
 
 
 def fleet_summary(hostvars, hosts, scenario=None):

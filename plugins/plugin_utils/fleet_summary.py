@@ -12,7 +12,9 @@ Its input is what the run left in each host's variables:
 - ``dlbox_fitness``: the host's fitness report (preflight.yml, the first play of each scenario; ``fitness.judge_host``),
   whose verdict the row carries (fit, or NOT fit with the problems);
 - ``dlbox_rollout_done``: true once the host got to the end of its batch (a scenario without the summary role, such as
-  edge.yml, has no report: its row says ok with nothing known installed).
+  edge.yml, has no report: its row says ok with nothing known installed);
+- ``dlbox_edge``: what edge.yml left on a Jetson, ``{"jetpack", "l4t", "power_mode", "power_pending", "pytorch"}``: its
+  row shows the JetPack and L4T, the power mode (and a pending reboot) and PyTorch.
 
 A host with neither report, end of batch nor failure was not reached: the rollout stopped before its batch (failure budget), and
 it is untouched. :func:`fleet_rows` gives one row per host, :func:`fleet_text`, :func:`fleet_markdown` the table.
@@ -31,6 +33,7 @@ COLUMNS = (
     ("frameworks", "frameworks"),
     ("changed", "changed"),
     ("pending_reboot", "pending reboot"),
+    ("jetson", "JetPack / L4T / power"),
     ("fitness", "fitness"),
     ("failure", "failure"),
 )
@@ -66,6 +69,22 @@ def _fitness(value, host):
     return "NOT fit: " + ", ".join(str(p) for p in value.get("problems") or []) if value.get("problems") else "NOT fit"
 
 
+def _edge(value, host):
+    """A Jetson's ``dlbox_edge`` -> (``JetPack 6.2 / L4T 36.4.3 / MAXN``, frameworks, pending reboots); Nones without."""
+    if value in (None, {}, ""):
+        return None, None, None
+    if not isinstance(value, dict):
+        raise FleetSummaryError("fleet_summary: dlbox_edge of %s must be edge.yml's mapping (jetpack, l4t, power_mode, "
+                                "power_pending, pytorch)" % host)
+    power = value.get("power_mode") or "as it was"
+    if value.get("power_pending"):
+        power += " (pending reboot)"
+    cell = "JetPack %s / L4T %s / %s" % (value.get("jetpack") or "?", value.get("l4t") or "?", power)
+    frameworks = "PyTorch %s" % value["pytorch"] if value.get("pytorch") else None
+    pending = ["power mode %s" % value.get("power_mode")] if value.get("power_pending") else []
+    return cell, frameworks, pending
+
+
 def fleet_rows(hosts, hostvars, scenario=None):
     """One row per host of ``hosts`` (in that order) from ``hostvars`` (host -> its variables); ``scenario``: the
     scenario of the hosts that did not note theirs (not reached), one name or a mapping host -> name (site.yml's
@@ -88,6 +107,7 @@ def fleet_rows(hosts, hostvars, scenario=None):
         done = report is not None or bool(hv.get("dlbox_rollout_done"))
         status = "failed" if failure else ("ok" if done else "not reached")
         play_scenario = scenario.get(host) if isinstance(scenario, dict) else scenario
+        jetson, edge_frameworks, edge_pending = _edge(hv.get("dlbox_edge"), host)
         rows.append({
             "host": host,
             "scenario": str(hv.get("dlbox_scenario") or play_scenario or "-"),
@@ -96,9 +116,10 @@ def fleet_rows(hosts, hostvars, scenario=None):
             "cuda": installed.get("cuda"),
             "cudnn": installed.get("cudnn"),
             "nccl": installed.get("nccl"),
-            "frameworks": installed.get("environments"),
+            "frameworks": installed.get("environments") or edge_frameworks,
             "changed": [c["component"] for c in (report or {}).get("changed") or []] if report is not None else None,
-            "pending_reboot": pending if report is not None else None,
+            "pending_reboot": pending if report is not None else edge_pending,
+            "jetson": jetson,
             "fitness": _fitness(hv.get("dlbox_fitness"), host),
             "failure": failure,
         })

@@ -176,6 +176,13 @@ def test_stopping_the_unit_puts_the_clocks_back(host):
             host.check_output(f"systemctl start {UNIT}")
 
 
+# --- the fleet summary's record (edge.yml's dlbox_edge) ----------------------------------------------------------
+def test_edge_notes_jetpack_l4t_power_mode_and_pytorch_for_the_fleet_summary(host):
+    edge = record(host, "edge")
+    assert edge == {"jetpack": "6.2", "l4t": "36.4.3", "power_mode": "MAXN", "power_pending": False,
+                    "pytorch": torch_plan(host)["pytorch"]["version"]}
+
+
 # --- check mode (prepare.yml, on the fresh host) -------------------------------------------------------------------
 def test_check_mode_on_the_fresh_host_reports_and_changes_nothing(host):
     run = record(host, "check-fresh")

@@ -60,7 +60,7 @@ def test_installed_changed_and_pending_reboot_come_from_the_host_report(hostvars
 def test_a_noop_host_changed_nothing_and_has_no_reboot_pending(hostvars):
     row = fs.fleet_rows(["ws-4"], hostvars)[0]
     assert row["changed"] == [] and row["pending_reboot"] == []
-    assert fs.fleet_text([row])[2].split()[-4:] == ["nothing", "no", "-", "-"]
+    assert fs.fleet_text([row])[2].split()[-5:] == ["nothing", "no", "-", "-", "-"]   # ... jetson, fitness, failure
 
 
 def test_failure_keeps_task_and_message_on_one_line(hostvars):
@@ -173,3 +173,27 @@ def test_the_fitness_verdict_of_the_same_run_joins_each_row_and_the_markdown_lin
     assert "fleet.md" not in fs.fleet_summary(["ws-3"], hostvars)["markdown"]     # no fitness report: no link
     with pytest.raises(AnsibleFilterError, match="dlbox_fitness of ws-3 must be preflight.yml's fitness report"):
         flt.fleet_summary({"ws-3": {"dlbox_fitness": "fit"}}, ["ws-3"])
+
+
+def test_an_edge_row_shows_jetpack_l4t_power_mode_and_pytorch():
+    # what edge.yml leaves on a Jetson (dlbox_edge): the AGX Orin of molecule/edge, MAXN waiting for a reboot
+    hostvars = {"orin-1": {"dlbox_scenario": "edge", "dlbox_rollout_done": True,
+                           "dlbox_edge": {"jetpack": "6.2", "l4t": "36.4.3", "power_mode": "MAXN", "power_pending": True,
+                                          "pytorch": "2.5.0a0+872d972e41.nv24.08.17622132"}},
+                "orin-2": {"dlbox_scenario": "edge", "dlbox_rollout_done": True,
+                           "dlbox_edge": {"jetpack": "6.2", "l4t": "36.4.3", "power_mode": None, "power_pending": False,
+                                          "pytorch": None}}}
+    rows = fs.fleet_rows(["orin-1", "orin-2"], hostvars)
+    assert rows[0]["jetson"] == "JetPack 6.2 / L4T 36.4.3 / MAXN (pending reboot)"
+    assert rows[0]["frameworks"] == "PyTorch 2.5.0a0+872d972e41.nv24.08.17622132"
+    assert rows[0]["pending_reboot"] == ["power mode MAXN"]
+    assert (rows[1]["jetson"], rows[1]["frameworks"], rows[1]["pending_reboot"]) == \
+        ("JetPack 6.2 / L4T 36.4.3 / as it was", None, [])
+    text = "\n".join(fs.fleet_text(rows))
+    assert "JetPack / L4T / power" in text and "MAXN (pending reboot)" in text
+    assert flt.fleet_summary(hostvars, ["orin-1"])["rows"][0]["jetson"].startswith("JetPack 6.2")
+
+
+def test_an_edge_record_that_is_not_a_mapping_is_refused():
+    with pytest.raises(fs.FleetSummaryError, match="dlbox_edge of h must be edge.yml's mapping"):
+        fs.fleet_rows(["h"], {"h": {"dlbox_edge": "6.2"}})

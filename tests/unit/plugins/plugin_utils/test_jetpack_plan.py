@@ -200,6 +200,8 @@ def test_orin_may_run_the_jetpack_7_major_as_documented():
     (NANO_SUPER_CONF, {"id": 2, "name": "MAXN_SUPER"}),     # Orin Nano Super: MAXN_SUPER (id 2), not id 0
     (AGX_CONF, {"id": 0, "name": "MAXN"}),
     (NANO_CONF, {"id": 0, "name": "15W"}),                  # the Orin Nano before Super: the most watts
+    # a made-up conf naming both (the rule's order; no module file here has both)
+    ("< POWER_MODEL ID=0 NAME=MAXN >\n< POWER_MODEL ID=1 NAME=MAXN_SUPER >\n", {"id": 1, "name": "MAXN_SUPER"}),
 ])
 def test_max_is_the_modules_own_top_mode(conf, expected):
     assert max_power_mode(parse_nvpmodel_conf(conf)["modes"]) == expected

@@ -65,6 +65,11 @@ def test_the_community_index_at_its_current_host_is_pips_index_and_warned_as_unc
     assert any("is unconfirmed: last confirmed 2025-10-27 (grade U" in w for w in got["warnings"])
 
 
+def test_a_source_graded_unconfirmed_is_warned_even_when_recently_confirmed():
+    got = pick("community", today=datetime.date(2025, 11, 1))   # 5 days after its confirmation
+    assert any("is unconfirmed: last confirmed 2025-10-27 (grade U" in w for w in got["warnings"])
+
+
 def test_an_old_confirmation_is_warned_even_for_a_trusted_source():
     got = pick()                                                # 2025-03-28 is more than 180 days before TODAY
     assert got["ok"] and any("is unconfirmed: last confirmed 2025-03-28" in w for w in got["warnings"])
