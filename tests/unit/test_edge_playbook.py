@@ -54,3 +54,10 @@ def test_no_kernel_headers_on_l4t():
 def test_the_roles_in_their_order():
     # the preflight, the baseline, JetPack, Docker with JetPack's runtime, PyTorch from the Jetson wheels
     assert [include[0] for include in _includes()] == ["jetpack", "common", "jetpack", "docker", "python_env"]
+
+
+def test_docker_gets_the_nvidia_runtime_as_its_default_merged_into_daemon_json():
+    docker = next(t for t in _tasks() if t.get("ansible.builtin.include_role", {}).get("name") == "dlbox.stack.docker")
+    assert docker["vars"]["docker_default_runtime"] == "nvidia"
+    # the runtime it names is one daemon.json defines (the docker role refuses another); merged, not written whole
+    assert "nvidia" in docker["vars"]["docker_daemon_settings"]["runtimes"]
