@@ -132,6 +132,7 @@ _MESSAGES = tuple((kind, re.compile(pattern, re.I | re.M)) for kind, pattern in 
                          r"\s+PyTorch \((?P<torch>[\d.]+)\)"),
     ("fm-nothing-to-do", r"NV_WARN_NOTHING_TO_DO"),
     ("driver-not-loaded", r"NVIDIA driver is not loaded"),
+    ("docker-gpus", r"^\S*[#$] docker run .*--gpus[ =]\S+.*$"),
 ))
 
 # Lines that are errors to a reader: what "never silent" reads (doctor.unexplained_lines).

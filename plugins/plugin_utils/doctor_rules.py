@@ -546,6 +546,14 @@ def docker_gpu_runtime_missing(facts, data):
         if facts.get("docker_errors") is None and info is None:
             return None
         return []
+    only_runtime = all(e["kind"] == "unknown-runtime" for e in facts.get("docker_errors", [])) and not declared
+    if only_runtime and _messages(facts, "docker-gpus") and (facts.get("smi") or {}).get("driver_version"):
+        return [_finding(
+            "docker-gpu-runtime-missing", "warning", "The 'nvidia' runtime is not registered with Docker (--runtime=nvidia "
+            "fails), but docker run --gpus works", _short(evidence + _lines_of(_messages(facts, "docker-gpus"), 1)),
+            "Nothing is broken for --gpus: it needs only nvidia-container-runtime-hook. Use --gpus all instead of "
+            "--runtime=nvidia, or register the runtime: nvidia-ctk runtime configure --runtime=docker, then restart "
+            "Docker (NVIDIA Container Toolkit install guide).")]
     return [_finding(
         "docker-gpu-runtime-missing", "error", "Docker cannot give the container GPUs (the NVIDIA Container Toolkit "
         "is missing or not configured)", _short(evidence),
