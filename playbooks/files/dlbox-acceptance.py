@@ -4,11 +4,15 @@
 """dlbox-acceptance: prove that a provisioned machine works and measure what it performs (playbooks/acceptance.yml).
 
 Prints one JSON object: ``checks`` (nvidia-smi, a CUDA program, each environment's dlbox-check, docker run --gpus
-all, dcgmi diag -r 2: each pass/fail/finding/skipped with a reason), ``figures`` (dense matmul TFLOPS in bf16/fp16/
-fp32, host-to-device and device-to-device GB/s, the PCIe link under load, all-reduce bus bandwidth, fio sequential
-read MB/s, DataLoader samples/s) and ``skipped`` (why a figure is missing). The controller compares the figures
-with data/acceptance.yml. Standard library only; PyTorch figures run in an environment's own Python. Leaves
-nothing behind (fio's file is removed).
+all, dcgmi diag -r 2, and one ``figure_<part>`` per PyTorch part that failed: each pass/fail/finding/skipped with a
+reason), ``figures`` (dense matmul TFLOPS in bf16/fp16/fp32/tf32, host-to-device, device-to-host and
+device-to-device GB/s, the PCIe link under load, all-reduce bus bandwidth, fio sequential read MB/s, DataLoader
+samples/s), ``skipped`` (why a figure is missing), ``errors`` (each failed part's own error) and, for the
+controller's judgement, ``topology`` (nvidia-smi topo -m as printed) and ``lspci`` (lspci -vv of the NVIDIA
+devices: the GPUs' own LnkCap). The controller compares the figures with data/acceptance.yml. Standard library
+only; each PyTorch figure is measured by dlbox-acceptance-torch.py (beside this file, or --torch-script) in an
+environment's own Python, one process per part with its own time limit, so a part that fails, crashes or hangs
+loses only its own figure. Leaves nothing behind (fio's file is removed).
 """
 
 import argparse
@@ -17,110 +21,17 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
-TORCH_BENCH = r'''
-import json, os, subprocess, sys, threading, time
-import torch
-cfg = json.loads(os.environ["DLBOX_ACCEPTANCE"])
-out = {"figures": {}, "skipped": {}, "torch": torch.__version__}
-
-class Synthetic(torch.utils.data.Dataset):
-    def __len__(self):
-        return cfg["dataloader_samples"]
-    def __getitem__(self, i):
-        return torch.randn(3, 64, 64), i % 10
-
-cuda = torch.cuda.is_available()
-workers = max(1, min(4, (os.cpu_count() or 2) - 1))
-loader = torch.utils.data.DataLoader(Synthetic(), batch_size=64, num_workers=workers, pin_memory=cuda)
-start, seen = None, 0
-for index, (x, _y) in enumerate(loader):
-    if index == 1:
-        start, seen = time.perf_counter(), 0
-    seen += x.shape[0]
-if start is not None:
-    out["figures"]["dataloader_samples_s"] = round(seen / (time.perf_counter() - start), 1)
-    out["figures"]["dataloader_workers"] = workers
-
-def timed(fn, iters):
-    fn(); torch.cuda.synchronize()
-    begin = torch.cuda.Event(enable_timing=True); end = torch.cuda.Event(enable_timing=True)
-    begin.record()
-    for _ in range(iters):
-        fn()
-    end.record(); torch.cuda.synchronize()
-    return begin.elapsed_time(end) / 1000.0
-
-if not cuda:
-    for key in ("matmul", "h2d", "d2d", "pcie_under_load", "allreduce"):
-        out["skipped"][key] = "no GPU visible to PyTorch"
-else:
-    dev = torch.device("cuda:0")
-    major, minor = torch.cuda.get_device_capability(0)
-    tflops = {}
-    for name, dtype in (("bf16", torch.bfloat16), ("fp16", torch.float16), ("fp32", torch.float32)):
-        if name == "bf16" and major < 8:
-            out["skipped"]["matmul_bf16"] = "compute capability %d.%d has no bf16 tensor cores" % (major, minor)
-            continue
-        n = 8192
-        a = torch.randn(n, n, device=dev, dtype=dtype); b = torch.randn(n, n, device=dev, dtype=dtype)
-        seconds = timed(lambda: torch.matmul(a, b), 20)
-        tflops[name] = round(2.0 * n ** 3 * 20 / seconds / 1e12, 1)
-        del a, b
-    out["figures"]["matmul_tflops"] = tflops
-    size = 1 << 30
-    host = torch.empty(size, dtype=torch.uint8).pin_memory()
-    devbuf = torch.empty(size, dtype=torch.uint8, device=dev)
-    out["figures"]["h2d_gb_s"] = round(size * 10 / timed(lambda: devbuf.copy_(host, non_blocking=True), 10) / 1e9, 1)
-    other = torch.empty_like(devbuf)
-    # a device copy reads and writes every byte
-    out["figures"]["d2d_gb_s"] = round(2 * size * 20 / timed(lambda: other.copy_(devbuf), 20) / 1e9, 1)
-    stop = threading.Event()
-    def load():
-        while not stop.is_set():
-            devbuf.copy_(host, non_blocking=True); torch.cuda.synchronize()
-    worker = threading.Thread(target=load); worker.start(); time.sleep(1.0)
-    try:
-        line = subprocess.run(["nvidia-smi", "-i", "0", "--query-gpu=pcie.link.gen.current,pcie.link.gen.max,"
-                               "pcie.link.width.current,pcie.link.width.max", "--format=csv,noheader,nounits"],
-                              capture_output=True, text=True, timeout=30).stdout.strip()
-        gen_c, gen_m, width_c, width_m = [int(v) for v in line.split(",")]
-        out["figures"]["pcie_under_load"] = {"gen_current": gen_c, "gen_max": gen_m, "width_current": width_c,
-                                             "width_max": width_m}
-    except (OSError, ValueError, subprocess.SubprocessError) as exc:
-        out["skipped"]["pcie_under_load"] = "nvidia-smi's link query failed: %s" % exc
-    finally:
-        stop.set(); worker.join()
-    del host, devbuf, other
-    count = torch.cuda.device_count()
-    if count < 2:
-        out["skipped"]["allreduce"] = "one GPU: nothing to all-reduce across"
-    else:
-        import torch.distributed as dist
-        import torch.multiprocessing as mp
-        def run(rank, world, result):
-            dist.init_process_group("nccl", init_method="tcp://127.0.0.1:29531", rank=rank, world_size=world)
-            torch.cuda.set_device(rank)
-            t = torch.ones(64 << 20, device="cuda")       # 256 MiB of fp32
-            for _ in range(3):
-                dist.all_reduce(t)
-            torch.cuda.synchronize(); begin = time.perf_counter()
-            for _ in range(10):
-                dist.all_reduce(t)
-            torch.cuda.synchronize(); seconds = (time.perf_counter() - begin) / 10
-            if rank == 0:
-                algbw = t.numel() * 4 / seconds / 1e9
-                result.put(round(algbw * 2 * (world - 1) / world, 1))
-            dist.destroy_process_group()
-        queue = mp.get_context("spawn").SimpleQueue()
-        mp.spawn(run, args=(count, queue), nprocs=count, join=True)
-        out["figures"]["allreduce_busbw_gb_s"] = queue.get()
-        out["figures"]["allreduce_gpus"] = count
-print(json.dumps(out))
-'''
+HERE = os.path.dirname(os.path.abspath(__file__))
+GPU_PARTS = ("matmul_bf16", "matmul_fp16", "matmul_fp32", "matmul_tf32", "h2d", "d2h", "d2d", "pcie_under_load",
+             "dataloader", "allreduce")
+# --torch-device cpu (a host without a GPU, and the tests): what PyTorch can measure on the CPU
+CPU_PARTS = ("matmul_bf16", "matmul_fp16", "matmul_fp32", "dataloader", "allreduce")
 
 CUDA_PROGRAM = r'''
 #include <cstdio>
@@ -167,7 +78,33 @@ def gpus_from_smi():
             gpus.append({"index": int(index.strip()), "name": name.strip()})
     if not gpus:
         return [], {"status": "finding", "label": "nvidia-smi", "reason": "no GPU: nvidia-smi lists none"}
+    gpu_links(gpus)
     return gpus, {"status": "pass", "label": "nvidia-smi", "value": ", ".join(g["name"] for g in gpus)}
+
+
+# nvidia-smi --help-query-gpu: pcie.link.gen.max is the lower of the GPU's and the system's maximum generation;
+# .gpumax and .hostmax (newer drivers) are each side's own; width has only .max (the GPU's own width: LnkCap).
+LINK_FIELDS = ("pci.bus_id", "pcie.link.gen.max", "pcie.link.width.max", "pcie.link.gen.gpumax", "pcie.link.gen.hostmax")
+
+
+def gpu_links(gpus):
+    """Each GPU's PCIe bus id and link maxima from nvidia-smi (an older driver answers without gpumax/hostmax)."""
+    for count in (5, 3):
+        rc, out, _err = run(["nvidia-smi", "--query-gpu=index," + ",".join(LINK_FIELDS[:count]),
+                             "--format=csv,noheader,nounits"], 60)
+        if rc == 0 and out.strip():
+            break
+    else:
+        return
+    by_index = {gpu["index"]: gpu for gpu in gpus}
+    for line in out.splitlines():
+        values = [v.strip() for v in line.split(",")]
+        if len(values) < 1 + count or not values[0].isdigit() or int(values[0]) not in by_index:
+            continue
+        gpu = by_index[int(values[0])]
+        gpu["bus_id"] = values[1]
+        gpu["pcie"] = {key.replace("pcie.link.", "").replace(".", "_"): int(v) if v.isdigit() else None
+                       for key, v in zip(LINK_FIELDS[1:count], values[2:1 + count])}
 
 
 def cuda_program(gpus):
@@ -278,6 +215,112 @@ def fio_read(directory, size):
             os.unlink(target)
 
 
+def run_part(argv, timeout):
+    """Run one part in its own process group; past ``timeout`` the whole group (its DataLoader workers and
+    all-reduce ranks too) is killed. (rc, stdout, stderr, timed_out)."""
+    try:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                                start_new_session=True)
+    except OSError as exc:
+        return 127, "", str(exc), False
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        return proc.returncode, out, err, False
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        out, err = proc.communicate()
+        return proc.returncode, out, err, True
+
+
+def part_report(part, rc, out, err, timed_out, timeout):
+    """The part's JSON line, or its error made from what it left (timeout, signal, traceback)."""
+    if timed_out:
+        return {"part": part, "error": "timed out after %s s and was killed%s"
+                % (timeout, (": " + last_line(err)) if last_line(err) else "")}
+    for line in reversed((out or "").splitlines()):
+        if line.startswith("{"):
+            try:
+                report = json.loads(line)
+            except ValueError:
+                break
+            if isinstance(report, dict) and report.get("part") == part:
+                return report
+            break
+    how = "killed by signal %d" % -rc if rc is not None and rc < 0 else "exited %s" % rc
+    return {"part": part, "error": "%s without a report: %s" % (how, last_line(err) or last_line(out) or "no output")}
+
+
+def merge_part(result, report):
+    part = report["part"]
+    if report.get("torch"):
+        result.setdefault("torch", {})["version"] = report["torch"]
+    if "error" in report:
+        result["errors"][part] = report["error"]
+        result["skipped"][part] = "failed: %s" % report["error"]
+        result["checks"]["figure_" + part] = {"status": "fail", "label": "PyTorch figure %s" % part,
+                                              "reason": report["error"][:600]}
+    elif "skipped" in report:
+        result["skipped"][part] = report["skipped"]
+    else:
+        for key, value in (report.get("figures") or {}).items():
+            if key == "matmul_tflops":
+                result["figures"].setdefault(key, {}).update(value)
+            else:
+                result["figures"][key] = value
+
+
+def torch_figures(result, python, gpus, args):
+    """Every PyTorch part, one process each, merged into result (figures, skipped, errors, checks)."""
+    script = args.torch_script or os.path.join(HERE, "dlbox-acceptance-torch.py")
+    cpu = args.torch_device == "cpu"
+    if cpu:
+        parts = CPU_PARTS
+    elif gpus:
+        parts = GPU_PARTS
+    else:
+        parts = ("dataloader",)
+    if args.parts:
+        parts = [p for p in parts if p in args.parts.split(",")]
+    for part in GPU_PARTS:
+        if part not in parts and not args.parts:
+            result["skipped"].setdefault(part, "no GPU")
+    common = ["--device", "cpu" if cpu else "auto"]
+    for flag, value in (("--matmul-n", args.matmul_n), ("--iterations", args.iterations), ("--copy-mb", args.copy_mb),
+                        ("--dataloader-samples", args.dataloader_samples), ("--dataloader-side", args.dataloader_side),
+                        ("--workers", args.workers), ("--allreduce-mb", args.allreduce_mb)):
+        if value:
+            common += [flag, str(value)]
+    started = time.monotonic()
+    for part in parts:
+        argv = [python, script, "--part", part] + common
+        timeout = args.part_timeout
+        if part == "allreduce":
+            ranks = args.allreduce_ranks or (2 if cpu else len(gpus or []))
+            argv += ["--ranks", str(ranks), "--timeout", str(args.allreduce_timeout)]
+            timeout = args.allreduce_timeout + 30   # the part's own limit names the late ranks first
+        rc, out, err, timed_out = run_part(argv, timeout)
+        merge_part(result, part_report(part, rc, out, err, timed_out, timeout))
+    result.setdefault("torch", {})["python"] = python
+    result["torch"]["seconds"] = round(time.monotonic() - started, 1)
+
+
+def topology(gpus):
+    """nvidia-smi topo -m and lspci -vv of the NVIDIA devices, as printed (the controller parses them)."""
+    found = {}
+    if gpus and len(gpus) > 1:
+        rc, out, err = run(["nvidia-smi", "topo", "-m"], 60)
+        found["topology"] = out if rc == 0 else None
+        if rc != 0:
+            found["topology_error"] = last_line(out + err)
+    if gpus and shutil.which("lspci"):
+        rc, out, err = run(["lspci", "-vv", "-d", "10de:"], 60)
+        found["lspci"] = out if rc == 0 else None
+    return found
+
+
 def torch_python(candidates, explicit):
     for python in ([explicit] if explicit else []) + candidates:
         if python and os.access(python, os.X_OK):
@@ -287,7 +330,7 @@ def torch_python(candidates, explicit):
     return None
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default=os.uname()[1])
     parser.add_argument("--envs-root", default="/opt/dlbox/envs")
@@ -295,10 +338,23 @@ def main():
     parser.add_argument("--data-dir", default="/var/tmp")
     parser.add_argument("--fio-size", default="1G")
     parser.add_argument("--docker-image", default="ubuntu:24.04")
+    parser.add_argument("--torch-script", default="", help="dlbox-acceptance-torch.py (default: beside this file)")
+    parser.add_argument("--torch-device", choices=("auto", "cpu"), default="auto",
+                        help="cpu: measure matmul, DataLoader and a gloo all-reduce on the CPU (no GPU needed)")
+    parser.add_argument("--parts", default="", help="only these PyTorch parts (comma-separated)")
+    parser.add_argument("--part-timeout", type=float, default=300, help="seconds each PyTorch part may take")
+    parser.add_argument("--matmul-n", type=int, default=0)
+    parser.add_argument("--iterations", type=int, default=0)
+    parser.add_argument("--copy-mb", type=float, default=0)
     parser.add_argument("--dataloader-samples", type=int, default=4096)
-    args = parser.parse_args()
+    parser.add_argument("--dataloader-side", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=0)
+    parser.add_argument("--allreduce-mb", type=float, default=0)
+    parser.add_argument("--allreduce-ranks", type=int, default=0, help="default: one per GPU (2 with --torch-device cpu)")
+    parser.add_argument("--allreduce-timeout", type=float, default=180)
+    args = parser.parse_args(argv)
 
-    result = {"host": args.host, "checks": {}, "figures": {}, "skipped": {}, "data_dir": args.data_dir}
+    result = {"host": args.host, "checks": {}, "figures": {}, "skipped": {}, "errors": {}, "data_dir": args.data_dir}
     gpus, smi = gpus_from_smi()
     result["gpus"] = gpus or []
     result["checks"]["nvidia_smi"] = smi
@@ -307,26 +363,15 @@ def main():
     result["checks"].update(env_checks)
     result["checks"]["docker"] = docker_check(gpus, args.docker_image)
     result["checks"]["dcgm"] = dcgm_check(gpus)
+    result.update(topology(gpus))
 
     python = torch_python(pythons, args.python)
     if python is None:
         reason = "no environment with PyTorch under %s (python_env did not run here)" % args.envs_root
-        for key in ("matmul", "h2d", "d2d", "pcie_under_load", "allreduce", "dataloader"):
+        for key in GPU_PARTS:
             result["skipped"][key] = reason if gpus or key == "dataloader" else "no GPU"
     else:
-        env = dict(os.environ, DLBOX_ACCEPTANCE=json.dumps({"dataloader_samples": args.dataloader_samples}))
-        rc, out, err = run([python, "-c", TORCH_BENCH], 900, env=env)
-        try:
-            bench = json.loads(out.strip().splitlines()[-1])
-            result["figures"].update(bench["figures"])
-            result["skipped"].update(bench["skipped"])
-            result["torch"] = {"python": python, "version": bench.get("torch")}
-        except (ValueError, IndexError, KeyError):
-            for key in ("matmul", "dataloader"):
-                result["skipped"][key] = "the PyTorch benchmark failed (rc=%d): %s" % (rc, last_line(err or out))
-        if not gpus:
-            for key in ("matmul", "h2d", "d2d", "pcie_under_load", "allreduce"):
-                result["skipped"][key] = "no GPU"
+        torch_figures(result, python, gpus, args)
 
     kind, device = disk_kind(args.data_dir)
     result["data_disk_kind"], result["data_disk_device"] = kind, device

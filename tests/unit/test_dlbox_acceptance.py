@@ -6,6 +6,7 @@ as fio 3.x documents it); the real fio runs in the Molecule scenario `fitness`.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -29,7 +30,7 @@ def test_no_gpu_is_a_finding_and_every_skip_has_a_reason(tmp_path):
     assert result["checks"]["nvidia_smi"]["status"] == "finding"
     assert result["checks"]["docker"] == {"status": "skipped", "label": "docker run --gpus all", "reason": "no Docker"}
     assert result["checks"]["environments"]["status"] == "skipped"
-    assert result["skipped"]["matmul"] == "no GPU"
+    assert result["skipped"]["matmul_bf16"] == "no GPU"
     assert result["skipped"]["dataloader"].startswith("no environment with PyTorch")
     assert result["skipped"]["fio"] == "fio is not installed (apt-get install fio)"
 
@@ -45,3 +46,118 @@ def test_fio_json_is_read_and_its_file_removed(tmp_path):
     assert result["figures"]["fio_seq_read_mb_s"] == 1500.0
     assert "fio_note" not in result                                   # O_DIRECT accepted (the first try)
     assert not (tmp_path / "dlbox-acceptance.fio").exists()
+
+
+# --- the PyTorch figures, end to end with the real CPU build of PyTorch 2.13.0 (tests/unit/torch_cpu.py) ---------
+# Each part runs in its own process (dlbox-acceptance-torch.py); the all-reduce starts its ranks as processes that
+# meet through torch.distributed (gloo here, NCCL on GPUs). Failures are injected from OUTSIDE the code under test: a
+# sitecustomize.py on PYTHONPATH, loaded by every Python the run starts, that acts only in the process named by its
+# command line (a part, or one all-reduce rank). The code under test has no test hooks.
+
+import signal  # noqa: E402  pylint: disable=wrong-import-position
+import textwrap  # noqa: E402  pylint: disable=wrong-import-position
+import time  # noqa: E402  pylint: disable=wrong-import-position
+
+import pytest  # noqa: E402  pylint: disable=wrong-import-position
+
+from torch_cpu import torch_python  # noqa: E402  pylint: disable=wrong-import-position,import-error
+
+TORCH_SCRIPT = ROOT / "playbooks" / "files" / "dlbox-acceptance-torch.py"
+TINY = ["--torch-device", "cpu", "--matmul-n", "64", "--iterations", "2", "--dataloader-samples", "128",
+        "--dataloader-side", "4", "--workers", "1", "--allreduce-mb", "0.25"]
+
+
+@pytest.fixture(scope="module")
+def python():
+    return torch_python()
+
+
+def accept(tmp_path, python, *extra, inject=None):
+    """dlbox-acceptance.py on the CPU with PyTorch; ``inject``: the body of a sitecustomize.py (argv in ``argv``)."""
+    env = dict(os.environ, PATH="/usr/bin:/bin")
+    if inject:
+        site = tmp_path / "site"
+        site.mkdir()
+        (site / "sitecustomize.py").write_text("import os, sys, time\nargv = sys.argv\n" + textwrap.dedent(inject))
+        env["PYTHONPATH"] = str(site)
+    start = time.monotonic()
+    out = subprocess.run([sys.executable, str(SCRIPT), "--host", "t1", "--envs-root", str(tmp_path / "envs"),
+                          "--data-dir", str(tmp_path), "--python", python] + TINY + list(extra),
+                         capture_output=True, text=True, env=env, check=True, timeout=300)
+    result = json.loads(out.stdout)
+    result["wall_s"] = time.monotonic() - start
+    return result
+
+
+def test_two_gloo_processes_give_an_allreduce_figure_beside_the_other_figures(tmp_path, python):
+    result = accept(tmp_path, python, "--allreduce-ranks", "3")
+    figures = result["figures"]
+    assert result["errors"] == {}
+    assert figures["allreduce_backend"] == "gloo" and figures["allreduce_ranks"] == 3
+    assert figures["allreduce_bytes"] == 256 * 1024
+    # nccl-tests' bus bandwidth: algbw * 2 (n - 1) / n
+    assert figures["allreduce_busbw_gb_s"] == pytest.approx(figures["allreduce_algbw_gb_s"] * 4 / 3, rel=0.01)
+    assert figures["allreduce_busbw_gb_s"] > 0
+    assert set(figures["matmul_tflops"]) == {"bf16", "fp16", "fp32"}
+    assert figures["dataloader_samples_s"] > 0 and figures["dataloader_workers"] == 1
+    assert result["torch"]["version"] == "2.13.0+cpu"
+    for part in ("h2d", "d2h", "d2d", "pcie_under_load", "matmul_tf32"):
+        assert result["skipped"][part] == "no GPU"
+
+
+def test_bus_bandwidth_is_nccl_tests_formula():
+    spec = importlib.util.spec_from_file_location("dlbox_acceptance_torch", TORCH_SCRIPT)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    # 1 GB in 0.1 s on 8 ranks: algbw 10 GB/s, busbw 10 * 2 * 7 / 8 = 17.5 (NVIDIA/nccl-tests doc/PERFORMANCE.md)
+    assert bench.bus_bandwidth(1e9, 0.1, 8) == pytest.approx((10.0, 17.5))
+    assert bench.bus_bandwidth(1e9, 0.1, 2) == pytest.approx((10.0, 10.0))
+
+
+def test_a_failing_part_leaves_the_other_figures_with_its_own_error(tmp_path, python):
+    # matmul_fp32: torch.matmul raises what PyTorch raises after an illegal access; dataloader: the part's process
+    # dies of SIGSEGV (a crash that prints no JSON at all)
+    result = accept(tmp_path, python, inject="""
+        if "matmul_fp32" in argv:
+            import torch
+            def broken(*args, **kwargs):
+                raise RuntimeError("CUDA error: an illegal memory access was encountered")
+            torch.matmul = broken
+        if "--part" in argv and argv[argv.index("--part") + 1] == "dataloader":
+            os.kill(os.getpid(), 11)
+    """)
+    errors = result["errors"]
+    assert errors["matmul_fp32"] == "RuntimeError: CUDA error: an illegal memory access was encountered"
+    assert errors["dataloader"].startswith("killed by signal 11 without a report")
+    assert set(errors) == {"matmul_fp32", "dataloader"}
+    assert set(result["figures"]["matmul_tflops"]) == {"bf16", "fp16"}
+    assert result["figures"]["allreduce_busbw_gb_s"] > 0
+    assert result["checks"]["figure_matmul_fp32"]["status"] == "fail"
+    assert result["checks"]["figure_dataloader"]["status"] == "fail"
+    assert result["skipped"]["matmul_fp32"].startswith("failed: RuntimeError")
+
+
+def test_a_hang_is_cut_by_the_timeout_and_leaves_nothing_running(tmp_path, python):
+    # all-reduce rank 1 never arrives (stuck before init_process_group); the dataloader part hangs outright. Each
+    # writes its pid so the test can see it was killed.
+    result = accept(tmp_path, python, "--allreduce-timeout", "8", "--part-timeout", "5", "--parts",
+                    "matmul_bf16,dataloader,allreduce", inject="""
+        def hang(name):
+            open(os.path.join(%r, name + ".pid"), "w").write(str(os.getpid()))
+            time.sleep(600)
+        if "--rank" in argv and argv[argv.index("--rank") + 1] == "1":
+            hang("rank1")
+        if "--part" in argv and argv[argv.index("--part") + 1] == "dataloader":
+            hang("dataloader")
+    """ % str(tmp_path))
+    errors = result["errors"]
+    assert errors["allreduce"].startswith("RuntimeError: all-reduce timed out after 8.0 s (gloo backend, 2 ranks): "
+                                          "rank 1 had not finished; rank 0 exited 1: "), errors
+    assert errors["allreduce"].endswith("RuntimeError: Wait timeout"), errors   # gloo's own words, from rank 0
+    assert errors["dataloader"].startswith("timed out after 5.0 s and was killed"), errors
+    assert result["figures"]["matmul_tflops"]["bf16"] > 0
+    assert result["wall_s"] < 60
+    for name in ("rank1", "dataloader"):
+        pid = int((tmp_path / (name + ".pid")).read_text())
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
