@@ -12,6 +12,8 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import LazyModule
 
 fitness = LazyModule("plugin_utils.fitness")
+fitness_captures_lib = LazyModule("plugin_utils.fitness_captures")
+doctor = LazyModule("plugin_utils.doctor")
 
 
 def fitness_judge(facts, host="localhost", profile="workstation", overrides=None, data_disk=None, data_path=None):
@@ -21,6 +23,19 @@ def fitness_judge(facts, host="localhost", profile="workstation", overrides=None
         return fitness.judge_host(facts, str(host), str(profile), data, overrides or {}, data_disk or None)
     except fitness.FitnessError as exc:
         raise AnsibleFilterError(str(exc)) from exc
+
+
+def fitness_captures(path):
+    """The ``dlbox_host`` facts of a machine from its captures: a dlbox-collect tarball, a folder or a pasted file."""
+    try:
+        captures = doctor.read_captures(path)
+    except doctor.DoctorInputError as exc:
+        raise AnsibleFilterError(str(exc).replace("dlbox_doctor_captures", "dlbox_fitness_captures")) from exc
+    facts = fitness_captures_lib.host_from_captures(captures)
+    if not facts["captured"]:
+        raise AnsibleFilterError("dlbox_fitness_captures: %s holds none of the outputs the fitness report reads (%s)"
+                                 % (path, ", ".join(fitness_captures_lib.KINDS)))
+    return facts
 
 
 def fitness_text(report):
@@ -61,4 +76,4 @@ class FilterModule(object):
 
     def filters(self):
         return {"fitness_judge": fitness_judge, "fitness_text": fitness_text, "fitness_acceptance": fitness_acceptance,
-                "fitness_fleet": fitness_fleet}
+                "fitness_fleet": fitness_fleet, "fitness_captures": fitness_captures}
