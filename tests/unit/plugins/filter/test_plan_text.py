@@ -106,7 +106,8 @@ def test_no_cuda_split_line_without_a_difference():
 
 
 def test_gtx1080ti_eol_warning_has_the_branch_date_and_the_method_that_exists():
-    plan = resolve_stack({}, {}, {"gpus": ["GTX 1080 Ti"], "os": "debian-12"})
+    # driver_method: distro named: without it Debian 12's end-of-life R535 sends the plan to NVIDIA's repository (issue 44)
+    plan = resolve_stack({}, {"driver_method": "distro"}, {"gpus": ["GTX 1080 Ti"], "os": "debian-12"})
     lines = plan_text(plan)
     warning = [line for line in lines if "R535" in line and "end-of-life" in line]
     assert len(warning) == 1, lines
@@ -116,6 +117,14 @@ def test_gtx1080ti_eol_warning_has_the_branch_date_and_the_method_that_exists():
     assert "driver_method: nvidia_repo installs R580" in warning[0]
     other = resolve_stack({}, {"driver_method": "nvidia_repo"}, {"gpus": ["GTX 1080 Ti"], "os": "debian-12"})
     assert other["stack"]["driver"]["branch"] == 580          # the advice holds
+
+
+def test_the_plan_text_says_why_the_driver_comes_from_nvidia_repo():
+    """No driver_method named, Debian 12's archive has only R535 (end of life): the Source line gives the reason."""
+    lines = plan_text(resolve_stack({}, {}, {"gpus": ["GTX 1080 Ti"], "os": "debian-12"}))
+    source = _line(lines, "Source:")
+    assert source.startswith("Source:     nvidia_repo: debian-12's own archive has no supported driver branch")
+    assert "R535, is end-of-life since" in source and "NVIDIA's repository has R580" in source
 
 
 def test_refusal_is_printed_once_without_a_hardware_line():

@@ -165,8 +165,12 @@ def test_other_cuda_errors_get_no_hint():
 
 
 def _stub(tmp_path, state):
-    """Run the FIXTURE HGX host's nvidia-smi stub against a state folder."""
-    env = dict(os.environ, DLBOX_FIXTURE_STATE=str(tmp_path))
+    """Run the FIXTURE HGX host's nvidia-smi stub against a state folder (its lib.sh, installed on the fixture host as
+    /opt/dlbox-fixture-gpu/bin/hgx-lib.sh, from a copy under that name)."""
+    lib = tmp_path / "bin"
+    lib.mkdir(exist_ok=True)
+    (lib / "hgx-lib.sh").write_text((HGX / "lib.sh").read_text(encoding="utf-8"), encoding="utf-8")
+    env = dict(os.environ, DLBOX_FIXTURE_STATE=str(tmp_path), DLBOX_FIXTURE_HGX=str(lib))
     (tmp_path / "fabric-state").write_text(state + "\n")
     (tmp_path / "module-version").write_text("580.95.05\n")
     return subprocess.run(["sh", str(HGX / "nvidia-smi")] + ["-q"], env=env, capture_output=True, text=True, check=False)
@@ -181,3 +185,8 @@ def test_the_fixture_stub_reads_like_the_recorded_outputs(tmp_path):
     done = _stub(tmp_path, "Completed")
     out = fs.verdict(done.stdout, "active")
     assert out["ready"] and {g["status"] for g in out["gpus"]} == {"Success"}
+    if any(g["bandwidth"] for g in out["gpus"]):  # the stub prints the Health rows (since the host model of issue 44)
+        assert {g["bandwidth"] for g in out["gpus"]} == {"Full"}
+        (tmp_path / "fabric-bandwidth").write_text("Degraded\n")
+        degraded = fs.verdict(_stub(tmp_path, "Completed").stdout, "active")
+        assert degraded["failed"] and not degraded["ready"] and "Bandwidth Degraded" in degraded["reason"]
