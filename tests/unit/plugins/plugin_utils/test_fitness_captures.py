@@ -1,0 +1,128 @@
+"""A machine's fitness facts from its captures (plugins/plugin_utils/fitness_captures.py), on recorded real outputs.
+
+Sources (tests/fixtures/SOURCES.md, "Fitness captures"):
+  fitness/lscpu-2x-xeon-platinum-8380.txt   tile-ai/tilelang#3042: the lscpu block of torch.utils.collect_env,
+                                            2x Xeon Platinum 8380 (guide A's server CPU)
+  fitness/lscpu-2x-xeon-gold-6126-old.txt   smxi/inxi#144: util-linux 2.2x layout, L3 "19712K" per socket
+  fitness/lsblk-nvme-477g-root.txt          bucardo/boxinfo#6: plain lsblk, / on a 477 GiB (512 GB) NVMe
+  fitness/collect-dev-vm/                   this project's development VM (KVM, 2 vCPU), dlbox-collect of 2026-12-05:
+                                            lscpu, /proc/meminfo, lsblk -J -b (/ on a whole virtio disk), no EDAC
+  doctor/smi-q-a10-550-idle.txt             leptonai/gpud test data: nvidia-smi -q of an A10 (Device Max 4)
+  doctor/smi-q-width-x8-under-load.txt      fangq/mcx#18: nvidia-smi -q, width x8 of x16
+  doctor/lspci-lnksta-gen1-idle-x16.txt     janhq/jan#183: LnkCap Gen4 x16, LnkSta 2.5GT/s x16 at idle
+  nvidia-smi/rtx-4090-driver-535.xml        netdata test data: RTX 4090 held at Gen3 by its host
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ansible_collections.dlbox.stack.plugins.plugin_utils import fitness
+from ansible_collections.dlbox.stack.plugins.plugin_utils import fitness_captures as fc
+
+ROOT = Path(__file__).resolve().parents[4]
+FIX = ROOT / "tests" / "fixtures"
+DATA = fitness.check_fitness_data(yaml.safe_load((ROOT / "tests/unit/data/fitness-frozen.yml").read_text()))
+VM = FIX / "fitness" / "collect-dev-vm"
+
+
+def caps(*paths):
+    return [(str(p), (FIX / p).read_text()) for p in paths]
+
+
+@pytest.mark.parametrize("path, kinds", [
+    ("fitness/lscpu-2x-xeon-platinum-8380.txt", ["lscpu"]),
+    ("fitness/collect-dev-vm/16-lscpu.txt", ["lscpu"]),
+    ("fitness/collect-dev-vm/17-meminfo.txt", ["meminfo"]),
+    ("fitness/collect-dev-vm/18-lsblk.txt", ["lsblk"]),
+    ("fitness/collect-dev-vm/19-edac-mc.txt", ["edac"]),
+    ("fitness/lsblk-nvme-477g-root.txt", ["lsblk"]),
+    ("doctor/smi-q-a10-550-idle.txt", ["nvidia-smi-q"]),
+    ("doctor/lspci-lnksta-gen1-idle-x16.txt", ["lspci-vv"]),
+    ("nvidia-smi/rtx-4090-driver-535.xml", ["nvidia-smi-xml"]),
+    ("doctor/dmesg-xid-13-109.txt", []),
+])
+def test_each_capture_is_recognised_by_its_content(path, kinds):
+    assert fc.recognize((FIX / path).read_text()) == kinds
+
+
+def test_the_guides_server_cpu_from_its_lscpu():
+    cpu = fc.host_from_captures(caps("fitness/lscpu-2x-xeon-platinum-8380.txt"))["cpu"]
+    assert (cpu["cores"], cpu["threads"], cpu["base_mhz"], cpu["l3_kb"]) == (80, 160, 2300, 120 * 1024)
+
+
+def test_an_old_lscpu_gives_l3_per_socket_which_counts_twice():
+    cpu = fc.host_from_captures(caps("fitness/lscpu-2x-xeon-gold-6126-old.txt"))["cpu"]
+    assert (cpu["cores"], cpu["threads"], cpu["l3_kb"]) == (24, 48, 2 * 19712)
+
+
+def test_plain_lsblk_finds_the_small_nvme_that_holds_root():
+    host = fc.host_from_captures(caps("fitness/lsblk-nvme-477g-root.txt"))
+    assert host["root_disk"] == {"name": "nvme0n1", "kind": "nvme", "size_gb": 512, "members": [], "member_kinds": []}
+    report = fitness.judge_host(host, "h", "workstation", DATA)
+    checks = {c["id"]: c for c in report["checks"]}
+    assert (checks["system_disk_nvme"]["status"], checks["system_disk_size"]["status"]) == ("ok", "problem")
+    assert checks["system_disk_size"]["value"] == "nvme0n1 512 GB"
+
+
+def test_a_dlbox_collect_bundle_of_a_vm():
+    host = fc.host_from_captures([(p.name, p.read_text()) for p in sorted(VM.iterdir())])
+    assert sorted(host["captured"]) == ["edac", "lsblk", "lscpu", "meminfo"]
+    assert (host["cpu"]["cores"], host["cpu"]["threads"], host["cpu"]["base_mhz"]) == (2, 2, None)
+    assert host["memory"] == {"total_mb": 24105, "ecc": None}          # no EDAC in the VM: unknown, not "no ECC"
+    assert host["disks"] == [{"name": "vda", "kind": "hdd", "size_gb": 275}]   # zram0 (size 0) left out
+    assert host["root_disk"]["name"] == "vda"                          # / on the whole disk, no partition
+
+
+def test_nvidia_smi_q_text_gives_the_gpu_its_device_id_and_own_link():
+    host = fc.host_from_captures(caps("doctor/smi-q-a10-550-idle.txt"))
+    gpu = host["gpus"][0]
+    assert (gpu["name"], gpu["pci_device_id"], gpu["memory_mb"]) == ("NVIDIA A10", "2236", 23028)
+    # idle at Gen1: the generation it got is nvidia-smi's Max (4), not Current; the card's own is Device Max (4)
+    assert gpu["pcie_cap"] == {"gen": 4, "width": 16, "link_gen": 4, "link_width": 16, "source": "nvidia-smi"}
+
+
+def test_a_paste_cut_before_its_gpu_header_puts_its_link_on_no_gpu():
+    # fangq/mcx#18 starts inside the PCIe block (x8 of x16): no GPU header, no name, so no GPU is made up from it
+    # (the x8 link itself is judged in test_fitness.py::test_a_gpu_in_an_x8_slot_is_flagged_from_nvidia_smi_and_from_lspci)
+    assert fc.host_from_captures(caps("doctor/smi-q-width-x8-under-load.txt"))["gpus"] == []
+
+
+def test_grepped_lnkcap_lnksta_lines_are_the_one_gpus_link():
+    host = fc.host_from_captures(caps("nvidia-smi/rtx-4090-driver-535.xml", "doctor/lspci-lnksta-gen1-idle-x16.txt"))
+    cap = host["gpus"][0]["pcie_cap"]
+    # LnkCap Gen4 x16 is the card's own; nvidia-smi's Max (3) the generation it got; the Gen1 of idle is not judged
+    assert (cap["gen"], cap["width"], cap["link_gen"], cap["link_width"]) == (4, 16, 3, 16)
+    report = fitness.judge_host(host, "h", "workstation", DATA)
+    link = [c for c in report["checks"] if c["id"] == "gpu_pcie"][0]
+    assert link["status"] == "problem" and "Gen3 of its Gen4 x16" in link["note"]
+
+
+def test_lsblk_json_with_root_on_lvm_over_md_of_nvme():
+    # the shape lsblk -J -b -o NAME,KNAME,MAJ:MIN,TYPE,SIZE,ROTA,MOUNTPOINT prints (util-linux lsblk(8)); values here
+    # are a test input, not a capture: an md RAID 1 of two NVMe partitions with LVM on it holding /
+    member = {"name": "nvme%dn1p2", "kname": "nvme%dn1p2", "maj:min": "259:%d", "type": "part", "size": 1999844147200,
+              "rota": False, "mountpoint": None}
+    md = {"name": "md0", "kname": "md0", "maj:min": "9:0", "type": "raid1", "size": 1999709929472, "rota": False,
+          "mountpoint": None, "children": [{"name": "vg0-root", "kname": "dm-0", "maj:min": "253:0", "type": "lvm",
+                                            "size": 1999709929472, "rota": False, "mountpoint": "/"}]}
+    devices = []
+    for index in range(2):
+        part = {k: (v % index if isinstance(v, str) and "%d" in v else v) for k, v in member.items()}
+        part["maj:min"] = "259:%d" % (index * 3 + 2)
+        part["children"] = [md]
+        devices.append({"name": "nvme%dn1" % index, "kname": "nvme%dn1" % index, "maj:min": "259:%d" % (index * 3),
+                        "type": "disk", "size": 2000398934016, "rota": False, "mountpoint": None, "children": [part]})
+    host = fc.host_from_captures([("lsblk", json.dumps({"blockdevices": devices}))])
+    assert host["root_disk"] == {"name": "md0", "kind": "md", "size_gb": 2000, "members": ["nvme0n1", "nvme1n1"],
+                                 "member_kinds": ["nvme"]}
+    assert [d["name"] for d in host["disks"]] == ["md0", "nvme0n1", "nvme1n1"]
+
+
+def test_nothing_readable_is_nothing_captured():
+    host = fc.host_from_captures(caps("doctor/dmesg-xid-13-109.txt"))
+    assert host["captured"] == {} and host["cpu"]["cores"] is None and host["root_disk"] is None
