@@ -114,6 +114,13 @@ ansible_facts:
           type: list
           elements: dict
           sample: [{name: nvme0n1, kind: nvme, size_gb: 1000}]
+        root_disk:
+          description:
+            - The disk that holds C(/), from C(/proc/self/mountinfo) and C(/sys/block). A partition counts as its disk,
+              LVM or LUKS as the disks under it, an md array as itself with its C(members) and their C(member_kinds).
+            - V(null) when C(/) is not on a block device (a container's overlay).
+          type: dict
+          sample: {name: nvme0n1, kind: nvme, size_gb: 2000, members: [], member_kinds: []}
         secure_boot:
           description: V(true)/V(false), V(null) when unknown.
           type: bool
@@ -145,6 +152,10 @@ ansible_facts:
               (C(uuid), C(memory_mb), C(compute_capability), C(mig_mode_current), C(ecc_mode_current)...),
               else from C(lspci)/sysfs (C(name) is V(null) from sysfs).
             - C(driver_visible) is V(false) for a GPU on the bus that C(nvidia-smi) does not list.
+            - C(pcie_cap) is the GPU's own PCIe capability against the link it got - C(gen), C(width) (its LnkCap from
+              sysfs C(max_link_speed)/C(max_link_width), and C(nvidia-smi)'s C(max_device_link_gen)), C(link_gen)
+              (C(nvidia-smi)'s C(max_link_gen), the lower of the GPU's and the slot's) and C(link_width) (sysfs
+              C(current_link_width)) - absent when nothing tells.
             - The action adds C(catalog) from the GPU catalog on the controller (NVIDIA's device list,
               C(data/gpu_catalog.yml)) with C(name), C(architecture), C(arch), C(cc), C(chip), C(memory_gb), C(form),
               C(legacy_branch), C(known); a device id the catalog lacks whose chip C(lspci) names gets its
