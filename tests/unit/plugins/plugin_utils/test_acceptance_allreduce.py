@@ -1,0 +1,132 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""plugin_utils/acceptance_allreduce.py: the all-reduce judged against its topology's floor.
+
+Topologies are real `nvidia-smi topo -m` captures (tests/fixtures/SOURCES.md): 8x H100 NV18 (HAMi's test data),
+4x H100 NV6 with NICs (NVIDIA/nccl#1617), 2x RTX 3090 over PHB (noonghunna/club-3090#922). Floors are read from the
+real data/acceptance.yml; the expected floors are computed from that data here, not typed in, so a data refresh
+does not rewrite the tests.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.dlbox.stack.plugins.plugin_utils import acceptance_allreduce as allreduce
+
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "nvidia-smi"
+DATA = allreduce.load_data()
+PER_LINK = DATA["allreduce_floors"]["nvlink"]["gb_s_per_link"]
+SHARE = DATA["allreduce_floors"]["pcie"]["share_of_link"]
+LANE = DATA["pcie_gb_s_per_lane"]["value"]
+
+
+def topo(name):
+    return (FIXTURES / name).read_text()
+
+
+def measured(busbw, topology, ranks, gpus=None, backend="nccl", **extra):
+    result = {"figures": {"allreduce_busbw_gb_s": busbw, "allreduce_ranks": ranks, "allreduce_backend": backend},
+              "topology": topology, "gpus": gpus or [], "skipped": {}, "errors": {}}
+    result.update(extra)
+    return result
+
+
+def gen4x16(count):
+    return [{"index": i, "pcie": {"gen_max": 4, "width_max": 16}} for i in range(count)]
+
+
+@pytest.mark.parametrize("fixture, links, ranks", [
+    ("topo-8x-h100-nv18.txt", 18, 8),
+    ("topo-4x-h100-nv6-nics.txt", 6, 4),
+])
+def test_nvlink_floor_is_per_link_of_the_narrowest_pair(fixture, links, ranks):
+    floor = round(PER_LINK * links, 1)
+    good = allreduce.judge(measured(floor * 1.01, topo(fixture), ranks), DATA)
+    assert good["status"] == "pass" and good["reference"] == floor
+    assert "every GPU pair on NVLink, fewest NV%d" % links in good["reason"]
+    assert "busbw = algbw x 2(n-1)/n" in good["reason"] and good["source"]
+    bad = allreduce.judge(measured(floor * 0.99, topo(fixture), ranks), DATA)
+    assert bad["status"] == "fail"
+
+
+def test_one_pair_with_fewer_links_sets_the_floor():
+    # GPU2-GPU3 with 2 links instead of 6 (both cells of the symmetric matrix)
+    text = topo("topo-4x-h100-nv6-nics.txt").replace("GPU3    NV6     NV6     NV6 ", "GPU3    NV6     NV6     NV2 ", 1)
+    text = text.replace("GPU2    NV6     NV6      X      NV6 ", "GPU2    NV6     NV6      X      NV2 ", 1)
+    row = allreduce.judge(measured(100.0, text, 4), DATA)
+    assert row["reference"] == round(PER_LINK * 2, 1) and "fewest NV2 (GPU2-GPU3)" in row["reason"]
+
+
+def test_pcie_floor_is_a_share_of_the_narrowest_link():
+    floor = round(SHARE * LANE[4] * 16, 1)
+    row = allreduce.judge(measured(floor + 0.5, topo("topo-2x-rtx3090-pcie.txt"), 2, gen4x16(2)), DATA)
+    assert row["status"] == "pass" and row["reference"] == floor
+    assert "GPU0-GPU1 over PHB (PCIe)" in row["reason"] and "Gen4 x16" in row["reason"]
+    assert allreduce.judge(measured(floor - 0.5, topo("topo-2x-rtx3090-pcie.txt"), 2, gen4x16(2)), DATA)["status"] == "fail"
+    narrow = gen4x16(2)
+    narrow[1]["pcie"] = {"gen_max": 3, "width_max": 8}      # one card in a Gen3 x8 slot: the ring crosses it
+    row = allreduce.judge(measured(floor, topo("topo-2x-rtx3090-pcie.txt"), 2, narrow), DATA)
+    assert row["reference"] == round(SHARE * LANE[3] * 8, 1) and "Gen3 x8" in row["reason"]
+
+
+def test_a_pcie_pair_among_nvlink_pairs_makes_it_pcie():
+    text = topo("topo-4x-h100-nv6-nics.txt").replace("GPU0     X      NV6 ", "GPU0     X      SYS ", 1)
+    text = text.replace("GPU1    NV6 ", "GPU1    SYS ", 1)
+    row = allreduce.judge(measured(20.0, text, 4, gen4x16(4)), DATA)
+    assert row["reference"] == round(SHARE * LANE[4] * 16, 1) and "GPU0-GPU1 over SYS (PCIe)" in row["reason"]
+
+
+@pytest.mark.parametrize("case, status, words", [
+    (measured(None, None, 2, errors={"allreduce": "RuntimeError: all-reduce timed out after 180 s"}), "fail",
+     "timed out after 180 s"),
+    (measured(None, None, 1, skipped={"allreduce": "one GPU: nothing to all-reduce across"}), "skipped", "one GPU"),
+    (measured(0.5, None, 2, backend="gloo"), "finding", "measured on the CPU (gloo)"),
+    (measured(50.0, None, 2, topology_error="NVML: Unknown Error"), "finding", "NVML: Unknown Error"),
+    (measured(50.0, topo("topo-1x-h200-device.txt"), 2), "finding", "topology is unknown"),
+    (measured(50.0, topo("topo-2x-rtx3090-pcie.txt"), 2), "finding", "PCIe link is unknown"),
+])
+def test_what_cannot_be_judged_says_why(case, status, words):
+    row = allreduce.judge(case, DATA)
+    assert row["status"] == status and words in row["reason"], row
+
+
+def test_apply_replaces_the_row_and_recomputes_the_verdict():
+    report = {"host": "h", "results": [{"id": "h2d", "status": "pass"},
+                                       {"id": "allreduce", "status": "pass", "reason": "measured; no vendor reference"}],
+              "failed": [], "ok": True}
+    out = allreduce.apply(copy.deepcopy(report), measured(1.0, topo("topo-8x-h100-nv18.txt"), 8), DATA)
+    assert out["failed"] == ["allreduce"] and out["ok"] is False
+    assert [r["id"] for r in out["results"]] == ["h2d", "allreduce"]
+    out = allreduce.apply(copy.deepcopy(report), measured(500.0, topo("topo-8x-h100-nv18.txt"), 8), DATA)
+    assert out["ok"] is True and out["results"][1]["status"] == "pass"
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda d: d.pop("allreduce_floors"), "allreduce_floors is missing"),
+    (lambda d: d["allreduce_floors"]["nvlink"].pop("source"), "allreduce_floors.nvlink needs {gb_s_per_link, source}"),
+    (lambda d: d["allreduce_floors"]["pcie"].update(share_of_link="0.2"), "allreduce_floors.pcie.share_of_link must be"),
+    (lambda d: d["allreduce_floors"]["nvlink"].update(gb_s_per_link=0), "allreduce_floors.nvlink.gb_s_per_link must be"),
+])
+def test_bad_floors_are_refused_by_name(change, words):
+    data = copy.deepcopy(DATA)
+    change(data)
+    with pytest.raises(allreduce.FloorsError, match=words.replace("{", r"\{").replace("}", r"\}")):
+        allreduce.judge(measured(1.0, topo("topo-8x-h100-nv18.txt"), 8), data)
+
+
+def test_the_filter_reads_the_json_text_and_refuses_what_is_not_a_report():
+    import json  # pylint: disable=import-outside-toplevel
+
+    from ansible.errors import AnsibleFilterError  # pylint: disable=import-outside-toplevel
+    from ansible_collections.dlbox.stack.plugins.filter.acceptance import acceptance_allreduce
+
+    text = json.dumps(measured(1.0, topo("topo-8x-h100-nv18.txt"), 8))
+    out = acceptance_allreduce({"results": [], "failed": [], "ok": True}, text)
+    assert out["failed"] == ["allreduce"]
+    with pytest.raises(AnsibleFilterError, match="expects the report of dlbox.stack.fitness_acceptance"):
+        acceptance_allreduce("not a report", text)
