@@ -11,7 +11,8 @@ from ansible_collections.dlbox.stack.plugins.filter import fitness as flt
 
 
 def test_the_filters_are_registered():
-    assert set(flt.FilterModule().filters()) == {"fitness_judge", "fitness_text", "fitness_acceptance", "fitness_fleet"}
+    assert set(flt.FilterModule().filters()) == {"fitness_judge", "fitness_text", "fitness_acceptance", "fitness_fleet",
+                                                 "fitness_captures"}
 
 
 def test_fleet_refuses_an_unknown_format(tmp_path):
@@ -41,3 +42,12 @@ def test_acceptance_takes_the_scripts_json_text():
     assert report["ok"] is True and [r for r in report["results"] if r["id"] == "fio"][0]["reason"] == "fio is not installed"
     with pytest.raises(AnsibleFilterError, match="dlbox_acceptance_thresholds.speed must be a positive number"):
         flt.fitness_acceptance(text, {"speed": 1})
+
+
+def test_captures_without_anything_the_report_reads_are_refused_by_name(tmp_path):
+    paste = tmp_path / "paste.txt"
+    paste.write_text("Linux gpu07 6.8.0-45-generic #45-Ubuntu SMP x86_64 GNU/Linux\n")
+    with pytest.raises(AnsibleFilterError, match="dlbox_fitness_captures: .*paste.txt holds none of the outputs"):
+        flt.fitness_captures(str(paste))
+    with pytest.raises(AnsibleFilterError, match="dlbox_fitness_captures: .* does not exist on the controller"):
+        flt.fitness_captures(str(tmp_path / "missing.tar.gz"))
