@@ -130,6 +130,11 @@ DISTRO_DRIVERS = _Record(
         {"nvidia_repo": _Record({"verifiable": BOOL}, {"note": TEXT}, sourced=True)}))},
     sourced=True)
 PYTHON_RANGE = _Record({"min": VERSION, "max": VERSION})
+# fabric_manager.nvlink5: the packages of HGX B200/B300 boards (besides Fabric Manager) and of GB200/GB300 NVL trays (IMEX)
+_NVLINK5_ROWS = {"branch_min": INT, "branch_max": _Optional(INT), "same_version": _List(TEXT)}
+_NVLINK5_HGX = _Record({"forms": _List(TEXT), "kernel_modules": _List(TEXT),
+                        "packages": _List(_Record(_NVLINK5_ROWS, {"own_version": _List(TEXT), "x86_64_only": _List(TEXT)}))})
+_NVLINK5_NVL = _Record({"names": _List(TEXT), "service": TEXT, "nodes_config": TEXT, "packages": _List(_Record(_NVLINK5_ROWS))})
 # Package names of a distribution's own driver archive (driver_package_names.distro.<family>).
 DISTRO_DRIVER_NAMES = _Record(
     {"server_suffix": _Type("text", lambda v: isinstance(v, str)), "kernel_package": _Map(TEXT),
@@ -212,7 +217,9 @@ SCHEMA = _Record(
             {"service": TEXT,
              "packages": _List(_Record({"branch_min": INT, "branch_max": _Optional(INT), "package": TEXT, "meta": _Optional(TEXT)},
                                        {"method": _Enum("distro", "nvidia_repo")}, sourced=True)),
-             "nvlink5": _Record({"cc_min": VERSION, "extra_packages": _List(TEXT)}, {"supported": BOOL}, sourced=True)},
+             "nvlink5": _Record({"cc_min": VERSION, "extra_packages": _List(TEXT)},
+                                {"supported": BOOL, "installed_by_roles": BOOL, "hgx": _NVLINK5_HGX, "nvl": _NVLINK5_NVL},
+                                sourced=True)},
             {"driver_profile": _List(_Record(
                 {"method": _Enum("distro", "nvidia_repo"), "os_family": TEXT, "profile": _Enum("desktop", "server")},
                 {"depends": TEXT}, sourced=True))},

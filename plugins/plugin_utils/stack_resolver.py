@@ -105,6 +105,44 @@ def archive_ships_fabric_manager(plan):
     return bool(names.get("fabric_manager", True))
 
 
+def nvlink5_system(plan):
+    """The NVLink5 system these GPUs belong to, from the GPU model (data fabric_manager.nvlink5): ``"hgx"`` (SXM
+    modules of an HGX B200/B300 board: Fabric Manager with NVLSM, libnvsdm and NSCQ), ``"nvl"`` (GB200/GB300 NVL
+    compute trays: IMEX, no local Fabric Manager) or None. None as well while the data says these systems are not
+    supported (``rule_nvlink5`` refuses them then).
+
+    Their NVSwitches are no PCI devices of class 0680 (a real 8x B200 host shows none:
+    openfabric-systems/simllm vastai_hgx_b200_8x), so the model is what the plan has, on a cloud instance too.
+    """
+    nvl5 = plan.index.fabric.get("nvlink5") or {}
+    if not nvl5 or not nvl5.get("supported", True) or not (nvl5.get("hgx") or nvl5.get("nvl")):
+        return None
+    names = set((nvl5.get("nvl") or {}).get("names") or [])
+    if any(g.get("catalog_name") in names for g in plan.kinds):
+        return "nvl"
+    forms = (nvl5.get("hgx") or {}).get("forms") or []
+    if any(g.get("form") in forms and g.get("cc") and compare_versions(g["cc"], nvl5["cc_min"]) >= 0 for g in plan.kinds):
+        return "hgx"
+    return None
+
+
+def nvlink5_label(plan, system):
+    """'NVIDIA B200 (Blackwell, CC 10.0) on an HGX board' / '... on a GB200/GB300 NVL compute tray': for messages."""
+    gpus = ", ".join(gpu_label(g) for g in plan.kinds)
+    return "%s on an HGX board with NVLink5 NVSwitches" % gpus if system == "hgx" else \
+        "%s on an NVL compute tray (NVLink5 switch trays)" % gpus
+
+
+def _nvlink5_rows(plan, system, branch):
+    """The data's package row of an NVLink5 system for a driver branch, or None."""
+    rows = ((plan.index.fabric.get("nvlink5") or {}).get(system) or {}).get("packages") or []
+    found = None
+    for row in rows:
+        if branch >= int(row["branch_min"]) and (row.get("branch_max") is None or branch <= int(row["branch_max"])):
+            found = row
+    return found
+
+
 def pick_method(plan, report):
     """Choose NVIDIA's repository when the request names no driver_method and the OS archive cannot serve this host.
 
@@ -119,6 +157,14 @@ def pick_method(plan, report):
     if plan.asked("driver_method") or plan.index.default_driver_method != "distro":
         return
     archive = "%s's own archive" % (plan.os_key or "this OS")
+    system = nvlink5_system(plan)
+    if system is not None:
+        why = ("%s: data/compat.yml knows the packages these systems need (%s) only from NVIDIA's repository "
+               "(fabric_manager.nvlink5)" % (nvlink5_label(plan, system),
+                                              "Fabric Manager, NVLSM, libnvsdm, NSCQ" if system == "hgx" else "IMEX"))
+        plan.method_choice = ("nvidia_repo", why)
+        report.note("The driver comes from NVIDIA's repository (driver_method: nvidia_repo): %s." % why)
+        return
     if plan.nvswitch and not archive_ships_fabric_manager(plan):
         why = ("%s ships no NVIDIA Fabric Manager, without which an NVSwitch system runs no CUDA work (data/compat.yml "
                "driver_package_names.distro.%s.fabric_manager: false); NVIDIA's repository ships it at the driver's version"
@@ -626,6 +672,11 @@ def pick_fabric_manager(plan, report):
         return None
     branch = plan.driver["branch"]
     method = driver_method(plan)
+    if method != "nvidia_repo" and nvlink5_system(plan) == "hgx":
+        report.add(["driver_method: %s cannot drive %s: data/compat.yml knows NVLSM, libnvsdm and NSCQ at the driver's "
+                    "version only from NVIDIA's repository (fabric_manager.nvlink5); request driver_method: nvidia_repo or "
+                    "leave driver_method unset." % (method, nvlink5_label(plan, "hgx"))])
+        return None
     if method == "distro" and not archive_ships_fabric_manager(plan):
         report.add(["driver_method: distro cannot drive this NVSwitch host: %s's own archive ships no NVIDIA Fabric Manager "
                     "(data/compat.yml driver_package_names.distro.%s.fabric_manager: false), without which an NVSwitch "
@@ -647,17 +698,95 @@ def pick_fabric_manager(plan, report):
     if rule.get("meta"):
         packages.append(str(rule["meta"]).replace("{branch}", str(branch)))
     nvl5 = plan.index.fabric.get("nvlink5") or {}
-    if nvl5 and any(compare_versions(g.get("cc"), nvl5["cc_min"]) >= 0 and g.get("form") == "sxm" for g in plan.kinds):
+    nvlink5 = None
+    if nvlink5_system(plan) == "hgx":
+        nvlink5 = _nvlink5_packages(plan, report, branch)
+        if nvlink5 is None:
+            return None
+        packages += [n for n in nvlink5["same_version"] + nvlink5["own_version"] if n not in packages]
+    elif nvl5 and any(compare_versions(g.get("cc"), nvl5["cc_min"]) >= 0 and g.get("form") == "sxm" for g in plan.kinds):
         packages += list(nvl5.get("extra_packages") or [])
         arch_name = (plan.index.archs.get(plan.index.arch_for_cc(nvl5["cc_min"])) or {}).get("name")
         report.note("NVLink5 (%s) systems also need %s besides Fabric Manager." % (arch_name, ", ".join(nvl5.get("extra_packages") or [])))
     exact = plan.driver["version"] if plan.driver.get("installed") else None
     version = exact or "%s.*" % branch
+    pinned = [package] + (nvlink5["same_version"] if nvlink5 else [])
     report.warn("Fabric Manager and the driver must have exactly the same version: pin %s to %s and upgrade both "
-                "together, or nvidia-fabricmanager.service will not start." % (package, exact or "the R%s driver version that gets installed" % branch))
+                "together, or nvidia-fabricmanager.service will not start." % (
+                    " and ".join(pinned), exact or "the R%s driver version that gets installed" % branch))
     need = fabric_manager_profile(plan, method)
-    return {"package": package, "version": version, "branch": branch, "packages": packages, "method": method,
-            "service": plan.index.fabric["service"], "driver_profile": need[0] if need else None}
+    out = {"package": package, "version": version, "branch": branch, "packages": packages, "method": method,
+           "service": plan.index.fabric["service"], "driver_profile": need[0] if need else None}
+    if nvlink5 is not None:
+        out["nvlink5"] = nvlink5
+    return out
+
+
+def _nvlink5_packages(plan, report, branch):
+    """HGX B200/B300: what the NVLink5 fabric needs besides Fabric Manager, from the data's row for the branch:
+    ``{same_version: [...], own_version: [...], kernel_modules: [...], left_out: [...]}``; None (with an error) when
+    the data has no row for the branch."""
+    nvl5 = plan.index.fabric.get("nvlink5") or {}
+    row = _nvlink5_rows(plan, "hgx", branch)
+    if row is None:
+        report.add(["%s: data/compat.yml names no NVLSM/libnvsdm/NSCQ packages for driver branch R%s "
+                    "(fabric_manager.nvlink5.hgx.packages); request a newer driver_branch." % (nvlink5_label(plan, "hgx"), branch)])
+        return None
+    fill = lambda names: [str(n).replace("{branch}", str(branch)) for n in names or []]  # noqa: E731
+    arm = plan.arch != DEFAULT_MACHINE
+    left_out = fill(row.get("x86_64_only")) if arm else []
+    same = [n for n in fill(row.get("same_version")) if n not in left_out]
+    own = [n for n in fill(row.get("own_version")) if n not in left_out]
+    report.note("%s: its NVSwitches are no PCI devices (no class 0680; they sit behind ConnectX-7 management ports), so the "
+                "fabric is planned from the GPU model: Fabric Manager with %s at the driver's exact version and %s at the "
+                "version NVIDIA pairs with it; NVLSM needs the kernel modules %s loaded.%s" % (
+                    nvlink5_label(plan, "hgx"), ", ".join(same), ", ".join(own),
+                    ", ".join((nvl5.get("hgx") or {}).get("kernel_modules") or []),
+                    " %s has no %s build: left out." % (plan.arch, ", ".join(left_out)) if left_out else ""))
+    if not nvl5.get("installed_by_roles", True):
+        report.warn("The nvidia_driver role installs the driver and Fabric Manager only: %s are planned but not installed by "
+                    "dlbox.stack yet (data/compat.yml fabric_manager.nvlink5.installed_by_roles: false); install them at "
+                    "the versions above before starting nvidia-fabricmanager, or the fabric stays In Progress."
+                    % ", ".join(same + own))
+    return {"same_version": same, "own_version": own, "left_out": left_out,
+            "kernel_modules": list((nvl5.get("hgx") or {}).get("kernel_modules") or [])}
+
+
+def pick_imex(plan, report):
+    """GB200/GB300 NVL compute trays: the IMEX service at the driver's version (data fabric_manager.nvlink5.nvl), or None.
+
+    ``{package, version, packages, service, nodes_config, method}``. Fabric Manager and NVLSM run on the NVLink switch
+    trays there, not on this host; IMEX channels are made by the administrator and do not survive a reboot (NVIDIA IMEX
+    guide, "IMEX Channels").
+    """
+    if plan.driver is None or nvlink5_system(plan) != "nvl":
+        return None
+    nvl = (plan.index.fabric.get("nvlink5") or {}).get("nvl") or {}
+    branch = plan.driver["branch"]
+    method = driver_method(plan)
+    label = nvlink5_label(plan, "nvl")
+    if method != "nvidia_repo":
+        report.add(["driver_method: %s cannot drive %s: data/compat.yml knows IMEX (nvidia-imex) only from NVIDIA's "
+                    "repository (fabric_manager.nvlink5); request driver_method: nvidia_repo or leave driver_method unset."
+                    % (method, label)])
+        return None
+    row = _nvlink5_rows(plan, "nvl", branch)
+    if row is None:
+        report.add(["%s: data/compat.yml names no IMEX package for driver branch R%s (fabric_manager.nvlink5.nvl.packages); "
+                    "request a newer driver_branch." % (label, branch)])
+        return None
+    packages = [str(n).replace("{branch}", str(branch)) for n in row.get("same_version") or []]
+    exact = plan.driver["version"] if plan.driver.get("installed") else None
+    report.note("%s: Fabric Manager and NVLSM run on the NVLink switch trays, not on this host; this host runs IMEX (%s) at "
+                "the driver's exact version. The NVL domain also needs the switch trays' fabric up, %s naming every compute "
+                "tray of the domain, and the IMEX channels (/dev/nvidia-caps-imex-channels), which the administrator "
+                "creates and which do not survive a reboot; without them CUDA's multi-node NVLink calls fail with an "
+                "insufficient-permission error." % (label, ", ".join(packages), nvl.get("nodes_config")))
+    if not (plan.index.fabric.get("nvlink5") or {}).get("installed_by_roles", True):
+        report.warn("The nvidia_driver role does not install IMEX yet: %s is planned but not installed by dlbox.stack "
+                    "(data/compat.yml fabric_manager.nvlink5.installed_by_roles: false)." % ", ".join(packages))
+    return {"package": packages[0], "version": exact or "%s.*" % branch, "packages": packages, "service": nvl.get("service"),
+            "nodes_config": nvl.get("nodes_config"), "method": method}
 
 
 def pick_container_toolkit(plan, report):
@@ -863,6 +992,8 @@ def resolve_gpus(plan, report):
     stack = {}
     report.add(rule_gpus_supported(plan))
     legacy_notes(plan, report)
+    if nvlink5_system(plan) == "hgx" and not plan.nvswitch:
+        plan.nvswitch = True  # NVLink5 NVSwitches are not PCI devices: the GPU model says they are there
     plan.decided(driver=pick_driver(plan, report))
     if plan.driver is not None:
         flavour = pick_modules(plan, report)
@@ -910,6 +1041,8 @@ def resolve_gpus(plan, report):
     stack["pytorch"] = pick_pytorch(plan, report)
     stack["nccl"] = pick_nccl(plan, report, cuda_rel)
     stack["fabric_manager"] = pick_fabric_manager(plan, report)
+    if stack.get("driver") is not None:
+        stack["driver"]["imex"] = pick_imex(plan, report)
     stack["container_toolkit"] = pick_container_toolkit(plan, report)
     if stack.get("driver") is not None:
         stack["driver"]["min_version"] = _driver_min_version(plan, cuda_rel)
@@ -971,6 +1104,8 @@ def pick_profile(plan, report, method, flavour):
                              "{branch}", str(plan.driver["branch"])).replace("{version}", "<version>")))
     if plan.nvswitch:
         profile, why = "server", "NVSwitch host (a data-center system, no display)"
+    elif nvlink5_system(plan) == "nvl":
+        profile, why = "server", "NVL compute tray (a data-center system, no display)"
     elif plan.kinds and all(g.get("display") is False for g in plan.kinds):
         profile, why = "server", "%s: no display output (data/compat.yml gpus display: false)" % ", ".join(
             g.get("catalog_name") or "?" for g in plan.kinds)
