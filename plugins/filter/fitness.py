@@ -28,7 +28,14 @@ def fitness_judge(facts, host="localhost", profile="workstation", overrides=None
 def fitness_captures(path):
     """The ``dlbox_host`` facts of a machine from its captures: a dlbox-collect tarball, a folder or a pasted file."""
     try:
-        captures = doctor.read_captures(path)
+        captures = []
+        for name, text in doctor.read_captures(path):
+            # a saved `dlbox-collect --stdout` stream: one part per "===== dlbox-collect: NAME =====" line
+            parts = doctor.split_collect_stream(text) if "===== dlbox-collect: " in text else []
+            if parts:
+                captures.extend(("%s:%s" % (name, part), body) for part, body in parts)
+            else:
+                captures.append((name, text))
     except doctor.DoctorInputError as exc:
         raise AnsibleFilterError(str(exc).replace("dlbox_doctor_captures", "dlbox_fitness_captures")) from exc
     facts = fitness_captures_lib.host_from_captures(captures)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from ansible.errors import AnsibleFilterError
@@ -51,3 +52,15 @@ def test_captures_without_anything_the_report_reads_are_refused_by_name(tmp_path
         flt.fitness_captures(str(paste))
     with pytest.raises(AnsibleFilterError, match="dlbox_fitness_captures: .* does not exist on the controller"):
         flt.fitness_captures(str(tmp_path / "missing.tar.gz"))
+
+
+def test_a_saved_dlbox_collect_stdout_stream_is_split_into_its_captures(tmp_path):
+    # dlbox-collect --stdout writes each capture after "===== dlbox-collect: NAME =====" (the doctor's live mode); the
+    # captures inside are this project's development VM's (tests/fixtures/fitness/collect-dev-vm, SOURCES.md)
+    folder = Path(__file__).resolve().parents[3] / "fixtures" / "fitness" / "collect-dev-vm"
+    stream = tmp_path / "gpu07.txt"
+    stream.write_text("".join("===== dlbox-collect: %s =====\n%s\n" % (p.stem[3:], p.read_text())
+                              for p in sorted(folder.iterdir())))
+    facts = flt.fitness_captures(str(stream))
+    assert sorted(facts["captured"]) == ["edac", "lsblk", "lscpu", "meminfo"]
+    assert facts["captured"]["lsblk"] == ["gpu07.txt:lsblk"] and facts["root_disk"]["name"] == "vda"
