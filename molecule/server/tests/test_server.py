@@ -19,12 +19,12 @@ def _settings(host):
 
 
 def test_persistence_mode_is_on_by_the_role_not_by_the_capture(host):
-    """The FIXTURE persistence unit has Ubuntu's shape (--no-persistence-mode, StopWhenUnneeded): after the model's
-    reboot the daemon runs with persistence mode on only through what the role laid over the unit."""
-    assert host.file("/opt/dlbox-fixture-gpu/state/persistence-mode").content_string.strip() == "1"
-    start = host.check_output("systemctl show -p ExecStart --value nvidia-persistenced.service")
-    assert "--persistence-mode" in start and "--no-persistence-mode" not in start, start
-    assert host.service("nvidia-persistenced").is_running
+    """The FIXTURE persistence unit has Ubuntu's shape (--no-persistence-mode): after the model's reboot persistence mode
+    is off until the role turns it on (gpu_settings_persistence_mode: true here: nvidia-smi -pm 1)."""
+    assert _settings(host)["pm"] == "Enabled"
+    assert "<persistence_mode>Enabled</persistence_mode>" in host.check_output("nvidia-smi -q -x")
+    daemon = host.file("/opt/dlbox-fixture-gpu/state/persistence-mode")  # what the daemon itself did, if it ran
+    assert not daemon.exists or daemon.content_string.strip() == "0"
 
 
 def test_settings_applied_with_nvidia_smi(host):
@@ -38,7 +38,7 @@ def test_settings_applied_with_nvidia_smi(host):
 def test_each_setting_was_applied_once(host):
     log = host.file("/opt/dlbox-fixture-gpu/state/settings.log").content_string.splitlines()
     commands = [line.split(" ", 1)[1] for line in log]
-    assert sorted(commands) == sorted(["-i 0 -pl 600", "-i 0 -lgc 1500,1980", "-i 0 -ac 3201,1755",
+    assert sorted(commands) == sorted(["-i 0 -pm 1", "-i 0 -pl 600", "-i 0 -lgc 1500,1980", "-i 0 -ac 3201,1755",
                                        "-i 0 -e 0", "-i 0 -c EXCLUSIVE_PROCESS"])
 
 
