@@ -69,6 +69,12 @@ def test_a_fabric_stuck_in_progress_fails_naming_fabric_manager_with_its_journal
     assert len(results["stuck_log"]) >= 4 and all(line.endswith("In Progress") for line in results["stuck_log"])
 
 
+def test_a_fabric_completed_with_degraded_bandwidth_is_not_ready(host):
+    degraded = _json(host, "/root/dlbox-hgx-results.json")["role_fabric_degraded"]
+    assert degraded["msg"] != "OK" and "Fabric Manager" in degraded["msg"], degraded
+    assert "Degraded" in degraded["msg"] or "bandwidth" in degraded["msg"].lower(), degraded
+
+
 def test_check_mode_on_the_fresh_host_reports_and_claims_nothing(host):
     check = _json(host, "/root/dlbox-check-fresh.json")
     assert check["rc"] == 0, check["tail"]
