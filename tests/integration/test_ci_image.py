@@ -62,7 +62,9 @@ def buildkit_client():
 
 
 def _in_image(script, check=True):
-    return _run(["docker", "run", "--rm", "--network", "none", TAG, "bash", "-c", script], timeout=300, check=check)
+    # --shm-size: dlbox-check's DataLoader step holds 77 MB in /dev/shm, more than Docker's 64 MB default (as training does)
+    return _run(["docker", "run", "--rm", "--network", "none", "--shm-size", "1g", TAG, "bash", "-c", script], timeout=300,
+                check=check)
 
 
 @pytest.fixture(scope="module")

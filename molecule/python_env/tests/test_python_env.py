@@ -159,7 +159,7 @@ def test_check_command_is_executable_with_the_environments_python(state):
 def test_check_runs_the_guides_steps_on_the_cpu_each_timed(state):
     torch = json.loads(state["check_json"]["stdout"])["frameworks"][0]
     steps = {s["name"]: s for s in torch["steps"]}
-    assert sorted(steps) == ["autocast", "checkpoint", "compile", "dataloader"]
+    assert sorted(steps) == ["autocast", "checkpoint", "compile", "conv", "dataloader"]
     for step in steps.values():
         assert step["ok"] and step["device"] == "cpu" and step["seconds"] > 0, step
     assert "Inductor" in steps["compile"]["detail"]

@@ -31,7 +31,8 @@ def test_dlbox_check_runs_the_guides_steps_on_the_cpu(host):
     torch = json.loads(result.stdout)["frameworks"][0]
     assert torch["torchaudio"].startswith("2.9.1")
     steps = {(s["name"], s["device"]): s for s in torch["steps"]}
-    assert sorted(steps) == [("autocast", "cpu"), ("checkpoint", "cpu"), ("compile", "cpu"), ("dataloader", "cpu")]
+    assert sorted(steps) == [("autocast", "cpu"), ("checkpoint", "cpu"), ("compile", "cpu"), ("conv", "cpu"),
+                             ("dataloader", "cpu")]
     assert all(s["ok"] for s in steps.values()), steps
     print("dlbox-check steps: " + ", ".join("%s %.2f s" % (n, s["seconds"]) for (n, _d), s in sorted(steps.items())))
 

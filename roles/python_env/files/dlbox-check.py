@@ -7,9 +7,13 @@ Installed by dlbox.stack.python_env as <root>/<name>/bin/dlbox-check (run with t
 Python). Prints the framework and CUDA versions, GPU visibility, device names and a short matmul
 with its measured TFLOP/s, then the first-day steps of the PyTorch and TensorFlow guides, each timed:
 PyTorch's torch.compile (CPU always, GPU where one is seen), an autocast training step (bf16, or fp16
-with a gradient scaler), a DataLoader with worker processes (pin_memory on a GPU) and a checkpoint
-saved and loaded back; TensorFlow's GPU list and a small tf.function compiled with XLA. A failed step
-names its cause and what to do. As text, or with --json (its shape: the role's README).
+with a gradient scaler), a convolution (through cuDNN on a GPU, checked against the CPU), a DataLoader
+with worker processes that holds more than Docker's 64 MB default /dev/shm in flight (pin_memory on a
+GPU) and a checkpoint saved and loaded back; TensorFlow's GPU list and a small tf.function compiled
+with XLA. /dev/shm's size is reported and judged; a CUDA build without cuDNN and a torchvision or
+torchaudio that is installed but fails to import are problems with their own text. A failed step
+names its cause, attributed from its own error text, and what to do. As text, or with --json (its
+shape: the role's README).
 
 Exit status: 0 fine; 1 a GPU was expected (the plan had one, or --require-gpu) and none is visible;
 2 the framework's CUDA needs a newer NVIDIA driver than the installed one; 3 no framework imports;
@@ -31,9 +35,21 @@ import time
 import warnings
 
 EXIT_OK, EXIT_NO_GPU, EXIT_OLD_DRIVER, EXIT_NO_FRAMEWORK, EXIT_STEP_FAILED = 0, 1, 2, 3, 4
-TORCH_STEPS = ("compile", "autocast", "dataloader", "checkpoint")
+TORCH_STEPS = ("compile", "autocast", "conv", "dataloader", "checkpoint")
 TF_STEPS = ("xla",)
 STEPS = TORCH_STEPS + TF_STEPS
+# PyTorch's DataLoader workers hand each batch to the main process through shared memory (/dev/shm). Docker gives a
+# container 64 MB unless run with --shm-size or --ipc=host (docker run reference, --shm-size); PyTorch's README asks
+# for one of them. A batch that does not fit kills the worker with SIGBUS: "DataLoader worker (pid N) is killed by
+# signal: Bus error. It is possible that dataloader's workers are out of shared memory" (pytorch/pytorch#5040).
+DOCKER_DEFAULT_SHM_MB = 64
+# The dataloader step's batch: 128 samples of 3 x 224 x 224 fp32 (ImageNet-sized images), 77 MB: one batch alone is
+# more than Docker's 64 MB, so a container left at the default fails the step the way users' training does. Each
+# worker makes one batch: workers x 77 MB in flight (308 MB with the default 4 workers).
+DATALOADER_BATCH, DATALOADER_SHAPE = 128, (3, 224, 224)
+# /dev/shm below this is a problem where the DataLoader step runs: the project's floor, the step's 308 MB with its
+# default 4 workers and room beside it.
+SHM_FLOOR_MB = 512
 
 
 def _version_tuple(text):
@@ -83,11 +99,11 @@ def probe_torch(size, matmul, steps=(), workers=2):
     if torch.cuda.is_available():
         info["gpu_visible"] = True
         info["devices"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    info["import_errors"] = []
     for extra in ("torchvision", "torchaudio"):
-        try:
-            info[extra] = __import__(extra).__version__
-        except Exception:  # pylint: disable=broad-except  # not installed (or broken: the import line says why)
-            info[extra] = None
+        info[extra], error = import_extra(extra)
+        if error:
+            info["import_errors"].append(error)
     if matmul:
         device = "cuda" if info["gpu_visible"] else "cpu"
         dtype = torch.bfloat16 if device == "cuda" else torch.float32
@@ -107,6 +123,38 @@ def probe_torch(size, matmul, steps=(), workers=2):
     info["steps"] = torch_steps(torch, ["cpu"] + (["cuda"] if info["gpu_visible"] else []), steps, workers) \
         if steps else []
     return info
+
+
+def import_extra(name, importer=__import__):
+    """(version, None) when ``name`` imports; (None, None) when it is not installed; (None, "name: its error") when it
+    is installed but fails to import (a build for another torch: "operator torchvision::nms does not exist", an
+    undefined symbol in libtorchaudio.so)."""
+    try:
+        return getattr(importer(name), "__version__", "unknown"), None
+    except ModuleNotFoundError as exc:
+        if exc.name == name:
+            return None, None
+        return None, "%s: %s: %s" % (name, type(exc).__name__, exc)
+    except Exception as exc:  # pylint: disable=broad-except  # any error of an installed package is its problem
+        return None, "%s: %s: %s" % (name, type(exc).__name__, str(exc).strip().splitlines()[-1][:500] if str(exc).strip() else "")
+
+
+def shm_size(path="/dev/shm"):
+    """{path, size_mb, free_mb} of the shared memory folder; None when it is missing."""
+    try:
+        stat = os.statvfs(path)
+    except OSError:
+        return None
+    return {"path": path, "size_mb": round(stat.f_blocks * stat.f_frsize / 2 ** 20, 1),
+            "free_mb": round(stat.f_bavail * stat.f_frsize / 2 ** 20, 1)}
+
+
+def dataloader_in_flight_mb(workers):
+    """MB the dataloader step holds in shared memory at once: one batch per worker."""
+    batch = DATALOADER_BATCH * 4
+    for side in DATALOADER_SHAPE:
+        batch *= side
+    return round(max(1, workers) * batch / 2 ** 20, 1)
 
 
 def probe_tensorflow(size, matmul, steps=(), workers=2):  # pylint: disable=unused-argument
@@ -229,14 +277,82 @@ def explain(text, device="cpu"):
     return cause, fix
 
 
+# CUDA's and the frameworks' own error words -> (cause, fix). The first that matches wins; each cause quotes the line of
+# the error that matched. Sources of the words: the CUDA Runtime API's error list (cudaErrorECCUncorrectable,
+# cudaErrorIllegalAddress, cudaErrorNoKernelImageForDevice, cudaErrorInsufficientDriver, cudaErrorSystemNotReady,
+# cudaErrorCompatNotSupportedOnDevice, cudaErrorAssert, cudaErrorDevicesUnavailable) and PyTorch's messages; the
+# real texts the unit tests use, with their issues, are in tests/unit/roles/test_dlbox_check.py.
+CUDA_CAUSES = (
+    (r"uncorrectable ECC error|ECC_UNCORRECTABLE|cudaErrorECCUncorrectable",
+     "an uncorrectable ECC error in the GPU's memory (a hardware fault, not a software version)",
+     "read nvidia-smi -q -d ECC,PAGE_RETIREMENT and the kernel log (Xid 48, 63, 64, 94, 95); reset the GPU "
+     "(nvidia-smi -r) or reboot, which retires or remaps the bad rows; if it comes back, the GPU needs service"),
+    (r"out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation",
+     "out of memory on %(device)s",
+     "free the GPU (nvidia-smi shows which processes hold memory) or use smaller batches, and run dlbox-check again"),
+    (r"illegal memory access|illegal address|CUDA_ERROR_ILLEGAL_ADDRESS|cudaErrorIllegalAddress",
+     "a kernel read or wrote outside its memory on %(device)s (a bug in a kernel or library, or a faulty GPU)",
+     "run again with CUDA_LAUNCH_BLOCKING=1 to see which operation; look for Xid 13, 31 or 43 in the kernel log; if it "
+     "repeats with every framework, test the GPU (dcgmi diag -r 2)"),
+    (r"no kernel image is available|is not compatible with the current PyTorch installation|sm_\d+ is not compatible|"
+     r"CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorNoKernelImageForDevice|unsupported gpu architecture",
+     "this build has no kernels for this GPU's architecture",
+     "install a build whose CUDA variant lists this GPU's compute capability (torch.cuda.get_arch_list(); the plan's "
+     "variant); a newer GPU needs a newer CUDA variant, an older one an older variant. The driver is not the cause"),
+    (r"driver version is insufficient|cudaErrorInsufficientDriver|CUDA_ERROR_INSUFFICIENT_DRIVER|"
+     r"NVIDIA driver on your system is too old",
+     "the NVIDIA driver is older than the CUDA this build was made with",
+     "install a newer driver (dlbox-check's driver line and the plan's driver branch), or use a build for an older CUDA"),
+    (r"Error 802|system not yet initialized|cudaErrorSystemNotReady",
+     "CUDA reports the system not yet initialized (error 802): on an NVSwitch system (HGX/DGX) the Fabric Manager is "
+     "not running",
+     "start nvidia-fabricmanager (the same version as the driver: systemctl status nvidia-fabricmanager), or let "
+     "dlbox.stack.nvidia_driver install it"),
+    (r"Error 804|forward compatibility was attempted on non supported HW|cudaErrorCompatNotSupportedOnDevice",
+     "the CUDA forward-compatibility package (cuda-compat) is in use on a GPU that does not support it",
+     "remove cuda-compat from LD_LIBRARY_PATH or the image (it is for datacenter GPUs only), or install a driver new "
+     "enough for this CUDA"),
+    (r"device-side assert",
+     "a device-side assertion failed on %(device)s (an index out of range in the code being run)",
+     "run again with CUDA_LAUNCH_BLOCKING=1 to see the operation; the cause is in the code or data, not the install"),
+    (r"busy or unavailable|cudaErrorDevicesUnavailable",
+     "the GPU is busy or unavailable (exclusive compute mode with another process on it, or the GPU is lost)",
+     "nvidia-smi -q -d COMPUTE shows the compute mode and who holds the GPU"),
+    (r"CUDNN_STATUS_\w+|cuDNN error",
+     "cuDNN failed on %(device)s",
+     "check that the cuDNN the framework loads matches its CUDA (pip show nvidia-cudnn-cu12 / -cu13 in this "
+     "environment, torch.backends.cudnn.version()); CUDNN_STATUS_NOT_INITIALIZED also comes when GPU memory runs out"),
+    (r"ptxas",
+     "the CUDA compiler Triton calls (ptxas) failed, often because it does not know this GPU's architecture",
+     "use a PyTorch/Triton release that supports this GPU; the driver is not the cause"),
+    (r"CUDA error|CUDA_ERROR|cudaError",
+     "a CUDA error on %(device)s",
+     "read the error's own text; run again with CUDA_LAUNCH_BLOCKING=1, and look at the kernel log (Xid) and nvidia-smi"),
+)
+
+# older PyTorch: the worker dies of SIGBUS ("killed by signal: Bus error ... out of shared memory"); 2.x reserves the
+# segment first and says "unable to allocate shared memory(shm) for file </torch_...>: No space left on device (28)"
+_SHM_RE = re.compile(r"unable to allocate shared memory|out of shared memory|killed by signal: Bus error|"
+                     r"bus error.{0,40}shared memory|"
+                     r"insufficient shared memory|No space left on device.{0,80}/dev/shm|/dev/shm.{0,80}No space left",
+                     re.I | re.S)
+
+
+def _matched_line(text, match):
+    """The line of ``text`` that holds the match, trimmed."""
+    start = text.rfind("\n", 0, match.start()) + 1
+    end = text.find("\n", match.end())
+    return text[start:end if end >= 0 else len(text)].strip()[:300]
+
+
 def _explain(text, device):
     if re.search(r"failed to map segment from shared object|mounted with noexec", text):
         where = noexec_mount(os.path.dirname(inductor_cache_dir().rstrip("/")) or "/") or "its filesystem"
         return _noexec_cause(where)
-    headers, present = python_headers()
-    if "Python.h" in text or not present:
-        return ("the Python headers are missing (%s not found), which torch.compile needs to build its kernels"
-                % headers,
+    if "Python.h" in text:   # only when the compiler names them: a missing header is not every failure's cause
+        headers, present = python_headers()
+        return ("the Python headers are missing (%s %s), which torch.compile needs to build its kernels"
+                % (headers, "not found" if not present else "not found by the compiler"),
                 "install %s (apt-get install %s), or rerun dlbox.stack.python_env, which installs it"
                 % (_apt_python_dev(), _apt_python_dev()))
     if re.search(r"InvalidCxxCompiler|No working C compiler|Failed to find C compiler|[gc]\+\+: not found|"
@@ -244,13 +360,19 @@ def _explain(text, device):
         return ("no C/C++ compiler (torch.compile calls %s on the CPU and Triton calls a C compiler on the GPU)"
                 % compilers()["cxx_name"],
                 "install g++ (apt-get install g++), or set CXX/CC to a compiler; dlbox.stack.python_env installs g++")
-    if re.search(r"no kernel image|CUDA driver version is insufficient|cudaErrorInsufficientDriver|"
-                 r"CUDA error|CUDA_ERROR|ptxas|unsupported (gpu )?architecture|sm_\d+ is not compatible", text, re.I):
-        return ("a CUDA mismatch on %s: %s" % (device, text.strip().splitlines()[-1][:300] if text.strip() else "CUDA error"),
-                "use a build whose CUDA this driver and GPU support (dlbox-check's driver line and the plan's variant), "
-                "or update the NVIDIA driver")
-    if re.search(r"out of memory", text, re.I):
-        return ("out of memory on %s" % device, "free the GPU (nvidia-smi shows who holds it) and run dlbox-check again")
+    match = _SHM_RE.search(text)
+    if match:
+        shm = shm_size() or {}
+        return ("the DataLoader's workers ran out of shared memory (%s: %s MB%s): %s"
+                % (shm.get("path", "/dev/shm"), shm.get("size_mb", "?"),
+                   ", Docker's default" if shm.get("size_mb") and shm["size_mb"] <= DOCKER_DEFAULT_SHM_MB else "",
+                   _matched_line(text, match)),
+                "give /dev/shm more room: docker run --shm-size=1g (or more) or --ipc=host; in Kubernetes an emptyDir "
+                "with medium: Memory on /dev/shm; fewer workers or smaller batches only hide it")
+    for pattern, cause, fix in CUDA_CAUSES:
+        match = re.search(pattern, text, re.I)
+        if match:
+            return ("%s: %s" % (cause % {"device": device}, _matched_line(text, match)), fix)
     return (key_line(text)[:400],
             "see the step's error (dlbox-check --json) and the framework's documentation; "
             "run dlbox-check again to see whether it repeats")
@@ -345,8 +467,8 @@ def torch_autocast_step(torch, device):
 
 
 class _Synthetic(object):  # a map-style dataset (torch.utils.data.Dataset's protocol), picklable for spawned workers
-    def __init__(self, length):
-        self.length = length
+    def __init__(self, length, shape=DATALOADER_SHAPE):
+        self.length, self.shape = length, shape
 
     def __len__(self):
         return self.length
@@ -354,27 +476,50 @@ class _Synthetic(object):  # a map-style dataset (torch.utils.data.Dataset's pro
     def __getitem__(self, index):
         import torch  # pylint: disable=import-error,import-outside-toplevel
 
-        return torch.full((16,), float(index)), index
+        return torch.full(self.shape, float(index)), index
 
 
 def torch_dataloader_step(torch, device, workers):
+    """ImageNet-sized batches from worker processes: more than Docker's 64 MB /dev/shm in flight at once."""
     pin = device == "cuda"
-    loader = torch.utils.data.DataLoader(_Synthetic(256), batch_size=32, num_workers=workers,
+    workers = max(1, workers)
+    samples = DATALOADER_BATCH * workers
+    loader = torch.utils.data.DataLoader(_Synthetic(samples), batch_size=DATALOADER_BATCH, num_workers=workers,
                                          pin_memory=pin, shuffle=False)
     seen = 0
     pinned = True
     for batch, index in loader:
-        if not bool((batch[:, 0] == index.to(batch.dtype)).all()):
+        if not bool((batch[:, 0, 0, 0] == index.to(batch.dtype)).all()):
             raise RuntimeError("a DataLoader batch does not match its indices")
         pinned = pinned and (not pin or batch.is_pinned())
         seen += batch.shape[0]
         if device == "cuda":
             batch.to(device, non_blocking=True)
-    if seen != 256:
-        raise RuntimeError("the DataLoader gave %d samples of 256" % seen)
+    if seen != samples:
+        raise RuntimeError("the DataLoader gave %d samples of %d" % (seen, samples))
     if not pinned:
         raise RuntimeError("pin_memory=True gave batches that are not pinned")
-    return "256 samples in batches of 32 from %d worker processes%s" % (workers, ", pinned" if pin else "")
+    return ("%d samples of %s in batches of %d from %d worker processes, %.0f MB in flight through shared memory%s"
+            % (samples, "x".join(str(n) for n in DATALOADER_SHAPE), DATALOADER_BATCH, workers,
+               dataloader_in_flight_mb(workers), ", pinned" if pin else ""))
+
+
+def torch_conv_step(torch, device):
+    """A 2-D convolution, through cuDNN on a GPU and checked against the CPU's result."""
+    inputs = torch.randn(8, 3, 32, 32)
+    weight = torch.randn(16, 3, 3, 3)
+    want = torch.nn.functional.conv2d(inputs, weight, padding=1)
+    if device != "cuda":
+        return "conv2d 8x3x32x32 -> 16 channels on the CPU (cuDNN is for the GPU)"
+    if not torch.backends.cudnn.is_available():
+        raise RuntimeError("cuDNN is not available to PyTorch (torch.backends.cudnn.is_available() is False): "
+                           "the convolution cannot go through cuDNN")
+    torch.backends.cudnn.enabled = True
+    got = torch.nn.functional.conv2d(inputs.to(device), weight.to(device), padding=1).cpu()
+    # cuDNN may use TF32 for fp32 convolutions (torch.backends.cudnn.allow_tf32 is True by default): 1e-2 relative
+    if not torch.allclose(got, want, rtol=1e-2, atol=1e-2):
+        raise RuntimeError("the cuDNN convolution differs from the CPU's (max %g)" % (got - want).abs().max())
+    return "conv2d 8x3x32x32 -> 16 channels through cuDNN %s matches the CPU" % torch.backends.cudnn.version()
 
 
 def torch_checkpoint_step(torch, device):
@@ -409,6 +554,8 @@ def torch_steps(torch, devices, only, workers):
             steps.append(run_step("compile", device, lambda d=device: torch_compile_step(torch, d)))
         if "autocast" in only:
             steps.append(run_step("autocast", device, lambda d=device: torch_autocast_step(torch, d)))
+        if "conv" in only:
+            steps.append(run_step("conv", device, lambda d=device: torch_conv_step(torch, d)))
     if "dataloader" in only:
         device = devices[-1]
         steps.append(run_step("dataloader", device, lambda: torch_dataloader_step(torch, device, workers)))
@@ -451,6 +598,26 @@ def verdict(report, require_gpu, floors, expected=None):
                                    % "; ".join(report.get("import_errors") or ["none installed"])]
     driver = report.get("driver")
     for fw in frameworks:
+        for error in fw.get("import_errors") or []:
+            problems.append("%s is installed but does not import: %s" % (error.split(":", 1)[0], error.split(":", 1)[1].strip()))
+            status = status or EXIT_STEP_FAILED
+        if fw.get("framework") == "PyTorch" and fw.get("cuda") and fw.get("cudnn") is None:
+            problems.append("%s %s is a CUDA %s build but cuDNN is not available to it (torch.backends.cudnn.version() "
+                            "is None): convolutions cannot use cuDNN. Reinstall the nvidia-cudnn wheel this build "
+                            "depends on (pip check; pip show nvidia-cudnn-cu%s)."
+                            % (fw["framework"], fw["version"], fw["cuda"], _version_tuple(fw["cuda"])[0]))
+            status = status or EXIT_STEP_FAILED
+    shm = report.get("shm") if report.get("shm_judged") else None   # judged where the DataLoader step runs
+    if shm and shm.get("size_mb") is not None and shm["size_mb"] < SHM_FLOOR_MB and any(
+            fw.get("framework") == "PyTorch" for fw in frameworks):
+        problems.append("%s is %s MB%s: PyTorch's DataLoader workers pass batches through it and fail when it is full "
+                        "(\"DataLoader worker ... killed by signal: Bus error\", \"unable to allocate shared memory\"); "
+                        "give it %d MB or more (docker run "
+                        "--shm-size=1g or --ipc=host)."
+                        % (shm["path"], shm["size_mb"], " (Docker's default)" if shm["size_mb"] <= DOCKER_DEFAULT_SHM_MB
+                           else "", SHM_FLOOR_MB))
+        status = status or EXIT_STEP_FAILED
+    for fw in frameworks:
         need = (floors or {}).get(str(_version_tuple(fw.get("cuda"))[0])) if fw.get("cuda") else None
         if need and driver and _version_tuple(driver) < _version_tuple(need):
             problems.append("%s %s was built with CUDA %s, which needs NVIDIA driver %s or newer (CUDA %s.x minor-version "
@@ -475,6 +642,8 @@ def verdict(report, require_gpu, floors, expected=None):
 def render_text(report):
     lines = ["Environment: %s (Python %s)" % (report.get("prefix"), report.get("python"))]
     lines.append("Driver:      %s" % (report.get("driver") or "none loaded"))
+    if report.get("shm"):
+        lines.append("Shared mem:  %(path)s %(size_mb)s MB (%(free_mb)s MB free)" % report["shm"])
     if not report.get("frameworks") and not report.get("problems"):
         lines.append("No framework in this environment (none was asked for).")
     for fw in report.get("frameworks") or []:
@@ -491,6 +660,8 @@ def render_text(report):
         for extra in ("torchvision", "torchaudio"):
             if fw.get(extra):
                 lines.append("  %s %s" % (extra, fw[extra]))
+        for error in fw.get("import_errors") or []:
+            lines.append("  import failed: %s" % error)
         for step in fw.get("steps") or []:
             outcome = step["detail"] if step["ok"] else step["cause"]
             lines.append("  %-10s on %-4s %-6s %7.2f s  %s"
@@ -524,7 +695,8 @@ def main(argv=None):
     manifest = load_manifest(sys.prefix)
     require_gpu = bool(manifest.get("gpu_expected")) if args.require_gpu is None else args.require_gpu
     report = {"format": 1, "prefix": manifest.get("path") or sys.prefix, "python": "%d.%d.%d" % sys.version_info[:3],
-              "driver": installed_driver(), "require_gpu": require_gpu, "frameworks": [], "import_errors": []}
+              "driver": installed_driver(), "require_gpu": require_gpu, "frameworks": [], "import_errors": [],
+              "shm": shm_size(), "shm_judged": "dataloader" in steps}
     for module, probe in PROBES:
         try:
             report["frameworks"].append(probe(args.size, not args.no_matmul, steps, args.workers))

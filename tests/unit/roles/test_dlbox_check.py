@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -99,7 +100,7 @@ def test_no_gpu_and_an_old_driver_outrank_a_failed_step():
      ["no C/C++ compiler", "apt-get install g++"]),
     ("RuntimeError: Failed to find C compiler. Please specify via CC environment variable.", ["no C/C++ compiler"]),
     ("RuntimeError: CUDA error: no kernel image is available for execution on the device",
-     ["a CUDA mismatch on cuda", "NVIDIA driver"]),
+     ["this build has no kernels for this GPU's architecture", "The driver is not the cause"]),
     ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", ["out of memory on cuda", "nvidia-smi"]),
     ("ValueError: something else\nlast line here", ["ValueError: something else", "run dlbox-check again"]),
     ("BackendCompilerFailed: backend='inductor' raised:\nRuntimeError: boom\n\nSet TORCHDYNAMO_VERBOSE=1 for the internal stack trace",
@@ -142,7 +143,7 @@ def test_steps_are_chosen_on_the_command_line(monkeypatch, capsys, tmp_path):
     monkeypatch.setattr(check, "installed_driver", lambda: None)
     monkeypatch.setattr(check.sys, "prefix", str(tmp_path))
     assert check.main(["--json", "--skip", "compile", "--workers", "3"]) == 0
-    assert seen[-1] == (("autocast", "dataloader", "checkpoint", "xla"), 3)
+    assert seen[-1] == (("autocast", "conv", "dataloader", "checkpoint", "xla"), 3)
     assert check.main(["--no-steps"]) == 0 and seen[-1][0] == ()
     out = capsys.readouterr().out
     assert '"format": 1' in out
@@ -190,3 +191,173 @@ def test_a_pre_release_python_is_named(monkeypatch):
     cause, fix = check.explain("AttributeError: module 'sys' has no attribute 'get_int_max_str_digits'")
     assert "get_int_max_str_digits" in cause and "this Python is a pre-release, 3.11.0rc1" in cause
     assert "released Python" in fix and "python_env_interpreters" in fix
+
+
+# --- a failure attributed from its own words: real error texts from public issue trackers ----------------------------
+# Each text is copied from the issue named beside it (the lines that carry the error; tracebacks left out).
+
+REAL_ERRORS = [
+    # https://github.com/huggingface/accelerate/issues/1192
+    ("RuntimeError: CUDA error: uncorrectable ECC error encountered\nCUDA kernel errors might be asynchronously reported "
+     "at some other API call,so the stacktrace below might be incorrect.\nFor debugging consider passing "
+     "CUDA_LAUNCH_BLOCKING=1.", "an uncorrectable ECC error", "nvidia-smi -q -d ECC"),
+    # https://github.com/nagadit/DeepFaceLab_Linux/issues/89 (TensorFlow's words for the same fault)
+    ("Internal: failed call to cuDevicePrimaryCtxRetain: CUDA_ERROR_ECC_UNCORRECTABLE: uncorrectable ECC error "
+     "encountered", "an uncorrectable ECC error", "Xid 48"),
+    # https://github.com/VITA-Group/TEGNAS/issues/19
+    ("RuntimeError: CUDA error: an illegal memory access was encountered\nCUDA kernel errors might be asynchronously "
+     "reported at some other API call,so the stacktrace below might be incorrect.\nFor debugging consider passing "
+     "CUDA_LAUNCH_BLOCKING=1.", "a kernel read or wrote outside its memory on cuda", "CUDA_LAUNCH_BLOCKING=1"),
+    # https://github.com/shikiw/SI-Adv/issues/3
+    ("RuntimeError: CUDA error: no kernel image is available for execution on the device",
+     "no kernels for this GPU's architecture", "torch.cuda.get_arch_list()"),
+    # https://github.com/jiangyzy/GOAE/issues/16 (PyTorch's warning before the failure)
+    ("NVIDIA RTX A6000 with CUDA capability sm_86 is not compatible with the current PyTorch installation.\nThe current "
+     "PyTorch install supports CUDA capabilities sm_37 sm_50 sm_60 sm_70.", "no kernels for this GPU's architecture",
+     "newer CUDA variant"),
+    # https://github.com/lllyasviel/Fooocus/issues/1313
+    ("RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU driver by "
+     "downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx Alternatively, go "
+     "to: https://pytorch.org to install a PyTorch version that has been compiled with your version of the CUDA driver.",
+     "the NVIDIA driver is older than the CUDA", "install a newer driver"),
+    # https://github.com/C0untFloyd/roop-unleashed/issues/465 (onnxruntime's words)
+    ("CUDA failure 35: CUDA driver version is insufficient for CUDA runtime version ; GPU=-2011338632",
+     "the NVIDIA driver is older than the CUDA", "install a newer driver"),
+    # https://github.com/microsoft/lisa/issues/2823
+    ("UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before "
+     "calling NumCudaDevices() that might have already set an error? Error 802: system not yet initialized (Triggered "
+     "internally at  ../c10/cuda/CUDAFunctions.cpp:112.)", "Fabric Manager is not running", "nvidia-fabricmanager"),
+    # https://github.com/chenfei-wu/TaskMatrix/issues/379
+    ("RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+     "NumCudaDevices() that might have already set an error? Error 804: forward compatibility was attempted on non "
+     "supported HW", "forward-compatibility package (cuda-compat)", "remove cuda-compat"),
+    # https://github.com/pytorch/pytorch/issues/97847
+    ("RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED", "cuDNN failed on cuda", "nvidia-cudnn-cu12"),
+    # https://github.com/pytorch/pytorch/issues/5040 (the DataLoader in a container with Docker's /dev/shm)
+    ("RuntimeError: DataLoader worker (pid 13) is killed by signal: Bus error.", "ran out of shared memory",
+     "--shm-size=1g"),
+    # https://github.com/hkchengrex/STCN/issues/132
+    ("RuntimeError: DataLoader worker (pid 46794) is killed by signal: Bus error. It is possible that dataloader's workers "
+     "are out of shared memory. Please try to raise your shared memory limit.", "ran out of shared memory", "--ipc=host"),
+    # PyTorch 2.13.0+cpu's own words in a 64 MB /dev/shm (captured by test_the_dataloader_step_fails_in_dockers_shm below)
+    ("RuntimeError: unable to allocate shared memory(shm) for file </torch_4185_2914517122_0>: No space left on device (28)",
+     "ran out of shared memory", "--shm-size=1g"),
+]
+
+
+@pytest.mark.parametrize("text, cause_words, fix_words", REAL_ERRORS)
+def test_a_real_error_gets_the_cause_that_fits_it(monkeypatch, text, cause_words, fix_words):
+    # the headers missing on this machine must not change the attribution of an error that does not name them
+    monkeypatch.setattr(check, "python_headers", lambda: ("/usr/include/python3.11/Python.h", False))
+    monkeypatch.setattr(check, "prerelease_python", lambda info=None: None)
+    cause, fix = check.explain(text, "cuda")
+    assert cause_words in cause and fix_words in fix, (cause, fix)
+    assert "Python headers" not in cause
+    first = [line for line in text.splitlines() if line.strip()][0]
+    if "Bus error" not in first and "unable to allocate" not in first:
+        assert first.strip()[:60] in cause          # the error's own line is quoted
+    assert "update the NVIDIA driver" not in fix                    # the old blanket advice for any CUDA error
+    if not re.search(r"driver|Fabric Manager|cuda-compat", cause):
+        assert "driver" not in fix or "not the cause" in fix, fix   # a fault that is not the driver's
+
+
+def test_the_python_headers_are_blamed_only_when_the_compiler_names_them(monkeypatch):
+    monkeypatch.setattr(check, "python_headers", lambda: ("/usr/include/python3.11/Python.h", False))
+    monkeypatch.setattr(check, "prerelease_python", lambda info=None: None)
+    # torch/_inductor's compile error (cpp_builder) naming the header
+    cause, _fix = check.explain("CppCompileError: C++ compile error\n/tmp/torchinductor_root/ab/cab.cpp:1:10: fatal "
+                                "error: Python.h: No such file or directory")
+    assert cause.startswith("the Python headers are missing (/usr/include/python3.11/Python.h not found)")
+    cause, _fix = check.explain("RuntimeError: the autocast loss is not finite (nan)")
+    assert "Python headers" not in cause and cause.startswith("RuntimeError: the autocast loss is not finite")
+
+
+class _Broken(Exception):
+    pass
+
+
+@pytest.mark.parametrize("raised, expected", [
+    # https://github.com/fudan-generative-vision/hallo/issues/98: torchvision built for another torch
+    (RuntimeError("operator torchvision::nms does not exist"),
+     "torchvision: RuntimeError: operator torchvision::nms does not exist"),
+    # https://github.com/pytorch/audio/issues/3335: torchaudio's library built against another torch
+    (OSError("/home/pi/.pyenv/versions/3.8.16/envs/diart/lib/python3.8/site-packages/torchaudio/lib/libtorchaudio.so: "
+             "undefined symbol: _ZNK5torch8autograd4Node4nameB5cxx11Ev"),
+     "torchvision: OSError: /home/pi/.pyenv/versions/3.8.16/envs/diart/lib/python3.8/site-packages/torchaudio/lib/"
+     "libtorchaudio.so: undefined symbol: _ZNK5torch8autograd4Node4nameB5cxx11Ev"),
+    (ModuleNotFoundError("No module named 'torchvision'", name="torchvision"), None),
+    (ModuleNotFoundError("No module named 'torch._C._distributed'", name="torch._C._distributed"),
+     "torchvision: ModuleNotFoundError: No module named 'torch._C._distributed'"),
+])
+def test_an_extra_that_is_installed_but_does_not_import_is_reported_with_its_text(raised, expected):
+    def importer(name):
+        raise raised
+    version, error = check.import_extra("torchvision", importer)
+    assert version is None and error == expected
+    assert check.import_extra("torchvision", lambda name: type("M", (), {"__version__": "0.28.0"})) == ("0.28.0", None)
+
+
+def test_import_errors_cudnn_and_shm_are_problems():
+    broken = dict(CPU, import_errors=["torchvision: RuntimeError: operator torchvision::nms does not exist"])
+    status, problems = check.verdict({"frameworks": [broken]}, False, FLOORS)
+    assert status == 4 and problems == ["torchvision is installed but does not import: RuntimeError: operator "
+                                        "torchvision::nms does not exist"]
+    status, problems = check.verdict({"frameworks": [dict(GPU, cudnn=None)], "driver": "580.159.03"}, True, FLOORS)
+    assert status == 4 and "is a CUDA 13.2 build but cuDNN is not available" in problems[0]
+    assert "nvidia-cudnn-cu13" in problems[0]
+    assert check.verdict({"frameworks": [GPU], "driver": "580.159.03"}, True, FLOORS) == (0, [])
+    docker = {"path": "/dev/shm", "size_mb": 64.0, "free_mb": 64.0}
+    status, problems = check.verdict({"frameworks": [CPU], "shm": docker, "shm_judged": True}, False, FLOORS)
+    assert status == 4 and problems[0].startswith("/dev/shm is 64.0 MB (Docker's default)")
+    assert "--shm-size=1g" in problems[0]
+    assert check.verdict({"frameworks": [CPU], "shm": docker, "shm_judged": False}, False, FLOORS) == (0, [])
+    big = dict(docker, size_mb=8192.0)
+    assert check.verdict({"frameworks": [CPU], "shm": big, "shm_judged": True}, False, FLOORS) == (0, [])
+
+
+def test_the_dataloader_step_holds_more_than_dockers_shm_in_flight():
+    assert check.dataloader_in_flight_mb(1) > check.DOCKER_DEFAULT_SHM_MB
+    assert check.dataloader_in_flight_mb(4) < check.SHM_FLOOR_MB
+
+
+# --- the real steps with the CPU PyTorch 2.13.0 (tests/unit/torch_cpu.py), in this machine's /dev/shm and in one of
+# Docker's default size (a private mount namespace with a 64 MB tmpfs on /dev/shm: `unshare -m`, as root) ------------
+
+def _run_check(python, shm_mb=None):
+    import json  # pylint: disable=import-outside-toplevel
+    import subprocess  # pylint: disable=import-outside-toplevel
+
+    argv = [python, "-W", "ignore", str(PATH), "--json", "--no-matmul", "--workers", "1"]
+    for step in ("compile", "autocast", "checkpoint", "xla"):
+        argv += ["--skip", step]
+    if shm_mb:
+        argv = ["unshare", "-m", "sh", "-c", 'mount -t tmpfs -o size=%dm tmpfs /dev/shm && exec "$0" "$@"' % shm_mb] + argv
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.stdout.startswith("{"), proc.stderr
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def test_the_conv_and_dataloader_steps_pass_with_room_in_shm():
+    from torch_cpu import torch_python  # pylint: disable=import-outside-toplevel,import-error
+
+    rc, report = _run_check(torch_python())
+    steps = {s["name"]: s for s in report["frameworks"][0]["steps"]}
+    assert rc == 0, report["problems"]
+    assert steps["conv"]["ok"] and "conv2d" in steps["conv"]["detail"]
+    assert steps["dataloader"]["ok"] and "128 samples of 3x224x224" in steps["dataloader"]["detail"]
+    assert report["shm"]["size_mb"] >= check.SHM_FLOOR_MB
+
+
+def test_the_dataloader_step_fails_in_dockers_shm():
+    from torch_cpu import torch_python  # pylint: disable=import-outside-toplevel,import-error
+
+    rc, report = _run_check(torch_python(), shm_mb=64)
+    steps = {s["name"]: s for s in report["frameworks"][0]["steps"]}
+    assert rc == check.EXIT_STEP_FAILED
+    assert report["shm"]["size_mb"] == 64.0
+    assert not steps["dataloader"]["ok"]
+    assert steps["dataloader"]["cause"].startswith("the DataLoader's workers ran out of shared memory (/dev/shm: 64.0 MB, "
+                                                   "Docker's default)"), steps["dataloader"]
+    assert "--shm-size" in steps["dataloader"]["fix"]
+    assert steps["conv"]["ok"]
+    assert any(p.startswith("/dev/shm is 64.0 MB (Docker's default)") for p in report["problems"])
