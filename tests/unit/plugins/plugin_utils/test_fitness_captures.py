@@ -4,6 +4,8 @@ Sources (tests/fixtures/SOURCES.md, "Fitness captures"):
   fitness/lscpu-2x-xeon-platinum-8380.txt   tile-ai/tilelang#3042: the lscpu block of torch.utils.collect_env,
                                             2x Xeon Platinum 8380 (guide A's server CPU)
   fitness/lscpu-2x-xeon-gold-6126-old.txt   smxi/inxi#144: util-linux 2.2x layout, L3 "19712K" per socket
+  fitness/lscpu-i7-10610u.txt               Jay100125/Linux lscpu.md: 4 cores / 8 threads, 1.8 GHz, 8 MiB L3
+  fitness/lscpu-2x-xeon-e5-2687w-v4-prompt.txt  Youcheng/CPPFun NumaNode/README.md: with the shell prompt, HT off
   fitness/lsblk-nvme-477g-root.txt          bucardo/boxinfo#6: plain lsblk, / on a 477 GiB (512 GB) NVMe
   fitness/collect-dev-vm/                   this project's development VM (KVM, 2 vCPU), dlbox-collect of 2026-12-05:
                                             lscpu, /proc/meminfo, lsblk -J -b (/ on a whole virtio disk), no EDAC
@@ -126,3 +128,26 @@ def test_lsblk_json_with_root_on_lvm_over_md_of_nvme():
 def test_nothing_readable_is_nothing_captured():
     host = fc.host_from_captures(caps("doctor/dmesg-xid-13-109.txt"))
     assert host["captured"] == {} and host["cpu"]["cores"] is None and host["root_disk"] is None
+
+
+def test_a_paste_with_the_shell_prompt_and_no_hyperthreading():
+    # Youcheng/CPPFun NumaNode/README.md: "[12:46 PM root@cr-pvg-krn02 ~ ]# lscpu" above the output, 2x E5-2687W v4
+    cpu = fc.host_from_captures(caps("fitness/lscpu-2x-xeon-e5-2687w-v4-prompt.txt"))["cpu"]
+    assert (cpu["cores"], cpu["threads"], cpu["base_mhz"], cpu["l3_kb"]) == (24, 24, 3000, 2 * 30720)
+
+
+def test_a_small_machine_from_real_pastes_is_not_fit_naming_each_threshold():
+    """A 4-core / 8-thread 1.8 GHz CPU with 8 MB L3 (Jay100125/Linux lscpu.md), / on a 512 GB NVMe (bucardo/boxinfo#6)
+    and an RTX 4090 its host holds at Gen3 (netdata's capture): the issue's 8-thread Xeon, from real outputs."""
+    host = fc.host_from_captures(caps("fitness/lscpu-i7-10610u.txt", "fitness/lsblk-nvme-477g-root.txt",
+                                      "nvidia-smi/rtx-4090-driver-535.xml"))
+    report = fitness.judge_host(host, "pasted", "workstation", DATA)
+    assert report["problems"] == ["cpu_cores", "cpu_threads", "cpu_base_clock", "cpu_l3", "system_disk_size",
+                                  "gpu_pcie", "data_disk"]
+    unknown = sorted(c["id"] for c in report["checks"] if c["status"] == "unknown")
+    assert unknown == ["ram"]                                           # no /proc/meminfo among the pastes
+    text = "\n".join(fitness.report_text(report))
+    for words in ("CPU threads: 8 (want >= 16)", "CPU base clock (GHz): 1.8 (want >= 3.0)",
+                  "L3 cache (MB, all sockets): 8.0 (want >= 30)", "system disk size (GB): nvme0n1 512 GB (want >= 1000)",
+                  "slot-limited: NVIDIA GeForce RTX 4090 runs at Gen3 of its Gen4 x16"):
+        assert words in text
