@@ -159,9 +159,9 @@ def pick_method(plan, report):
     archive = "%s's own archive" % (plan.os_key or "this OS")
     system = nvlink5_system(plan)
     if system is not None:
+        needs = "Fabric Manager, NVLSM, libnvsdm, NSCQ" if system == "hgx" else "IMEX"
         why = ("%s: data/compat.yml knows the packages these systems need (%s) only from NVIDIA's repository "
-               "(fabric_manager.nvlink5)" % (nvlink5_label(plan, system),
-                                              "Fabric Manager, NVLSM, libnvsdm, NSCQ" if system == "hgx" else "IMEX"))
+               "(fabric_manager.nvlink5)" % (nvlink5_label(plan, system), needs))
         plan.method_choice = ("nvidia_repo", why)
         report.note("The driver comes from NVIDIA's repository (driver_method: nvidia_repo): %s." % why)
         return
@@ -732,7 +732,9 @@ def _nvlink5_packages(plan, report, branch):
         report.add(["%s: data/compat.yml names no NVLSM/libnvsdm/NSCQ packages for driver branch R%s "
                     "(fabric_manager.nvlink5.hgx.packages); request a newer driver_branch." % (nvlink5_label(plan, "hgx"), branch)])
         return None
-    fill = lambda names: [str(n).replace("{branch}", str(branch)) for n in names or []]  # noqa: E731
+    def fill(names):
+        return [str(n).replace("{branch}", str(branch)) for n in names or []]
+
     arm = plan.arch != DEFAULT_MACHINE
     left_out = fill(row.get("x86_64_only")) if arm else []
     same = [n for n in fill(row.get("same_version")) if n not in left_out]
