@@ -659,10 +659,19 @@ def judge_acceptance(measured, reference, limits=None, catalog=None):
     if not link:
         add("pcie_link", "PCIe link under load", "skipped", reason=skipped.get("pcie_under_load") or skipped.get("matmul"))
     else:
-        full = link.get("gen_current") == link.get("gen_max") and link.get("width_current") == link.get("width_max")
+        # the GPU's own generation (pcie.link.gen.gpumax), not NVML's max, which is the lower of GPU and slot
+        own = link.get("gen_gpumax") or link.get("gen_max")
+        full = link.get("gen_current") == own and link.get("width_current") == link.get("width_max")
+        if link.get("gen_gpumax") and link.get("gen_max") and link["gen_max"] < link["gen_gpumax"]:
+            why = ("slot-limited: the slot allows Gen%s of the card's Gen%s (nvidia-smi pcie.link.gen.max / gpumax)"
+                   % (link["gen_max"], link["gen_gpumax"]))
+        elif link.get("gen_gpumax"):
+            why = "the GPU's own maximum (nvidia-smi pcie.link.gen.gpumax, pcie.link.width.max)"
+        else:
+            why = "nvidia-smi pcie.link.gen.max (this driver gives no gpumax: the lower of GPU and slot)"
         add("pcie_link", "PCIe link under load", "pass" if full else "fail",
             "Gen%s x%s" % (link.get("gen_current"), link.get("width_current")),
-            "Gen%s x%s" % (link.get("gen_max"), link.get("width_max")), reason="the link's own maximum (nvidia-smi)")
+            "Gen%s x%s" % (own, link.get("width_max")), reason=why)
     if figures.get("allreduce_busbw_gb_s") is None:
         add("allreduce", "all-reduce bus bandwidth", "skipped", unit="GB/s", reason=skipped.get("allreduce"))
     else:

@@ -592,3 +592,16 @@ def test_system_disk_through_lvm_is_its_physical_disk_and_a_container_is_unknown
     assert hf.root_disk("253:0", blocks, disks)["name"] == "nvme0n1"
     overlay = "1055 986 0:57 / / rw,relatime master:400 - overlay overlay rw,lowerdir=/var/lib/docker/overlay2/l/X\n"
     assert hf.root_disk(hf.parse_mountinfo_root(overlay), blocks, disks) is None
+
+
+def test_acceptance_judges_the_link_against_the_gpus_own_generation():
+    # dlbox-acceptance's pcie_under_load from nvidia-smi: gen.max is the lower of GPU and slot, gen.gpumax the GPU's
+    measured = measured_h200(1)
+    measured["figures"]["pcie_under_load"] = {"gen_current": 4, "gen_max": 4, "width_current": 16, "width_max": 16,
+                                              "gen_gpumax": 5, "gen_hostmax": 4}
+    item = [r for r in fitness.judge_acceptance(measured, REF, catalog=CATALOG)["results"] if r["id"] == "pcie_link"][0]
+    assert (item["status"], item["value"], item["reference"]) == ("fail", "Gen4 x16", "Gen5 x16")
+    assert item["reason"].startswith("slot-limited: the slot allows Gen4 of the card's Gen5")
+    measured["figures"]["pcie_under_load"].update(gen_current=5, gen_max=5, gen_hostmax=5)
+    item = [r for r in fitness.judge_acceptance(measured, REF, catalog=CATALOG)["results"] if r["id"] == "pcie_link"][0]
+    assert item["status"] == "pass"
