@@ -732,6 +732,7 @@ def _nvlink5_packages(plan, report, branch):
         report.add(["%s: data/compat.yml names no NVLSM/libnvsdm/NSCQ packages for driver branch R%s "
                     "(fabric_manager.nvlink5.hgx.packages); request a newer driver_branch." % (nvlink5_label(plan, "hgx"), branch)])
         return None
+
     def fill(names):
         return [str(n).replace("{branch}", str(branch)) for n in names or []]
 
