@@ -134,7 +134,7 @@ def test_power_mode_maxn_is_set_and_kept(host):
 @pytest.mark.parametrize("run", ["never-1", "never-2"])
 def test_never_records_a_pending_reboot_and_stays_green(host, run):
     result = record(host, "power-" + run)
-    assert result["rc"] == 0, result["tail"]
+    assert result["rc"] == 0, "\n".join(result["tail"])
     # nvpmodel asked and the answer "no" cancelled the change: the mode is still the module's default
     assert result["query"] == ["NV Power Mode: MODE_30W", "2"]
     assert "Power mode MAXN (id 0) needs a reboot" in result["pending"]
