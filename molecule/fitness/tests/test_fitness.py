@@ -1,6 +1,7 @@
 """preflight.yml and acceptance.yml on a live Debian 12 container without a GPU: "no GPU" is a finding, not a
 failure; fio's sequential read and the DataLoader figure are real measurements; the fleet report is on the
-controller in three formats and names this host."""
+controller in three formats and names this host; the container's dlbox-collect output judged on the controller gets
+the live run's verdict."""
 
 import json
 import os
@@ -80,3 +81,13 @@ def test_the_fleet_report_is_written_in_three_formats(name):
     assert f"## {name}" in (REPORTS / "fleet.md").read_text()
     page = (REPORTS / "fleet.html").read_text()
     assert page.count('<table class="host"') == 1 and f'id="host-{name}"' in page
+
+
+def test_the_containers_captures_get_the_live_verdict(fitness):
+    # preflight.yml judged the same container twice: live (gpu_facts over SSH) and from its dlbox-collect --stdout
+    # saved on the controller (-e dlbox_fitness_captures); the verdict must be the same, check by check
+    bundle = json.loads((REPORTS.parent / "reports-bundle" / "fitness" / "bundle.json").read_text())
+    print("\nlive:   %s %s\nbundle: %s %s" % (fitness["ok"], fitness["problems"], bundle["ok"], bundle["problems"]))
+    assert (bundle["ok"], bundle["problems"]) == (fitness["ok"], fitness["problems"])
+    assert {c["id"]: c["status"] for c in bundle["checks"]} == {c["id"]: c["status"] for c in fitness["checks"]}
+    assert (bundle["cpu"], bundle["ram_gib"], bundle["disks"]) == (fitness["cpu"], fitness["ram_gib"], fitness["disks"])
