@@ -65,6 +65,11 @@ def check_fitness_data(data):
             if model.get("mode") not in (data.get("bytes_per_param") or {}):
                 raise FitnessError("data/fitness.yml: profiles.%s.models: mode %r is not in bytes_per_param"
                                    % (name, model.get("mode")))
+            extra = model.get("activations_gb")
+            if extra is not None and (isinstance(extra, bool) or not isinstance(extra, (int, float)) or extra < 0
+                                      or not str(model.get("activations") or "").strip()):
+                raise FitnessError("data/fitness.yml: profiles.%s.models %r: activations_gb must be a number of GB with "
+                                   "its arithmetic in `activations`" % (name, model.get("name")))
     for entry in data.get("corrected") or []:
         if not all(str(entry.get(k) or "").strip() for k in ("guide", "right", "source")):
             raise FitnessError("data/fitness.yml: every corrected entry needs guide, right and source")

@@ -288,6 +288,10 @@ def test_bad_data_is_refused_naming_the_entry():
     del broken["profiles"]["server"]["thresholds"]["ecc_memory"]["source"]
     with pytest.raises(fitness.FitnessError, match="profiles.server.thresholds.ecc_memory needs"):
         fitness.check_fitness_data(broken)
+    broken = json.loads(json.dumps(DATA))
+    del broken["profiles"]["server"]["models"][0]["activations"]
+    with pytest.raises(fitness.FitnessError, match="activations_gb must be a number of GB with its arithmetic"):
+        fitness.check_fitness_data(broken)
 
 
 # ------------------------------------------------------------------------------------------------
