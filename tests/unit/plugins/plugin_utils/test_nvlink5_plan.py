@@ -143,3 +143,19 @@ def test_data_that_does_not_support_nvlink5_still_refuses(data):
     other["fabric_manager"]["nvlink5"]["supported"] = False
     plan = plan_for(other, b200_hardware())
     assert not plan["ok"] and any("NVSwitches are not PCIe devices" in e for e in plan["errors"])
+
+
+@pytest.mark.parametrize(("device", "arch", "system"), [
+    ("10de:2901", "x86_64", "hgx"),    # B200 (the PCI id of the recorded simllm host)
+    ("10de:3182", "x86_64", "hgx"),    # B300 SXM6 AC
+    ("10de:2941", "aarch64", "nvl"),   # GB200
+    ("10de:31c2", "aarch64", "nvl"),   # GB300
+])
+def test_recognised_from_the_pci_id_as_well(data, device, arch, system):
+    plan = plan_for(data, {"gpus": [device] * 4, "os": "ubuntu-24.04", "arch": arch})
+    assert plan["ok"], plan["errors"]
+    assert plan["stack"]["driver"]["profile"] == "server"
+    if system == "hgx":
+        assert plan["host"]["nvswitch"] and "nvlink5" in plan["stack"]["fabric_manager"]
+    else:
+        assert plan["stack"]["fabric_manager"] is None and plan["stack"]["driver"]["imex"]["service"] == "nvidia-imex.service"
