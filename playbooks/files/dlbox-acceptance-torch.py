@@ -14,9 +14,11 @@ host-to-device copies run), dataloader (samples/s from a synthetic dataset with 
 (bus bandwidth through torch.distributed, ``--ranks`` processes: NCCL on GPUs, gloo on the CPU).
 
 The all-reduce starts its ranks as processes of this same file (``--rank``) that meet through a file store in a
-fresh folder, each with torch.distributed's timeout; the part waits for them until ``--timeout`` and kills them all
-past it (they stay in the part's process group, which dlbox-acceptance.py kills whole past the part's own limit), naming the ranks that had not finished. Its bus bandwidth follows nccl-tests (NVIDIA/nccl-tests,
-doc/PERFORMANCE.md): algbw = bytes / time, busbw = algbw * 2 * (n - 1) / n, with the time of the slowest rank.
+fresh folder, each with torch.distributed's timeout (half of ``--timeout``); the part waits for them until
+``--timeout``, kills those still running and names them (the ranks stay in the part's process group, which
+dlbox-acceptance.py kills whole past the part's own limit). Its bus bandwidth follows nccl-tests
+(NVIDIA/nccl-tests, doc/PERFORMANCE.md): algbw = bytes / time, busbw = algbw * 2 * (n - 1) / n, with the time of
+the slowest rank.
 ``--device cpu`` measures on the CPU (matmul, dataloader, allreduce with gloo): how the tests run it without a GPU.
 """
 

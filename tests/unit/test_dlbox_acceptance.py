@@ -54,7 +54,6 @@ def test_fio_json_is_read_and_its_file_removed(tmp_path):
 # sitecustomize.py on PYTHONPATH, loaded by every Python the run starts, that acts only in the process named by its
 # command line (a part, or one all-reduce rank). The code under test has no test hooks.
 
-import signal  # noqa: E402  pylint: disable=wrong-import-position
 import textwrap  # noqa: E402  pylint: disable=wrong-import-position
 import time  # noqa: E402  pylint: disable=wrong-import-position
 
