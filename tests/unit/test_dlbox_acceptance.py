@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -160,3 +161,58 @@ def test_a_hang_is_cut_by_the_timeout_and_leaves_nothing_running(tmp_path, pytho
         pid = int((tmp_path / (name + ".pid")).read_text())
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+# --- what the controller judges the topology and the PCIe links from ----------------------------------------------
+# A FAKE nvidia-smi on PATH: it answers --query-gpu=index,name and the link fields of two GPUs (values written for this
+# test), refuses the newer fields as a driver without them does ('Field "..." is not a valid field to query.' and
+# exit 2, as quoted in https://github.com/CoHDI/composable-resource-operator/issues/37), and prints the real
+# `nvidia-smi topo -m` capture tests/fixtures/nvidia-smi/topo-2x-rtx3090-pcie.txt (noonghunna/club-3090#922).
+
+FAKE_SMI = r'''#!/bin/sh
+case "$*" in
+  "topo -m") cat "%(topo)s" ;;
+  *gpumax*) printf 'Field "pcie.link.gen.gpumax" is not a valid field to query.\n\n'; exit 2 ;;
+  *--query-gpu=index,name\ *|*--query-gpu=index,name) printf '0, NVIDIA GeForce RTX 3090\n1, NVIDIA GeForce RTX 3090\n' ;;
+  *--query-gpu=index,pci.bus_id,pcie.link.gen.max,pcie.link.width.max*)
+    printf '0, 00000000:01:00.0, 4, 16\n1, 00000000:21:00.0, 3, 8\n' ;;
+  *) echo "fake nvidia-smi: unexpected $*" >&2; exit 9 ;;
+esac
+'''
+
+
+def test_the_gpus_links_and_topology_travel_to_the_controller(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    topo = ROOT / "tests" / "fixtures" / "nvidia-smi" / "topo-2x-rtx3090-pcie.txt"
+    fake = bin_dir / "nvidia-smi"
+    fake.write_text(FAKE_SMI % {"topo": topo})
+    fake.chmod(0o755)
+    for tool in ("df", "cat"):                          # nothing else of this machine: no docker run, no lspci
+        (bin_dir / tool).symlink_to(shutil.which(tool))
+    result = run(tmp_path, str(bin_dir))
+    assert result["checks"]["docker"]["reason"] == "no Docker" and "lspci" not in result
+    assert [g["name"] for g in result["gpus"]] == ["NVIDIA GeForce RTX 3090"] * 2
+    assert result["gpus"][1]["bus_id"] == "00000000:21:00.0"
+    assert result["gpus"][0]["pcie"] == {"gen_max": 4, "width_max": 16}     # the older query, without gpumax
+    assert result["gpus"][1]["pcie"] == {"gen_max": 3, "width_max": 8}
+    assert result["topology"] == topo.read_text()
+
+
+def test_the_link_under_load_falls_back_to_the_older_fields():
+    spec = importlib.util.spec_from_file_location("dlbox_acceptance_torch", TORCH_SCRIPT)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    calls = []
+
+    def fake_run(argv, **_kwargs):
+        calls.append(argv[3])
+        if "gpumax" in argv[3]:
+            return subprocess.CompletedProcess(argv, 2, 'Field "pcie.link.gen.gpumax" is not a valid field to query.\n\n', "")
+        return subprocess.CompletedProcess(argv, 0, "3, 4, 8, [N/A]\n", "")
+
+    assert bench.link_query(fake_run) == {"gen_current": 3, "gen_max": 4, "width_current": 8, "width_max": None}
+    assert len(calls) == 2
+    newer = lambda argv, **_kw: subprocess.CompletedProcess(argv, 0, "4, 4, 8, 16, 5, 4\n", "")  # noqa: E731
+    assert bench.link_query(newer) == {"gen_current": 4, "gen_max": 4, "width_current": 8, "width_max": 16,
+                                       "gen_gpumax": 5, "gen_hostmax": 4}
