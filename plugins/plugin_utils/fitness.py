@@ -583,8 +583,8 @@ def unreferenced(reference, catalog, compat):
             continue
         if re.search(r"laptop|mobile|max-q|embedded|\bmx\d|drive|jetson|\bpg\d", str(record.get("name")), re.I):
             continue
-        if re.search(r"mobile|max-q", str(record.get("pci_name")), re.I) or re.match(r"^[A-Z]{2}\d{3}[A-Z]*M$",
-                                                                                  str(record.get("chip"))):
+        notebook_chip = re.match(r"^[A-Z]{2}\d{3}[A-Z]*M$", str(record.get("chip")))
+        if notebook_chip or re.search(r"mobile|max-q", str(record.get("pci_name")), re.I):
             continue  # a notebook part under a desktop name (TU104M "GeForce RTX 2080")
         if record.get("arch") == "volta" and "tesla" not in str(record.get("name")).lower():
             continue

@@ -224,8 +224,8 @@ def parse_nvidia_smi_q_gpus(text):
     links = {link["pci_bus_id"]: link for link in hf.parse_nvidia_smi_q_pcie(text)}
     for gpu in gpus:
         link = links.get(gpu["pci_bus_id"])
-        gpu["pcie_link"] = None if not link else {k: link[k] for k in ("gen_max", "gen_current", "width_max",
-                                                                      "width_current", "source")}
+        keys = ("gen_max", "gen_current", "width_max", "width_current", "source")
+        gpu["pcie_link"] = {k: link[k] for k in keys} if link else None
     return gpus
 
 

@@ -9,7 +9,7 @@ max_link_speed "16.0 GT/s PCIe"; /sys/block/<disk>/dev "major:minor"), not captu
 
 from __future__ import annotations
 
-from ansible_collections.dlbox.stack.tests.unit.plugins.modules.test_gpu_facts import (  # noqa: F401 (fixtures)
+from ansible_collections.dlbox.stack.tests.unit.plugins.modules.test_gpu_facts import (  # noqa: F401 (fixtures)  pylint: disable=unused-import
     MODULES_NVIDIA, PROC_DRIVER, bin_dir, fake_lspci, fake_mokutil, fake_nvidia_smi, root, run_module, write,
 )
 
