@@ -556,18 +556,25 @@ def test_a_single_24_gb_card_does_not_fit_the_servers_fine_tune():
 
 
 def test_the_8_thread_xeon_with_a_small_nvme_and_a_gen3_gpu_is_not_fit_naming_each_threshold():
-    """An 8-core / 8-thread 2.1 GHz Xeon with 11 MB L3, a 256 GB NVMe holding / and the Gen3-held RTX 4090."""
+    """An 8-core / 8-thread 2.1 GHz Xeon with 11 MB L3, a 256 GB NVMe holding / and a GPU at Gen3 x8: the RTX 4090
+    its host holds at Gen3 (netdata's capture), with the LnkCap Gen4 x16 of janhq/jan#183 and a LnkSta width of x8
+    (fangq/mcx#18's width) as the sysfs link: a Gen4 x16 card in a Gen3 x8 slot."""
     host = facts("nvidia-smi/rtx-4090-driver-535.xml", cores=8, threads=8, ram=64,
                  disks=[("nvme0n1", "0", "500118192"), ("sda", "1", "7814037168")])
     host["cpu"].update(model="Intel(R) Xeon(R) Silver 4208 CPU @ 2.10GHz", base_mhz=2100, l3_kb=11264)
     host["root_disk"] = with_root(host, *root_on("nvme0n1"))
+    cap = hf.parse_lspci_links((FIX / "doctor/lspci-lnksta-gen1-idle-x16.txt").read_text())[0]
+    gpu = host["gpus"][0]
+    gpu["pcie_cap"] = hf.pcie_capability(gpu["pcie_link"], 4, dict(cap, width_current=8))
     report = judge(host, "workstation")
     assert report["ok"] is False
     assert report["problems"] == ["cpu_threads", "cpu_base_clock", "cpu_l3", "system_disk_size", "gpu_pcie"]
     text = "\n".join(fitness.report_text(report))
     for words in ("[PROBLEM] CPU threads: 8 (want >= 16)", "[PROBLEM] CPU base clock (GHz): 2.1 (want >= 3.0)",
                   "[PROBLEM] L3 cache (MB, all sockets): 11.0 (want >= 30)",
-                  "[PROBLEM] system disk size (GB): nvme0n1 256 GB (want >= 1000)", "slot-limited: NVIDIA GeForce RTX 4090"):
+                  "[PROBLEM] system disk size (GB): nvme0n1 256 GB (want >= 1000)",
+                  "[PROBLEM] PCIe link of NVIDIA GeForce RTX 4090 (0000:84:00.0): Gen3 x8 (want the card's own Gen4 x16)",
+                  "slot-limited: NVIDIA GeForce RTX 4090 runs at Gen3 x8 of its Gen4 x16"):
         assert words in text
 
 
