@@ -41,7 +41,8 @@ def test_run1_installs_the_distribution_driver_and_the_signed_module_and_ends_pe
     meta, log, counts, summary = run(1)
     assert meta["rc"] == 0 and counts["failed"] == 0, log[-5000:]
     assert summary["driver_state"] == "pending_reboot", summary
-    for name in ("nvidia-driver-580-open", "linux-modules-nvidia-580-open-generic-hwe-24.04",
+    # the signed path's set (data/compat.yml): the headless no-DKMS meta, the desktop libraries, the module flavour meta
+    for name in ("nvidia-headless-no-dkms-580-open", "libnvidia-gl-580", "linux-modules-nvidia-580-open-generic-hwe-24.04",
                  "linux-modules-nvidia-580-open-" + NEXT):
         assert host.package(name).is_installed, name
     assert not host.package("dkms").is_installed  # the signed path builds nothing
