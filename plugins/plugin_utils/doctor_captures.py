@@ -141,7 +141,7 @@ _ERROR_LINE_RE = re.compile(r"\b(?:error|errors? (?:code|response)|failed|failur
                             r"|NVRM: Xid|\bXid \(|^\w*(?:Error|Exception): |CUDA error|\bERRO\[", re.I)
 # Lines that read as errors but are not: an unprivileged nvidia-container-cli's notices, PyTorch's standard advice after
 # a CUDA error, systemd's pointers, nvidia-smi -q counters ("Remapping Failure Occurred : No").
-_NOT_AN_ERROR_RE = re.compile(r"Capabilities: <access denied>|failed to set inheritable capabilities|skipping kernel modules load due to failure|"
+_NOT_AN_ERROR_RE = re.compile(r"^dlbox-collect: |Capabilities: <access denied>|failed to set inheritable capabilities|skipping kernel modules load due to failure|"
                               r"dxcore initialization failed, continuing|CUDA kernel errors might be asynchronously reported|"
                               r"consider passing CUDA_LAUNCH_BLOCKING|TORCH_USE_CUDA_DSA|for more information\.?$|"
                               r"^See [\"'].*for details|^-- |\berrors?\s*:\s*0\b|:\s*(?:No|N/A|0|None|Not Active|Disabled)\s*$",
@@ -168,6 +168,33 @@ _CTK_DEVICE_RE = re.compile(r"^Model:\s+(?P<model>.+)$", re.M)
 _CTK_CONFIG_RE = re.compile(r"^\[nvidia-container-(?:cli|runtime)(?:\.[\w.-]+)?\]\s*$", re.M)
 _DEV_NVIDIA_RE = re.compile(r"^c[rwx-]{9}\S*\s+\d+\s+\S+\s+\S+\s+\d+,\s+\d+\s+.*?(?P<node>/dev/nvidia[\w-]*|nvidia[\w-]*)\s*$", re.M)
 _P2P_RE = re.compile(r"^\s*GPU\d+\s+(?:(?:X|OK|NS|CNS|GNS|TNS|NA|NVLINK)\s+)+(?:X|OK|NS|CNS|GNS|TNS|NA)\s*$", re.M)
+
+
+# dlbox-collect starts some captures with "$ COMMAND" (and users paste the command they ran): the command names the
+# kind of output that follows, whatever the output looks like on this machine.
+_HEADER_KINDS = (
+    (re.compile(r"^\$ cat /proc/cmdline\s*$"), "proc-cmdline"),
+    (re.compile(r"^\$ stat -fc %T /sys/fs/cgroup\s*$"), "cgroup-fs"),
+    (re.compile(r"^\$ df\b.* /dev/shm\s*$"), "df-shm"),
+    (re.compile(r"^\$ ls -l /dev/nvidia\*?\s*$"), "dev-nvidia"),
+    (re.compile(r"^\$ nvidia-container-cli\b.* info\s*$"), "ctk-info"),
+    (re.compile(r"^\$ cat /etc/nvidia-container-runtime/config\.toml\s*$"), "ctk-config"),
+    (re.compile(r"^\$ grep -H \. \S*aer_dev_"), "aer-counters"),
+    (re.compile(r"^\$ (?:lspci -vvv -s \S+ \| grep|lspci -vvv\s*$)"), "lspci-acs"),
+    (re.compile(r"^\$ nvidia-smi topo -p2p \w\s*$"), "nvidia-smi-p2p"),
+    (re.compile(r"^\$ nvidia-smi -q -d "), "nvidia-smi-q"),
+)
+
+
+def _collect_header(text):
+    """The kind a ``$ COMMAND`` first line names, if the capture holds more than that line and a 'not available'."""
+    lines = [line for line in _lines(text) if line.strip()]
+    if len(lines) < 2 or re.match(r"^dlbox-collect: (?:command not found|not available|skipped|timed out)", lines[1]):
+        return None
+    for pattern, kind in _HEADER_KINDS:
+        if pattern.match(lines[0]):
+            return kind
+    return None
 
 
 def _message_lines(text, start, end):
@@ -342,6 +369,9 @@ def recognize(text):
     units = re.search(r"nv-fabricmanager\[|nvidia-persistenced\[|nvidia-fabricmanager-start\.sh\[", text)
     if _UNIT_STATE_RE.search(text) or _JOB_FAILED_RE.search(text) or units:
         kinds.add("systemd")
+    header = _collect_header(text)
+    if header:
+        kinds.add(header)
     if _CMDLINE_RE.search(text) and len([line for line in _lines(text) if line.strip()]) <= 3:
         kinds.add("proc-cmdline")
     if _AER_COUNT_RE.search(text):
@@ -618,7 +648,8 @@ def _more_facts(facts, name, text, kinds):
         entry["capture"] = name
         facts.setdefault("messages", []).append(entry)
     if "proc-cmdline" in kinds:
-        line = _CMDLINE_RE.search(text).group(0).strip()
+        match = _CMDLINE_RE.search(text)
+        line = match.group(0).strip() if match else [l for l in _lines(text) if l.strip() and not l.startswith("$ ")][0].strip()
         facts["cmdline"] = {"line": line, "params": dict((p.split("=", 1) + [""])[:2] for p in line.split())}
     if "aer-counters" in kinds:
         for match in _AER_COUNT_RE.finditer(text):

@@ -826,7 +826,10 @@ def shm_too_small(facts, data):
     minimum = data["min_shm_mib"]["value"]
     found = _lines_of(_messages(facts, "shm"))
     shm = facts.get("shm_mib")
-    small = shm and shm["mib"] is not None and shm["mib"] < minimum
+    # a small /dev/shm matters where deep learning runs: a GPU, or PyTorch, seen on the machine
+    deep_learning = facts.get("gpus") or [d for d in facts.get("pci_devices", []) if d["kind"] == "gpu"] or [
+        p for p in facts.get("framework_probe", []) if p["line"].lower().startswith("torch")]
+    small = shm and shm["mib"] is not None and shm["mib"] < minimum and deep_learning
     if small:
         found.append("/dev/shm is %d MiB (df: %s)" % (shm["mib"], shm["line"]))
     if not found:

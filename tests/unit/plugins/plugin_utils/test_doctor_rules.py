@@ -284,3 +284,12 @@ def test_fabric_manager_down_needs_nvswitch_evidence():
     nvswitch = "[  10.1] nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 egress non-posted PRIV error\n"
     report = doctor.diagnose([("fm", failed), ("dmesg", nvswitch)], host="h", data=DATA)
     assert "fabricmanager-down" in _ids(report, "error")
+
+
+def test_a_small_dev_shm_is_a_warning_only_where_deep_learning_runs():
+    # Docker's default 64 MB /dev/shm, as df -B1 prints it (a constructed capture in dlbox-collect's form)
+    shm = "$ df -B1 /dev/shm\nFilesystem     1B-blocks  Used Available Use% Mounted on\nshm             67108864     0  67108864   0% /dev/shm\n"
+    assert "shm-too-small" not in _ids(doctor.diagnose([("dev-shm", shm)], host="h", data=DATA))
+    report = doctor.diagnose([("dev-shm", shm), ("smi", (DOCTOR / "smi-table-t4-570.txt").read_text())], host="h", data=DATA)
+    found = _finding(report, "shm-too-small")
+    assert found["severity"] == "warning" and "/dev/shm is 64 MiB" in found["evidence"][0]
