@@ -141,7 +141,8 @@ _ERROR_LINE_RE = re.compile(r"\b(?:error|errors? (?:code|response)|failed|failur
                             r"|NVRM: Xid|\bXid \(|^\w*(?:Error|Exception): |CUDA error|\bERRO\[", re.I)
 # Lines that read as errors but are not: an unprivileged nvidia-container-cli's notices, PyTorch's standard advice after
 # a CUDA error, systemd's pointers, nvidia-smi -q counters ("Remapping Failure Occurred : No").
-_NOT_AN_ERROR_RE = re.compile(r"^dlbox-collect: |Capabilities: <access denied>|failed to set inheritable capabilities|skipping kernel modules load due to failure|"
+_NOT_AN_ERROR_RE = re.compile(r"^dlbox-collect: |Capabilities: <access denied>|failed to set inheritable capabilities|"
+                              r"skipping kernel modules load due to failure|"
                               r"dxcore initialization failed, continuing|CUDA kernel errors might be asynchronously reported|"
                               r"consider passing CUDA_LAUNCH_BLOCKING|TORCH_USE_CUDA_DSA|for more information\.?$|"
                               r"^See [\"'].*for details|^-- |\berrors?\s*:\s*0\b|:\s*(?:No|N/A|0|None|Not Active|Disabled)\s*$",

@@ -126,7 +126,7 @@ def secure_boot_module_rejected(facts, data):
               and re.search(r"Key was rejected by service|Required key not available|Operation not permitted", e["reason"])]
     kernel = _kernel(facts, r"Loading of unsigned module is rejected|nvidia.*(Key was rejected|Required key not available)") or []
     if errors or kernel:  # a lockdown line names no module: it only supports a refusal of an nvidia module
-        kernel += [line for line in _kernel(facts, r"Lockdown: .*unsigned module loading is restricted") or []]
+        kernel += _kernel(facts, r"Lockdown: .*unsigned module loading is restricted") or []
         kernel += _lines_of(_messages(facts, "lockdown"))
     evidence = _short(list(dict.fromkeys([e["line"] for e in errors] + kernel)))
     if evidence and facts.get("secure_boot") is True:
@@ -792,10 +792,11 @@ def pcie_aer_errors(facts, data):
             return []
         return None
     fatal = [m for m in found if re.search(r"Uncorrect|can't recover|recovery failed|Fatal", m["line"])]
-    fatal += [c for c in counters if c["key"] != "TOTAL_ERR_COR"]
-    shown = sorted(fatal or found, key=lambda m: "PCIe Bus Error" not in m.get("line", ""))
-    evidence = _lines_of([m for m in shown if "line" in m] or shown) + ["%s: %s %d" % (c["pci_bus_id"] or "a device", c["key"], c["count"])
-                                            for c in counters][:3]
+    fatal_counts = [c for c in counters if c["key"] != "TOTAL_ERR_COR"]
+    shown = sorted(fatal or found, key=lambda m: "PCIe Bus Error" not in m["line"])
+    evidence = (_lines_of(shown) if shown else []) + [
+        "%s: %s %d" % (c["pci_bus_id"] or "a device", c["key"], c["count"]) for c in counters][:3]
+    fatal = fatal or fatal_counts
     return [_finding(
         "pcie-aer-errors", "error" if fatal else "warning",
         "PCIe errors on the GPU or its root port (%s)" % ("uncorrected" if fatal else "corrected"), _short(evidence, 4),
@@ -808,9 +809,9 @@ def pcie_aer_errors(facts, data):
 def ecc_uncorrectable(facts, data):
     """An uncorrectable ECC error, seen from a framework or in nvidia-smi's volatile counters."""
     found = _lines_of(_messages(facts, "ecc-uncorrectable"))
-    counted = ["%s: %d uncorrectable ECC error(s) since the driver loaded" % (g.get("name") or g.get("pci_bus_id") or "GPU",
-                                                                             g["ecc_uncorrectable"]["volatile"])
-               for g in facts.get("gpus", []) if (g.get("ecc_uncorrectable") or {}).get("volatile")]
+    counted = ["%s: %d uncorrectable ECC error(s) since the driver loaded" % (
+        g.get("name") or g.get("pci_bus_id") or "GPU", g["ecc_uncorrectable"]["volatile"])
+        for g in facts.get("gpus", []) if (g.get("ecc_uncorrectable") or {}).get("volatile")]
     if not found and not counted:
         return [] if _searched(facts) else None
     return [_finding(
