@@ -75,6 +75,8 @@ _FRAMEWORK_MESSAGES = (
     ("system-not-ready", re.compile(r"^.*(?:Error 802|error \(802\)|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY|"
                                     r"system not yet initialized).*$", re.M)),
 )
+# python -m torch.utils.collect_env (PyTorch's report users paste): its version, CUDA build and availability lines
+_COLLECT_ENV_RE = re.compile(r"^\s*PyTorch version:\s*(?P<version>\S+)\s*$(?P<rest>(?:\n.*){0,40})", re.M)
 _PROBE_RE = re.compile(r"^(?:torch|tensorflow)[ =](?P<version>\S+)(?:.*?cuda[ =](?P<cuda>[\d.]+|None))?", re.M | re.I)
 _DOCKER_ERRORS = (
     ("no-gpu-device-driver", re.compile(r"could not select device driver (?:\"[^\"]*\" )?with capabilities: \[\[gpu\]\]")),
@@ -131,7 +133,7 @@ _MESSAGES = tuple((kind, re.compile(pattern, re.I | re.M)) for kind, pattern in 
     ("toolkit-mismatch", r"The detected CUDA version \((?P<nvcc>[\d.]+)\) mismatches the version that was used to compile"
                          r"\s+PyTorch \((?P<torch>[\d.]+)\)"),
     ("fm-nothing-to-do", r"NV_WARN_NOTHING_TO_DO"),
-    ("driver-not-loaded", r"NVIDIA driver is not loaded"),
+    ("driver-not-loaded", r"NVIDIA driver is not loaded|Found no NVIDIA driver on your system"),
     ("docker-gpus", r"^\S*[#$] docker run .*--gpus[ =]\S+.*$"),
 ))
 
@@ -357,7 +359,7 @@ def recognize(text):
         kinds.add("nvcc")
     if "Traceback (most recent call last)" in text or re.search(r"^\w*(Error|Warning): ", text, re.M):
         kinds.add("python-traceback")
-    if _PROBE_RE.search(text) or any(p.search(text) for _name, p in _FRAMEWORK_MESSAGES):
+    if _PROBE_RE.search(text) or _COLLECT_ENV_RE.search(text) or any(p.search(text) for _name, p in _FRAMEWORK_MESSAGES):
         kinds.add("framework-probe")
     if _DOCKER_INFO_RE.search(text) or re.search(r"^\s*Server Version:", text, re.M):
         kinds.add("docker-info")
@@ -823,8 +825,23 @@ def extract_facts(texts):
                     entry.update({k: v for k, v in match.groupdict().items() if v})
                     facts.setdefault("framework", []).append(entry)
             for match in _PROBE_RE.finditer(text):
+                available = re.search(r"\bavailable (True|False)", match.group(0))
                 facts.setdefault("framework_probe", []).append(
-                    {"version": match.group("version"), "cuda": match.group("cuda"), "line": match.group(0).strip()})
+                    {"version": match.group("version"), "cuda": match.group("cuda"), "line": match.group(0).strip(),
+                     "available": available.group(1) == "True" if available else None})
+            for match in _COLLECT_ENV_RE.finditer(text):
+                rest = match.group("rest")
+                cuda = re.search(r"^\s*CUDA used to build PyTorch:\s*(.+?)\s*$", rest, re.M)
+                available = re.search(r"^\s*Is CUDA available:\s*(\w+)", rest, re.M)
+                driver = re.search(r"^\s*Nvidia driver version:\s*([\d.]+)", rest, re.M)
+                gpu = re.search(r"^\s*GPU models and configuration:\s*(?:\n\s*)?(GPU 0: .+)$", rest, re.M)
+                built = cuda.group(1) if cuda else None
+                facts.setdefault("framework_probe", []).append({
+                    "version": match.group("version"),
+                    "cuda": built if built and re.match(r"^\d+\.\d+", built) else "None",
+                    "available": (available.group(1) in ("True", "Yes")) if available else None,
+                    "driver": driver.group(1) if driver else None, "gpu": gpu.group(1).strip() if gpu else None,
+                    "line": "PyTorch version: %s, CUDA used to build PyTorch: %s" % (match.group("version"), built)})
         if "docker-error" in kinds:
             for name, pattern in _DOCKER_ERRORS:
                 for match in pattern.finditer(text):

@@ -257,7 +257,7 @@ def framework_cuda_too_new_for_driver(facts, data):
     driver_cuda = (facts.get("smi") or {}).get("cuda_version")
     for probe in facts.get("framework_probe", []):
         if driver_cuda and probe.get("cuda") and probe["cuda"] != "None" and \
-                parse_version(probe["cuda"])[:2] > parse_version(driver_cuda)[:2]:
+                parse_version(re.match(r"^[\d.]+", probe["cuda"]).group(0).rstrip("."))[:2] > parse_version(driver_cuda)[:2]:
             evidence.append("%s, but the driver supports CUDA %s (nvidia-smi)" % (probe["line"], driver_cuda))
     if not evidence:
         if facts.get("framework") is None and facts.get("framework_probe") is None and facts.get("messages") is None:
@@ -269,6 +269,28 @@ def framework_cuda_too_new_for_driver(facts, data):
         "Either upgrade the driver to a branch that supports that CUDA (playbooks/plan.yml shows which), or install the "
         "framework build for an older CUDA (e.g. pip install torch --index-url https://download.pytorch.org/whl/cu118). "
         "nvidia-smi's 'CUDA Version' is the newest CUDA the driver supports.")]
+
+
+def framework_cpu_only_build(facts, data):
+    """PyTorch is a CPU-only build (``+cpu``, no CUDA it was built with): it never uses the GPU."""
+    probes = [p for p in facts.get("framework_probe", []) if p["line"].lower().startswith(("torch", "pytorch"))]
+    if not probes:
+        return None
+    cpu = [p for p in probes if p.get("cuda") in (None, "None") or "+cpu" in p["version"]]
+    if not cpu:
+        return []
+    gpu = facts.get("gpus") or [d for d in facts.get("pci_devices", []) if d["kind"] == "gpu"] or [
+        p for p in probes if p.get("gpu") or p.get("driver")]
+    evidence = [p["line"] for p in cpu]
+    evidence += ["%s" % p["gpu"] for p in probes if p.get("gpu")][:1]
+    evidence += ["Nvidia driver version: %s" % p["driver"] for p in probes if p.get("driver")][:1]
+    return [_finding(
+        "framework-cpu-only-build", "error" if gpu else "warning",
+        "PyTorch is a CPU-only build%s" % (" on a machine with an NVIDIA GPU" if gpu else ""), evidence,
+        "A CPU-only wheel (+cpu, or CUDA used to build PyTorch: None) never uses the GPU, whatever the driver. Install "
+        "a CUDA build in the same environment: pip install torch --index-url https://download.pytorch.org/whl/cu<XY> "
+        "with a CUDA the driver supports (nvidia-smi's 'CUDA Version' is the newest), and check that pip did not keep "
+        "the old wheel (pip uninstall torch first). The python_env role installs the CUDA build.")]
 
 
 def no_kernel_image_for_device(facts, data):
@@ -991,6 +1013,7 @@ RULES = (
     ("cuda-path-conflict", cuda_path_conflict, "nvcc --version or env"),
     ("framework-cuda-too-new-for-driver", framework_cuda_too_new_for_driver, "a torch/TensorFlow probe or traceback"),
     ("no-kernel-image-for-device", no_kernel_image_for_device, "a torch/TensorFlow probe or traceback"),
+    ("framework-cpu-only-build", framework_cpu_only_build, "a torch probe or python -m torch.utils.collect_env"),
     ("xid-error", xid_error, "the kernel log (dmesg / journalctl -k)"),
     ("ecc-retired-or-remapped", ecc_retired_or_remapped, "nvidia-smi -q or -q -x"),
     ("gpu-throttled", gpu_throttled, "nvidia-smi -q or -q -x"),
@@ -1035,6 +1058,7 @@ SIGNALS = {
     "cuda-libraries-missing": r"cannot open shared object file",
     "libcuda-stub-shadowed": r"stub",
     "cuda-visible-devices-no-gpu": r"No CUDA GPUs",
+    "framework-cpu-only-build": r"\+cpu\b|CUDA used to build PyTorch: (?:None|Could not collect)",
 }
 
 

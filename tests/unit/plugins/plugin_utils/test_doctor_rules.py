@@ -124,6 +124,13 @@ POSITIVE = [
     ("docker-gpu-runtime-missing", "error", ["corpus/docker-gpus-no-toolkit-old-format.txt"],
      "could not select device driver with capabilities: [[gpu]]"),
     ("unexplained-error", "error", ["corpus/lockdown-other-module-evdi.txt"], "could not insert 'evdi'"),
+    # python -m torch.utils.collect_env as users paste it
+    ("framework-cpu-only-build", "error", ["corpus/torch-collect-env-cpu-build-2080ti.txt"],
+     "PyTorch version: 1.3.1, CUDA used to build PyTorch: Could not collect"),
+    ("framework-cpu-only-build", "warning", ["corpus/torch-collect-env-cpu-build-windows.txt"], "1.7.1+cpu"),
+    ("framework-cuda-too-new-for-driver", "error", ["corpus/torch-collect-env-cu102-driver-418.txt"],
+     "but the driver supports CUDA 10.1 (nvidia-smi)"),
+    ("driver-not-loaded", "error", ["corpus/torch-no-nvidia-driver-found.txt"], "Found no NVIDIA driver on your system"),
 ]
 
 
