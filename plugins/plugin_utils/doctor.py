@@ -209,7 +209,7 @@ def _contradicted(texts, checked):
         if not pattern:
             continue
         for name, text in texts:
-            match = re.search(r"^.*(?:%s).*$" % pattern, text, re.M)
+            match = re.search(r"^(?![#$] ).*(?:%s).*$" % pattern, text, re.M)  # not the command line a capture starts with
             if match:
                 found.append({"id": rule_id, "capture": name, "line": match.group(0).strip()[:200]})
                 break

@@ -1053,7 +1053,7 @@ SIGNALS = {
     "gsp-rpc-timeout": r"GSP.*[Tt]imeout|Timeout.*GSP",
     "pcie-aer-errors": r"\bAER\b|PCIe Bus Error",
     "ecc-uncorrectable": r"[Uu]ncorrectable ECC",
-    "shm-too-small": r"shared memory|Bus error|/dev/shm",
+    "shm-too-small": r"shared memory|Bus error",
     "libcuda-missing": r"libcuda\.so\.1",
     "cuda-libraries-missing": r"cannot open shared object file",
     "libcuda-stub-shadowed": r"stub",
