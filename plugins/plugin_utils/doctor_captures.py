@@ -140,14 +140,18 @@ _MESSAGES = tuple((kind, re.compile(pattern, re.I | re.M)) for kind, pattern in 
 # Lines that are errors to a reader: what "never silent" reads (doctor.unexplained_lines).
 _ERROR_LINE_RE = re.compile(r"\b(?:error|errors? (?:code|response)|failed|failure|fatal|cannot|can't|could not|couldn't|"
                             r"unable to|not permitted|denied|mismatch|panic|aborted|killed by signal|Segmentation fault)\b"
-                            r"|NVRM: Xid|\bXid \(|^\w*(?:Error|Exception): |CUDA error|\bERRO\[", re.I)
+                            r"|NVRM: Xid|\bXid \(|^\w*(?:Error|Exception): |CUDA error|\bERRO\[|\bLockdown: |\brejected\b|"
+                            r"\brefused\b", re.I)
 # Lines that read as errors but are not: an unprivileged nvidia-container-cli's notices, PyTorch's standard advice after
-# a CUDA error, systemd's pointers, nvidia-smi -q counters ("Remapping Failure Occurred : No").
+# a CUDA error, systemd's pointers, nvidia-smi -q counters ("Remapping Failure Occurred : No"), the kernel's notice for
+# an unsigned module where signatures are not enforced (Linux, Documentation/admin-guide/module-signing.rst: the module
+# loads and taints the kernel), a display without EDID, the command line in dmesg, ACPI's table warnings.
 _NOT_AN_ERROR_RE = re.compile(r"^dlbox-collect: |Capabilities: <access denied>|failed to set inheritable capabilities|"
                               r"skipping kernel modules load due to failure|"
                               r"dxcore initialization failed, continuing|CUDA kernel errors might be asynchronously reported|"
                               r"consider passing CUDA_LAUNCH_BLOCKING|TORCH_USE_CUDA_DSA|for more information\.?$|"
-                              r"^See [\"'].*for details|\bCommand line: |^-- |\berrors?\s*:\s*0\b|:\s*(?:No|N/A|0|None|Not Active|Disabled)\s*$",
+                              r"^See [\"'].*for details|\bCommand line: |module verification failed: signature "
+                              r"and/or required key missing - tainting kernel|Unable to read EDID|ACPI Warning|^-- |\berrors?\s*:\s*0\b|:\s*(?:No|N/A|0|None|Not Active|Disabled)\s*$",
                               re.I)
 # Kernel lines worth reading in a whole dmesg: the GPU's, PCIe's and module loading's (a full dmesg holds ACPI and USB
 # errors no GPU rule is about).

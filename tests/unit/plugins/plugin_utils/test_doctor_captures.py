@@ -226,3 +226,12 @@ def test_a_licence_is_no_error_text_but_an_unknown_error_is():
     assert recognize((FIXTURES.parents[1] / "LICENSE").read_text()) == []
     assert recognize("modprobe: ERROR: could not insert 'evdi': Operation not permitted\n") == ["modprobe", "error-message"]
     assert recognize("Segmentation fault (core dumped)\nFATAL: out of cheese\n") == ["error-text"]
+
+
+def test_the_unsigned_module_notice_is_no_error_line():
+    # from the dmesg of GitHub issue Upinel/PVE-Intel-vGPU#3 (comment of 2024-08-28): the module loads, the kernel is tainted
+    line = "[    3.629784] i915: module verification failed: signature and/or required key missing - tainting kernel\n"
+    assert doctor.unexplained_errors([("dmesg", line)], []) == []
+    # while a refusal in the same words' neighbourhood is one
+    refused = "[  398.381052] Lockdown: modprobe: unsigned module loading is restricted; see man kernel_lockdown.7\n"
+    assert doctor.unexplained_errors([("dmesg", refused)], [])[0]["severity"] == "error"
