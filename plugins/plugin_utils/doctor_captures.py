@@ -151,7 +151,8 @@ _NOT_AN_ERROR_RE = re.compile(r"^dlbox-collect: |Capabilities: <access denied>|f
                               r"dxcore initialization failed, continuing|CUDA kernel errors might be asynchronously reported|"
                               r"consider passing CUDA_LAUNCH_BLOCKING|TORCH_USE_CUDA_DSA|for more information\.?$|"
                               r"^See [\"'].*for details|\bCommand line: |module verification failed: signature "
-                              r"and/or required key missing - tainting kernel|Unable to read EDID|ACPI Warning|^-- |\berrors?\s*:\s*0\b|:\s*(?:No|N/A|0|None|Not Active|Disabled)\s*$",
+                              r"and/or required key missing - tainting kernel|Unable to read EDID|ACPI Warning|^-- |"
+                              r"\berrors?\s*:\s*0\b|:\s*(?:No|N/A|0|None|Not Active|Disabled)\s*$",
                               re.I)
 # Kernel lines worth reading in a whole dmesg: the GPU's, PCIe's and module loading's (a full dmesg holds ACPI and USB
 # errors no GPU rule is about).
@@ -226,11 +227,8 @@ def error_lines(text, kinds=()):
     """The lines of a capture a reader takes for errors (``_ERROR_LINE_RE``), less the known harmless ones; for a
     kernel log, only lines about the GPU, PCIe or modules. Structured outputs (nvidia-smi -q, lspci, dpkg) add none."""
     kinds = set(kinds)
-    if kinds & {"nvidia-smi-xml", "nvidia-smi-csv", "dpkg", "ldconfig", "env", "lsmod", "lspci-acs", "aer-counters",
-                 "proc-cmdline", "dev-nvidia", "df-shm", "cgroup-fs", "ctk-config"}:
-        structured = True
-    else:
-        structured = False
+    structured = bool(kinds & {"nvidia-smi-xml", "nvidia-smi-csv", "dpkg", "ldconfig", "env", "lsmod", "lspci-acs",
+                               "aer-counters", "proc-cmdline", "dev-nvidia", "df-shm", "cgroup-fs", "ctk-config"})
     found = []
     for raw in _lines(text):
         line = raw.strip()
