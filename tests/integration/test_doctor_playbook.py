@@ -159,7 +159,7 @@ def test_dlbox_collect_in_a_test_container_and_its_tarball_diagnosed(tmp_path, i
     print("dlbox-collect in %s: %.1f s; doctor.yml on its tarball: %.1f s" % (image, collect_seconds, proc.seconds))
 
 
-def _collect_stdout(args, *, env=(), volumes=(), image="dlbox-test:debian12", timeout=300):
+def _collect_stdout(args, *, env=(), volumes=(), image="dlbox-test:debian12", timeout=90):
     """dlbox-collect --stdout in a fresh test container: (seconds, {capture name: text}, completed process)."""
     command = ["docker", "run", "--rm", "-v", "%s:/usr/local/bin/dlbox-collect:ro" % COLLECT]
     for name, value in env:
