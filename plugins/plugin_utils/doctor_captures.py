@@ -29,7 +29,7 @@ KINDS = (
     "python-traceback", "framework-probe",
     "docker-info", "docker-daemon-json", "docker-error", "kubernetes", "systemd",
     "proc-cmdline", "aer-counters", "lspci-acs", "df-shm", "cgroup-fs", "ctk-info", "ctk-config", "dev-nvidia",
-    "nvidia-smi-p2p", "error-message", "error-text",
+    "nvidia-smi-p2p", "meminfo", "lscpu", "lsblk", "error-message", "error-text",
     "dlbox-collect-missing", "not-available",
 )
 
@@ -86,7 +86,8 @@ _DOCKER_ERRORS = (
 _DOCKER_INFO_RE = re.compile(r"^\s*Runtimes:\s*(?P<runtimes>.+)$", re.M)
 _DOCKER_DEFAULT_RE = re.compile(r"^\s*Default Runtime:\s*(?P<runtime>\S+)", re.M)
 _K8S_RE = re.compile(r"Insufficient nvidia\.com/gpu")
-_UNIT_STATE_RE = re.compile(r"^\s*Active:\s*(?P<state>\w+)(?:\s*\((?P<sub>[^)]+)\))?", re.M)
+_UNIT_STATE_RE = re.compile(r"^\s*Active:\s*(?P<state>active|inactive|failed|activating|deactivating|reloading)\b"
+                            r"(?:\s*\((?P<sub>[^)]+)\))?", re.M)  # systemctl status, not /proc/meminfo's "Active: 123 kB"
 _UNIT_NAME_RE = re.compile(r"(?P<unit>nvidia-[\w-]+)\.service")
 _JOB_FAILED_RE = re.compile(r"Job for (?P<unit>[\w-]+)\.service failed|(?P<unit2>nvidia-[\w-]+)\.service: "
                             r"(?:Control process exited|Main process exited|Failed with result)")
@@ -191,6 +192,9 @@ _HEADER_KINDS = (
     (re.compile(r"^\$ (?:lspci -vvv -s \S+ \| grep|lspci -vvv\s*$)"), "lspci-acs"),
     (re.compile(r"^\$ nvidia-smi topo -p2p \w\s*$"), "nvidia-smi-p2p"),
     (re.compile(r"^\$ nvidia-smi -q -d "), "nvidia-smi-q"),
+    (re.compile(r"^\$ cat /proc/meminfo\s*$"), "meminfo"),
+    (re.compile(r"^\$ lscpu\b"), "lscpu"),
+    (re.compile(r"^\$ lsblk\b"), "lsblk"),
 )
 
 
@@ -228,7 +232,8 @@ def error_lines(text, kinds=()):
     kernel log, only lines about the GPU, PCIe or modules. Structured outputs (nvidia-smi -q, lspci, dpkg) add none."""
     kinds = set(kinds)
     structured = bool(kinds & {"nvidia-smi-xml", "nvidia-smi-csv", "dpkg", "ldconfig", "env", "lsmod", "lspci-acs",
-                               "aer-counters", "proc-cmdline", "dev-nvidia", "df-shm", "cgroup-fs", "ctk-config"})
+                               "aer-counters", "proc-cmdline", "dev-nvidia", "df-shm", "cgroup-fs", "ctk-config",
+                               "meminfo", "lscpu", "lsblk"})
     found = []
     for raw in _lines(text):
         line = raw.strip()
@@ -397,6 +402,14 @@ def recognize(text):
     if _P2P_RE.search(text) and re.search(r"^\s*GPU0\b", text, re.M):
         kinds.add("nvidia-smi-p2p")
         kinds.discard("nvidia-smi-topo")
+    # the machine's inventory (read by the fitness checks, not by a doctor rule): recognised, so never "unrecognised"
+    if re.search(r"^MemTotal:\s+\d+ kB", text, re.M):
+        kinds.add("meminfo")
+    if re.search(r"^Architecture:\s+\S+", text, re.M) and re.search(r"^CPU\(s\):\s+\d+", text, re.M):
+        kinds.add("lscpu")
+    if re.search(r"\"blockdevices\"\s*:", text):
+        kinds.add("lsblk")
+        kinds.discard("nvidia-smi-csv")
     if any(pattern.search(text) for _kind, pattern in _MESSAGES):
         kinds.add("error-message")
     if not kinds and _ERROR_TEXT_RE.search(text):

@@ -235,3 +235,14 @@ def test_the_unsigned_module_notice_is_no_error_line():
     # while a refusal in the same words' neighbourhood is one
     refused = "[  398.381052] Lockdown: modprobe: unsigned module loading is restricted; see man kernel_lockdown.7\n"
     assert doctor.unexplained_errors([("dmesg", refused)], [])[0]["severity"] == "error"
+
+
+def test_the_machine_inventory_captures_are_recognised():
+    # dlbox-collect's inventory of this project's development VM (tests/fixtures/fitness/collect-dev-vm, SOURCES.md):
+    # the fitness checks read them; the doctor recognises them, so none is reported as unrecognised
+    folder = FIXTURES / "fitness" / "collect-dev-vm"
+    parts = [(path.name, path.read_text()) for path in sorted(folder.glob("*.txt"))]
+    report = doctor.diagnose(parts, host="h", data=DATA)
+    assert report["unrecognized"] == [] and report["findings"] == []
+    kinds = {kind for capture in report["captures"] for kind in capture["kinds"]}
+    assert {"lscpu", "meminfo", "lsblk"} <= kinds and "systemd" not in kinds and "nvidia-smi-csv" not in kinds
