@@ -15,7 +15,7 @@
 #                                               pipelining on, as inventories/lab sets it; 0: off)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root"
+cd "$root" || exit 1
 [ -x "$root/.venv/bin/ansible-playbook" ] && export PATH="$root/.venv/bin:$PATH"
 export ANSIBLE_COLLECTIONS_PATH="${BENCH_COLLECTIONS:-$root/build/collections}" ANSIBLE_INJECT_FACT_VARS=false
 image=dlbox-test:debian12
@@ -72,8 +72,8 @@ for n in ${BENCH_SIZES:-1 3 6}; do
     echo "    $name: {}," >> "$work/hosts-$n"
   done
   echo "  }}}" >> "$work/hosts-$n"
-  read -r first[$n] cpu1[$n] < <(run "$n" 1) && [ -n "${first[$n]}" ] || exit 1
-  read -r second[$n] cpu2[$n] < <(run "$n" 2) && [ -n "${second[$n]}" ] || exit 1
+  read -r "first[$n]" "cpu1[$n]" < <(run "$n" 1) && [ -n "${first[$n]}" ] || exit 1
+  read -r "second[$n]" "cpu2[$n]" < <(run "$n" 2) && [ -n "${second[$n]}" ] || exit 1
   echo "fleet rollout, $n host(s): first converge ${first[$n]} s (controller CPU ${cpu1[$n]} s)," \
        "no-op re-run ${second[$n]} s (controller CPU ${cpu2[$n]} s)"
 done

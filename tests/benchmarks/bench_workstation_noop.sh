@@ -10,7 +10,7 @@
 # as the Molecule scenarios do. It is removed at the end; a failed run prints its tail and exits 1.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root"
+cd "$root" || exit 1
 [ -x "$root/.venv/bin/ansible-playbook" ] && export PATH="$root/.venv/bin:$PATH"
 image=dlbox-test:${BENCH_DISTRO:-ubuntu2404}
 name=dlbox-bench-noop-$$

@@ -33,8 +33,9 @@ report() {
 }
 
 [ $# -gt 0 ] || { sed -n '2,9p' "$0" >&2; exit 2; }
-command -v sa >/dev/null && command -v accton >/dev/null \
-  || { echo "cpu-profile.sh: sa and accton are missing (apt-get install acct)" >&2; exit 2; }
+if ! command -v sa >/dev/null || ! command -v accton >/dev/null; then
+  echo "cpu-profile.sh: sa and accton are missing (apt-get install acct)" >&2; exit 2
+fi
 if [ "$1" = --report ]; then
   [ -s "${2:-}" ] || { echo "cpu-profile.sh: --report needs an accounting file (not '${2:-}')" >&2; exit 2; }
   report "$2"

@@ -34,7 +34,7 @@ else
   for hca in /sys/class/infiniband/*; do
     [ -d "$hca" ] || continue
     for port in "$hca"/ports/*; do
-      state=$(cat "$port/state" 2>/dev/null); net=$(ls "$hca/device/net" 2>/dev/null | head -1)
+      state=$(cat "$port/state" 2>/dev/null); net=$(find "$hca/device/net" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null | sort | head -1)
       case "$state" in *ACTIVE*) up=Up ;; *) up=Down ;; esac
       echo "$(basename "$hca") port $(basename "$port") ==> ${net:--} ($up)"
     done

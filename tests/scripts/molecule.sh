@@ -17,7 +17,7 @@
 # DLBOX_MOLECULE_EXTRA_CONFIG=FILE layers one more Molecule config last (an A/B of a harness setting).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root"
+cd "$root" || exit 1
 [ -x "$root/.venv/bin/molecule" ] && export PATH="$root/.venv/bin:$PATH"
 export ANSIBLE_COLLECTIONS_PATH=${ANSIBLE_COLLECTIONS_PATH:-$root/build/collections}
 jobs_max=${MOLECULE_JOBS:-3}

@@ -167,7 +167,7 @@ stop() {
     log "leave $name up: $others other user(s)"
     return 0
   fi
-  docker rm -f "$name" >/dev/null 2>&1 && log "stopped $name" || true
+  if docker rm -f "$name" >/dev/null 2>&1; then log "stopped $name"; fi
 }
 
 stats() {  # apt-cacher-ng: I = bytes fetched upstream, O = bytes served; proxpi: file downloads vs file requests

@@ -24,4 +24,4 @@ ansible-playbook playbooks/wheelhouse.yml -e "@$vars" -e "python_env_wheelhouse_
 ls "$dir"/*.whl >/dev/null
 rm -f "$dir"/.complete-*
 touch "$dir/.complete-$key"
-echo "test-wheelhouse: built $dir ($key) in $(( $(date +%s) - start )) s: $(ls "$dir"/*.whl | wc -l) wheels"
+echo "test-wheelhouse: built $dir ($key) in $(( $(date +%s) - start )) s: $(find "$dir" -maxdepth 1 -name '*.whl' | wc -l) wheels"
