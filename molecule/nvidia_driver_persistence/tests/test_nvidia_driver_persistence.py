@@ -66,3 +66,12 @@ def test_the_dropin_resets_execstart_and_keeps_the_shipped_command(host):
 def test_in_the_end_the_daemon_runs_and_starts_at_boot(host, what):
     out = host.run("systemctl %s nvidia-persistenced.service" % what)
     assert out.stdout.strip() == {"is-enabled": "enabled", "is-active": "active"}[what]
+
+
+@pytest.mark.parametrize("name", ["fresh", "final"])
+def test_check_mode_changes_nothing(host, name):
+    check = json.loads(host.file("/root/dlbox-check-%s.json" % name).content_string)
+    assert check["rc"] == 0, check["tail"]
+    assert check["unchanged"], check["tail"]
+    if name == "final":
+        assert check["changed"] == [], check["recap"]
