@@ -106,12 +106,18 @@ _UNAVAILABLE_RE = re.compile(r"read kernel buffer failed|No such file or directo
 # of the capture it came from. Sources of the message texts: the pastes of tests/fixtures/doctor/corpus (cases.yml).
 _MESSAGES = tuple((kind, re.compile(pattern, re.I | re.M)) for kind, pattern in (
     ("ctk-cgroup-device-rules", r"failed to add device rules|bpf_prog_query\(BPF_CGROUP_DEVICE\) failed"),
-    ("ctk-load-library", r"nvidia-container-cli: initialization error: load library failed: (?P<lib>lib[\w.+-]+)"),
+    ("ctk-load-library", r"nvidia-container-cli: initialization error: load library failed: (?P<lib>lib[\w.+-]+)"
+                         # NVIDIA's k8s-device-plugin without the driver's libraries (k8s-device-plugin#1371, #856)
+                         r"|could not load NVML library|nvml init failed: ERROR_LIBRARY_NOT_FOUND"),
+    # the driver's libraries are already in the image (built in, or WSL's): the toolkit cannot mount its own
+    # (nvidia-container-toolkit#289, lambda-stack-dockerfiles#15)
+    ("ctk-file-exists", r"mount error: file creation failed: \S*/(?P<lib>lib(?:nvidia|cuda)[\w.+-]*\.so[\w.]*): file exists"),
     ("ctk-nvml-mismatch", r"nvml error: driver/library version mismatch"),
     ("ctk-requirement", r"requirement error: unsatisfied condition: cuda\s*>=\s*(?P<cuda>[\d.]+)"),
     ("cuda-804", r"forward compatibility was attempted on non supported HW|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"),
     ("cuda-803", r"system has unsupported display driver\s*/\s*cuda driver combination|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"),
-    ("cuda-999", r"CUDA unknown error|CUDA_ERROR_UNKNOWN|cudaErrorUnknown|\bError 999\b|error 999: unknown error"),
+    ("cuda-999", r"CUDA unknown error|CUDA_ERROR_UNKNOWN|cudaErrorUnknown|\bError 999\b|error 999: unknown error"
+                  r"|cuInit err: 999\b|nvcuda init failure: 999\b"),
     ("gpu-lost", r"Unable to determine the device handle for GPU\s?(?P<bus>[0-9A-Fa-f:.]+): Unknown Error"
                  r"|fallen off the bus|GPU is lost"),
     ("rm-init-adapter", r"RmInitAdapter failed|rm_init_adapter failed|nvidia_frontend_open: minor \d+, module->open\(\) failed"),
@@ -131,6 +137,13 @@ _MESSAGES = tuple((kind, re.compile(pattern, re.I | re.M)) for kind, pattern in 
     ("stub-library", r"CUDA driver is a stub library|CUDA_ERROR_STUB_LIBRARY|cudaErrorStubLibrary|CUDA error: error code 34\b"
                      r"|CudaAPIError: \[34\]|/stubs/libcuda\.so"),
     ("no-cuda-gpus", r"No CUDA GPUs are available"),
+    ("cuda-oom", r"CUDA out of memory|OutOfMemoryError: |NCCL WARN Cuda failure 'out of memory'|cudaErrorMemoryAllocation"
+                 r"|CUDA_ERROR_OUT_OF_MEMORY"),
+    # modprobe finds no module file for the running kernel (a module not built or not installed for it)
+    ("module-not-found", r"modprobe: FATAL: Module (?P<module>nvidia[\w-]*) not found in directory /lib/modules/(?P<kernel>\S+)"),
+    # a DKMS build's make.log: the compiler failed on the nvidia sources
+    ("dkms-make-error", r"^make(?:\[\d+\])?: \*\*\* \[[^\]\n]*?/var/lib/dkms/(?P<module>nvidia[\w-]*)/(?P<version>[^/\s]+)/build/"
+                        r"[^\]]*\] Error \d+"),
     ("toolkit-mismatch", r"The detected CUDA version \((?P<nvcc>[\d.]+)\) mismatches the version that was used to compile"
                          r"\s+PyTorch \((?P<torch>[\d.]+)\)"),
     ("fm-nothing-to-do", r"NV_WARN_NOTHING_TO_DO"),
@@ -141,8 +154,8 @@ _MESSAGES = tuple((kind, re.compile(pattern, re.I | re.M)) for kind, pattern in 
 # Lines that are errors to a reader: what "never silent" reads (doctor.unexplained_lines).
 _ERROR_LINE_RE = re.compile(r"\b(?:error|errors? (?:code|response)|failed|failure|fatal|cannot|can't|could not|couldn't|"
                             r"unable to|not permitted|denied|mismatch|panic|aborted|killed by signal|Segmentation fault)\b"
-                            r"|NVRM: Xid|\bXid \(|^\w*(?:Error|Exception): |CUDA error|\bERRO\[|\bLockdown: |\brejected\b|"
-                            r"\brefused\b", re.I)
+                            r"|NVRM: Xid|\bXid \(|^[\w.]*(?:Error|Exception): |CUDA error|\bERRO\[|\bLockdown: |\brejected\b|"
+                            r"\brefused\b|\bout of memory\b|cuInit err|\bNCCL WARN\b|\bEDAC .*\bUE\b|Hardware Error", re.I)
 # Lines that read as errors but are not: an unprivileged nvidia-container-cli's notices, PyTorch's standard advice after
 # a CUDA error, systemd's pointers, nvidia-smi -q counters ("Remapping Failure Occurred : No"), the kernel's notice for
 # an unsigned module where signatures are not enforced (Linux, Documentation/admin-guide/module-signing.rst: the module
@@ -157,13 +170,19 @@ _NOT_AN_ERROR_RE = re.compile(r"^dlbox-collect: |Capabilities: <access denied>|f
                               re.I)
 # Kernel lines worth reading in a whole dmesg: the GPU's, PCIe's and module loading's (a full dmesg holds ACPI and USB
 # errors no GPU rule is about).
-_KERNEL_TOPIC_RE = re.compile(r"NVRM|nvidia|nouveau|Xid|GPU|pcieport|AER|PCIe Bus Error|Lockdown|module|firmware|drm|nvswitch",
+_KERNEL_TOPIC_RE = re.compile(r"NVRM|nvidia|nouveau|Xid|GPU|pcieport|AER|PCIe Bus Error|Lockdown|module|firmware|drm|nvswitch|"
+                              r"EDAC|Hardware Error",
                               re.I)
 
 # A text no reader knows is taken for an error output when a line reads like a program's error (not prose that
 # mentions errors, as a licence does).
 _ERROR_TEXT_RE = re.compile(r"^\s*(?:[\w.]*(?:Error|Exception):|panic:|fatal:|error:|ERROR\b|FATAL\b|E\d{4} )|"
-                            r"\b(?:ERROR|FAILED|Error!)\b|NVRM:|\bXid\b|: (?:error|failed)\b|\bfailed with\b", re.M)
+                            r"\b(?:ERROR|FAILED|Error!)\b|NVRM:|\bXid\b|: (?:error|failed)\b|\bfailed with\b|"
+                            # errors that read like none of the above (issue 46's red-team pastes)
+                            r"modprobe: FATAL|\bNCCL WARN\b|cuInit err|^make(?:\[\d+\])?: \*\*\* .*\bError \d+|"
+                            r"\bEDAC .*\bUE\b|\[Hardware Error\]|\bCUDA out of memory\b|cannot open shared object file|"
+                            r"ERROR_LIBRARY_NOT_FOUND|could not load NVML|: file exists|while trying to connect to the Docker "
+                            r"daemon socket", re.M)
 _CTK_LOG_RE = re.compile(r"^[IWE]\d{4} [\d:.]+\s+\d+ (?:nvc|nvc_info|nvc_mount|driver|rpc)\.c:\d+\]", re.M)
 _CMDLINE_RE = re.compile(r"^(?:BOOT_IMAGE=\S+\s+)?(?:\S+\s+)*root=\S+.*$", re.M)
 _AER_COUNT_RE = re.compile(r"^(?:(?P<path>\S*?(?P<addr>[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\S*?)[:\s]+)?"
@@ -416,7 +435,7 @@ def recognize(text):
         kinds.add("error-text")  # errors no reader knows: the doctor quotes them (never silent)
     if _MISSING_RE.search(text):
         kinds.add("dlbox-collect-missing")
-    if not kinds and _UNAVAILABLE_RE.search(text):
+    if not kinds and _UNAVAILABLE_RE.search(text) and not _ERROR_TEXT_RE.search(text):
         kinds.add("not-available")  # the tool answered that it could not give its output here
     return [kind for kind in KINDS if kind in kinds]
 

@@ -51,7 +51,9 @@ def check_doctor_data(data):
             _need(isinstance(entry.get(key), str) and entry[key].strip(), where, "'%s' must be text" % key)
         _need(entry.get("severity") in _SEVERITIES, where, "'severity' must be one of %s" % ", ".join(_SEVERITIES))
         _need(entry.get("action") in actions, where, "'action' must be one of xid.actions (%s)" % entry.get("action"))
-        unknown = set(entry) - {"code", "mnemonic", "meaning", "severity", "action", "investigate"}
+        _need(entry.get("note") is None or isinstance(entry["note"], str) and entry["note"].strip(), where,
+              "'note' must be text")
+        unknown = set(entry) - {"code", "mnemonic", "meaning", "severity", "action", "investigate", "note"}
         _need(not unknown, where, "unknown keys %s" % sorted(unknown))
     for key in ("min_gpu_memory_mib", "pcie_busy_util_pct", "min_shm_mib", "thermal_margin_c"):
         entry = data.get(key)

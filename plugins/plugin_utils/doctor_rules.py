@@ -122,8 +122,12 @@ def nouveau_loaded(facts, data):
 
 def secure_boot_module_rejected(facts, data):
     """Secure Boot (lockdown) refused the unsigned or wrongly signed nvidia module."""
+    # "Operation not permitted" after "modprobe: FATAL: Module nvidia... not found" is the failed install command of a
+    # module that is not there (Debian's nvidia-current alias, Witko/nvidia-xrun#148), not lockdown
+    missing = _messages(facts, "module-not-found")
     errors = [e for e in facts.get("module_errors", []) if e["module"].startswith("nvidia")
-              and re.search(r"Key was rejected by service|Required key not available|Operation not permitted", e["reason"])]
+              and re.search(r"Key was rejected by service|Required key not available|Operation not permitted", e["reason"])
+              and not (missing and "Operation not permitted" in e["reason"])]
     kernel = _kernel(facts, r"Loading of unsigned module is rejected|nvidia.*(Key was rejected|Required key not available)") or []
     if errors or kernel:  # a lockdown line names no module: it only supports a refusal of an nvidia module
         kernel += _kernel(facts, r"Lockdown: .*unsigned module loading is restricted") or []
@@ -142,14 +146,32 @@ def secure_boot_module_rejected(facts, data):
         "secure-boot-module-rejected", "error", title, evidence,
         "Under Secure Boot the kernel's lockdown refuses modules it cannot verify ('Key was rejected by service', or "
         "'Operation not permitted' with 'Lockdown: ... unsigned module loading is restricted' in the kernel log). "
-        "Enroll the key DKMS signs with (Debian/Ubuntu: mokutil --import /var/lib/dkms/mok.pub, set a one-time "
-        "password, reboot and confirm in MokManager), or use Ubuntu's signed linux-modules-nvidia-<branch> packages, "
-        "or turn Secure Boot off in the firmware. Then modprobe nvidia.")]
+        "%s Set a one-time password, reboot and confirm in MokManager; or turn Secure Boot off in the firmware. Then "
+        "modprobe nvidia." % _mok_text(facts))]
+
+
+def _mok_text(facts):
+    """Where DKMS keeps the key it signs with, per distribution (roles/nvidia_driver/README.md, data/compat.yml;
+    Debian wiki, SecureBoot: DKMS 3 makes /var/lib/dkms/mok.key and mok.pub)."""
+    distro = ((facts.get("os_release") or {}).get("id") or "").lower()
+    ubuntu = ("Ubuntu: enroll the key DKMS signs with, mokutil --import /var/lib/shim-signed/mok/MOK.der (made by "
+              "update-secureboot-policy --new-key), or install the signed precompiled linux-modules-nvidia-<branch> "
+              "packages instead of DKMS.")
+    debian = "Debian 12 and other DKMS 3 systems: enroll DKMS's key, mokutil --import /var/lib/dkms/mok.pub."
+    if distro == "ubuntu":
+        return ubuntu
+    if distro == "debian":
+        return debian
+    return ubuntu + " " + debian
 
 
 def dkms_not_built_for_kernel(facts, data):
     """DKMS has no nvidia module built and installed for the running kernel (or its build failed)."""
     evidence = ["%s (dkms)" % f["line"] for f in facts.get("dkms_failures", [])]
+    make_errors = _messages(facts, "dkms-make-error")
+    evidence += _lines_of(make_errors)
+    evidence += ["%s (no %s module for kernel %s)" % (m["line"], m["module"], m["kernel"])
+                 for m in _messages(facts, "module-not-found")]
     dkms, kernel = facts.get("dkms"), facts.get("uname_r")
     nvidia = [e for e in dkms or [] if e["module"].startswith("nvidia")]
     if nvidia and kernel:
@@ -161,8 +183,10 @@ def dkms_not_built_for_kernel(facts, data):
         if not (nvidia and kernel):
             return None
         return []
+    title = ("The DKMS build of the NVIDIA module failed" if make_errors or facts.get("dkms_failures") else
+             "The NVIDIA module is not built (or not installed) for the running kernel")
     return [_finding(
-        "dkms-not-built-for-kernel", "error", "The NVIDIA module is not built for the running kernel", _short(evidence),
+        "dkms-not-built-for-kernel", "error", title, _short(evidence),
         "Install the headers of the running kernel (apt-get install linux-headers-$(uname -r)) and build: dkms autoinstall "
         "(or dkms install nvidia/<version> -k $(uname -r)); read /var/lib/dkms/nvidia*/<version>/build/make.log when it "
         "fails. A kernel too new for the driver branch needs a newer branch, or boot the previous kernel.")]
@@ -330,8 +354,9 @@ def xid_error(facts, data):
             key = (int(match.group("code")), match.group("bus"))
             seen.setdefault(key, []).append(line)
         elif re.search(r"fallen off the bus", line):
-            bus = re.search(r"GPU (?:at PCI:)?(?P<bus>[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2})", line)
-            seen.setdefault((79, bus.group("bus") if bus else "?"), []).append(line)
+            bus = re.search(r"GPU (?:at (?:PCI:)?)?(?P<bus>[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2})", line, re.I)
+            seen.setdefault((79, bus.group("bus").lower() if bus else "?"), []).append(line)
+    order = {"info": 0, "warning": 1, "error": 2}
     findings = []
     for (code, bus), found in sorted(seen.items()):
         known = meanings.get(code)
@@ -342,11 +367,28 @@ def xid_error(facts, data):
         else:
             meaning, severity = "not in NVIDIA's Xid catalog as data/doctor.yml holds it", "error"
             action = "look the code up in NVIDIA's current Xid catalog; until then treat it as a GPU fault"
+        # Xid 45 follows other Xids (the catalog's WORKFLOW_XID_45): it weighs what the Xid it names weighs
+        causes = sorted({int(c) for line in found for c in re.findall(r"caused by previous Xid (\d+)", line)})
+        for cause in causes:
+            cause_severity = (meanings.get(cause) or {}).get("severity", "error")
+            if order[cause_severity] > order[severity]:
+                severity = cause_severity
+        # NVLink Xids 144-150 print Fatal or Nonfatal: a Nonfatal one is corrected by the link (gpud#1174)
+        if 144 <= code <= 150 and found and all(re.search(r"\bNonfatal\b", line) for line in found):
+            severity = "warning"
+            meaning += " (Nonfatal)"
+        if known and known.get("note"):
+            action += ". " + known["note"]
+        if causes:
+            action += ". This Xid names its cause: act on Xid %s" % ", ".join(str(c) for c in causes)
+        tail = (" A GPU that keeps logging hardware Xids after a reset needs the vendor." if severity == "error" else
+                " The GPU needs no repair for this event alone; if it repeats across applications, look at the "
+                "application and the driver version.")
         findings.append(_finding(
             "xid-error", severity, "Xid %d on GPU %s: %s" % (code, bus, meaning),
             ["Xid %d (%s), %d time(s) on %s" % (code, meaning, len(found), bus)] + _short(found, 2),
-            "%s%s (NVIDIA, Xid catalog: https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html). "
-            "A GPU that keeps logging hardware Xids after a reset needs the vendor." % (action[0].upper(), action[1:])))
+            "%s%s (NVIDIA, Xid catalog: https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html).%s" % (
+                action[0].upper(), action[1:], tail)))
     return findings
 
 
@@ -431,8 +473,12 @@ def persistence_off(facts, data):
     off = [g for g in gpus if g["persistence"] is False]
     if not off:
         return []
+    # NVIDIA, Driver Persistence (https://docs.nvidia.com/deploy/driver-persistence/): persistence matters for headless
+    # compute GPUs; with X (a display) a client keeps the driver loaded anyway. GeForce/desktop boards: info only.
+    desktop = all(re.search(r"GeForce|TITAN|\bRTX \d{4}\b", g.get("name") or "") and "RTX A" not in (g.get("name") or "")
+                  for g in off)
     return [_finding(
-        "persistence-off", "warning", "Persistence mode is off on %d GPU(s)" % len(off),
+        "persistence-off", "info" if desktop else "warning", "Persistence mode is off on %d GPU(s)" % len(off),
         ["%s (%s): persistence mode off" % (g.get("name"), g.get("pci_bus_id")) for g in off],
         "Run the nvidia-persistenced service (systemctl enable --now nvidia-persistenced), so the driver keeps the GPUs "
         "initialised between jobs: each CUDA start is faster and ECC/Xid state is not lost. On a desktop with a display "
@@ -697,8 +743,39 @@ def container_driver_libraries_not_found(facts, data):
             "nvidia-container-cli looks the driver's libraries up in the host's ldconfig cache: install the driver (its "
             "user-space part: libnvidia-compute-<branch> on Ubuntu, libnvidia-ml1/libcuda1 on Debian, nvidia-driver "
             "elsewhere), run ldconfig, and check with ldconfig -p | grep libnvidia-ml. Docker Desktop or a VM without "
-            "the GPU passed through has no host driver to find.")
+            "the GPU passed through has no host driver to find. NVIDIA's k8s-device-plugin ('could not load NVML "
+            "library', 'ERROR_LIBRARY_NOT_FOUND') gets the libraries only through the NVIDIA runtime: make nvidia the "
+            "default runtime of containerd/CRI-O (nvidia-ctk runtime configure --runtime=containerd --set-as-default) or "
+            "give the plugin's pod runtimeClassName: nvidia (k8s-device-plugin README, prerequisites).")
     return _message_rule(facts, ("ctk-load-library",), finding)
+
+
+def container_driver_file_exists(facts, data):
+    """The image already holds a driver library the toolkit mounts (libnvidia-ml.so.1: file exists)."""
+    def finding(evidence):
+        return _finding(
+            "container-driver-file-exists", "error", "The container image already holds the NVIDIA driver's libraries "
+            "('file exists')", evidence,
+            "nvidia-container-cli mounts the host driver's libraries (libnvidia-ml.so.1, libcuda.so.1) into the "
+            "container and fails when the image already has a file there: an image that installed a driver or "
+            "libnvidia-* package, or that was committed from a running GPU container (lambdal/lambda-stack-dockerfiles#15). "
+            "Rebuild the image without driver packages (use CUDA's nvidia/cuda base images, which carry none), or delete "
+            "the files in the Dockerfile. Under WSL2 the same error comes from libraries copied from /usr/lib/wsl/lib "
+            "into the image (NVIDIA/nvidia-container-toolkit#289): remove them from the image.")
+    return _message_rule(facts, ("ctk-file-exists",), finding)
+
+
+def cuda_out_of_memory(facts, data):
+    """The GPU's memory is full: the framework or NCCL could not allocate."""
+    def finding(evidence):
+        return _finding(
+            "cuda-out-of-memory", "error", "The GPU ran out of memory (CUDA out of memory)", evidence,
+            "The job asked for more GPU memory than was free. nvidia-smi shows what else holds memory (another job, a "
+            "stale process: kill it). Lower the batch size or sequence length, use mixed precision, gradient "
+            "checkpointing or accumulation; with much 'reserved but unallocated' memory set "
+            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (PyTorch, CUDA memory management). An NCCL 'Cuda failure "
+            "out of memory' is the same: NCCL's buffers did not fit beside the model.")
+    return _message_rule(facts, ("cuda-oom",), finding)
 
 
 def cuda_forward_compat_unsupported(facts, data):
@@ -789,7 +866,16 @@ def gsp_init_failed(facts, data):
             "points at the board itself (power, VBIOS): cold-boot, reseat, check the power cables.")
     found = _messages(facts, "gsp-init")
     if found:
-        return [finding(_lines_of(found) + _lines_of(_messages(facts, "rm-init-adapter"), 1))]
+        result = finding(_lines_of(found) + _lines_of(_messages(facts, "rm-init-adapter"), 1))
+        wpr2 = _kernel(facts, r"WPR2 already up") or []
+        if wpr2:
+            result["evidence"] = _short(wpr2, 1) + result["evidence"]
+            result["fix"] = ("'WPR2 already up': the GPU kept the state of an earlier boot of its GSP (after a driver "
+                             "unload, a crash or a warm reboot), as the driver says ('the GPU is likely in a bad state "
+                             "and may need to be reset'). Reset the GPU (nvidia-smi -r -i <index> with nothing on it, or "
+                             "echo 1 > /sys/bus/pci/devices/<bus>/reset), or cold-boot the machine with power removed; "
+                             "a warm reboot may not clear it. If it comes back after a clean cold boot, update the driver.")
+        return [result]
     return [] if _searched(facts) else None
 
 
@@ -813,6 +899,10 @@ def pcie_aer_errors(facts, data):
         if facts.get("aer_counters") is not None or _searched(facts):
             return []
         return None
+    gpu_found = _aer_on_gpu(facts, found)
+    if found and not gpu_found and not counters:
+        return [_aer_other_device(found)]
+    found = gpu_found
     fatal = [m for m in found if re.search(r"Uncorrect|can't recover|recovery failed|Fatal", m["line"])]
     fatal_counts = [c for c in counters if c["key"] != "TOTAL_ERR_COR"]
     shown = sorted(fatal or found, key=lambda m: "PCIe Bus Error" not in m["line"])
@@ -826,6 +916,62 @@ def pcie_aer_errors(facts, data):
         "announce the same. Reseat the GPU, remove risers and extenders, try another slot, set the slot to a lower PCIe "
         "generation in the firmware, and check the power cables. Counters: /sys/bus/pci/devices/<bus>/aer_dev_*. "
         "pcie_aspm=off helps when the errors come from link power saving.")]
+
+
+_AER_DEVICE_RE = re.compile(r"(?:^|\]\s*|kernel:\s*)(?P<driver>[\w-]+) (?P<addr>[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])[: ]")
+_AER_SOURCE_RE = re.compile(r"received: (?P<addr>[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])")
+
+
+def _gpu_addresses(facts):
+    """PCI addresses of the NVIDIA GPUs the captures show (nvidia-smi, lspci, the kernel log's nvidia/NVRM lines)."""
+    found = set()
+    for item in list(facts.get("gpus", [])) + list(facts.get("pci_devices", [])):
+        if item.get("pci_bus_id") and (item.get("kind", "gpu") == "gpu"):
+            found.add(item["pci_bus_id"].lower()[-12:])
+    for line in facts.get("kernel_lines") or []:
+        for match in re.finditer(r"(?:\bnvidia |NVRM: GPU (?:at )?(?:PCI:)?)(?P<addr>[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])",
+                                 line, re.I):
+            found.add(match.group("addr").lower())
+    return found
+
+
+def _aer_on_gpu(facts, found):
+    """The AER messages about an NVIDIA device: vendor 10de, the nvidia driver, a GPU's address, or a port whose
+    error came from a GPU (PCI Express AER, Documentation/PCI/pcieaer-howto.rst: 'received: <source id>')."""
+    gpus = _gpu_addresses(facts)
+    lines = facts.get("kernel_lines") or []
+    for line in lines:
+        match = _AER_SOURCE_RE.search(line)
+        device = _AER_DEVICE_RE.search(line)
+        if match and device and match.group("addr") in gpus:
+            gpus.add(device.group("addr"))  # the port above a GPU
+    result = []
+    for message in found:
+        line = message["line"]
+        device = _AER_DEVICE_RE.search(line)
+        if re.search(r"\[10de:[0-9a-f]{4}\]", line) or (device and (device.group("driver") == "nvidia"
+                                                                     or device.group("addr") in gpus)):
+            result.append(message)
+    if result:  # the ports of the same capture: the kernel reports a GPU's error through the port above it
+        result += [m for m in found if m not in result and
+                   re.search(r"\bpcieport ", m["line"])]
+    return result
+
+
+def _aer_other_device(found):
+    devices = []
+    for message in found:
+        device = _AER_DEVICE_RE.search(message["line"])
+        name = "%s %s" % (device.group("driver"), device.group("addr")) if device else None
+        if name and name not in devices:
+            devices.append(name)
+    return _finding(
+        "pcie-aer-other-device", "warning", "PCIe errors on a device the captures do not show as an NVIDIA GPU (%s)" % (
+            ", ".join(devices) or "unnamed"), _lines_of(found, 4),
+        "These AER messages name no NVIDIA device (vendor 10de, the nvidia driver, a GPU's address or the port above "
+        "one): they are not the GPU's. Look at that device (an NVMe, a SATA or network controller, its root port): "
+        "reseat it, update its firmware, or pcie_aspm=off when they come from link power saving. If a GPU sits behind "
+        "that port, add lspci -tv to the captures so the doctor can tell.")
 
 
 def ecc_uncorrectable(facts, data):
@@ -881,6 +1027,15 @@ def libcuda_missing(facts, data):
 def cuda_libraries_missing(facts, data):
     """cuDNN, NVRTC or another CUDA library cannot be loaded."""
     def finding(evidence):
+        if any(re.search(r"libnvJitLink", line) for line in evidence):
+            return _finding(
+                "cuda-libraries-missing", "error", "A CUDA library cannot be loaded: libnvJitLink (CUDA 12's JIT linker)",
+                evidence,
+                "CUDA 12's libcusparse and libcusolver need libnvJitLink.so.12 of the same or a newer CUDA 12 minor "
+                "release. Install it beside them: pip install nvidia-nvjitlink-cu12 (matching the nvidia-cusparse-cu12 "
+                "wheel's CUDA) or apt install cuda-nvjitlink-12-<minor>; with a system CUDA, put its lib64 on the loader "
+                "path (ldconfig -p | grep nvJitLink shows what is found). 'undefined symbol __nvJitLink...' means an "
+                "older nvJitLink is found first: remove it from LD_LIBRARY_PATH.")
         return _finding(
             "cuda-libraries-missing", "error", "A CUDA library (cuDNN, NVRTC...) cannot be loaded", evidence,
             "The library is not on the loader's path. PyTorch wheels bring their own (nvidia-cudnn-cu12, "
@@ -983,6 +1138,8 @@ def cuda_compat_rules():
     return (
         ("container-cgroup-device-rules", container_cgroup_device_rules, "any capture (a container error)"),
         ("container-driver-libraries-not-found", container_driver_libraries_not_found, "any capture (a container error)"),
+        ("container-driver-file-exists", container_driver_file_exists, "any capture (a container error)"),
+        ("cuda-out-of-memory", cuda_out_of_memory, "any capture (a framework or NCCL error)"),
         ("cuda-forward-compat-unsupported", cuda_forward_compat_unsupported, "any capture (a CUDA error)"),
         ("cuda-driver-combination-unsupported", cuda_driver_combination_unsupported, "any capture (a CUDA error)"),
         ("cuda-unknown-error", cuda_unknown_error, "any capture (a CUDA error)"),
@@ -1030,7 +1187,7 @@ RULES = (
 ) + cuda_compat_rules()
 RULE_IDS = tuple(row[0] for row in RULES)
 # Finding ids a rule can give besides its own (the README table lists them too).
-EXTRA_IDS = ("fabricmanager-not-needed",)
+EXTRA_IDS = ("fabricmanager-not-needed", "pcie-aer-other-device")
 
 
 # Lines that would be a rule's evidence: a rule that found nothing while a capture holds such a line is not listed as
