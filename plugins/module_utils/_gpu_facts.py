@@ -1009,14 +1009,15 @@ def pcie_gpu_max_gen_xml(text):
 def ecc_from_edac(edac_mc_exists, mc_entries):
     """ECC memory from EDAC: ``/sys/devices/system/edac/mc`` exists? and its entries.
 
-    Any ``mc<N>`` -> True (a memory controller with error detection is registered);
-    the directory present but no ``mc<N>`` -> False; no EDAC at all -> None (unknown: the
-    EDAC driver may simply not be loaded, e.g. in a VM or container).
+    Any ``mc<N>`` -> True (a memory controller with error detection is registered); anything else -> None
+    (unknown). The ``mc`` folder is made by the EDAC core (edac_core, often built in) and ``mc<N>`` only when a
+    platform driver (skx_edac, amd64_edac, ...) binds to the memory controller: an empty folder means no driver
+    bound (not loaded, not built, a VM, a CPU it does not know yet), not that the memory has no ECC (Linux kernel
+    documentation, admin-guide/RAS "EDAC"). ``dmidecode -t memory`` tells "no ECC" where it is captured.
+    ``edac_mc_exists`` is kept for callers and for the report's note.
     """
     if any(re.match(r"^mc\d+$", entry) for entry in (mc_entries or [])):
         return True
-    if edac_mc_exists:
-        return False
     return None
 
 

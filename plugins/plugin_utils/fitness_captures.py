@@ -35,6 +35,8 @@ _LSCPU_RE = re.compile(r"^\s*(Architecture|CPU\(s\)|Model name|Core\(s\) per soc
 _CPUINFO_RE = re.compile(r"^processor\s*:\s*\d+", re.M)
 _MEMINFO_RE = re.compile(r"^MemTotal:\s+\d+\s*kB", re.M)
 _EDAC_HEAD = "/sys/devices/system/edac/mc"
+_MC_RE = re.compile(r"^mc\d+$")
+_EDAC_ENTRY_RE = re.compile(r"^(mc\d+|power|subsystem|uevent)$")
 _DMI_ECC_RE = re.compile(r"^\s*Error Correction Type:\s*(.+?)\s*$", re.M)
 _LSBLK_HEAD_RE = re.compile(r"^NAME\s+(?=.*\bSIZE\b)(?=.*\bTYPE\b).*$", re.M)
 _SMI_Q_RE = re.compile(r"=+\s*NVSMI LOG\s*=+|^\s*Product Name\s*:", re.M)
@@ -43,16 +45,34 @@ _TOPO_RE = re.compile(r"^\s*GPU0\b.*\bCPU Affinity\b|^\s+GPU0(\s+GPU\d+)*\s", re
 _SIZE_RE = re.compile(r"^\s*([\d.,]+)\s*([BKMGTPE]?)i?B?\s*$", re.I)
 
 
-def _body(text):
-    """The output without the ``$ command`` line dlbox-collect writes above it (and a shell prompt's echo)."""
+def _command_and_body(text):
+    """``(command, output)``: the ``$ command`` line dlbox-collect writes above an output, and the output under it."""
     text = (text or "").replace("\r\n", "\n")
     first, _sep, rest = text.lstrip("\n").partition("\n")
-    return rest if re.match(r"^\$ \S", first) else text
+    return (first[2:].strip(), rest) if re.match(r"^\$ \S", first) else ("", text)
+
+
+def _body(text):
+    """The output without the ``$ command`` line dlbox-collect writes above it (and a shell prompt's echo)."""
+    return _command_and_body(text)[1]
+
+
+def _is_edac_listing(command, body):
+    """``ls /sys/devices/system/edac/mc``: by its command line, by a path in an error, or by a body that is only the
+    folder's entries (``mc0``, ``mc1``, ``power``, ``subsystem``, ``uevent``: FlorianHeigl/nagios#1's ``ls -l``)."""
+    if _EDAC_HEAD in command or _EDAC_HEAD in body:
+        return True
+    names = body.split()
+    return bool(names) and any(_MC_RE.match(n) for n in names) and all(_EDAC_ENTRY_RE.match(n) for n in names)
 
 
 def recognize(text):
-    """The kinds of output (``KINDS``) one text holds; a capture may hold several (``lspci -nn; lspci -vv``)."""
-    text = _body(text)
+    """The kinds of output (``KINDS``) one text holds; a capture may hold several (``lspci -nn; lspci -vv``).
+
+    ``text`` is the capture as written, with dlbox-collect's ``$ command`` line: some outputs are told only by it
+    (an ``ls`` of the EDAC folder prints bare names).
+    """
+    command, text = _command_and_body(text)
     found = []
     head = text.lstrip()[:4096]
     if "<nvidia_smi_log" in head or (head.startswith("<?xml") and "nvidia_smi" in head):
@@ -65,7 +85,7 @@ def recognize(text):
         found.append("cpuinfo")
     if _MEMINFO_RE.search(text):
         found.append("meminfo")
-    if _EDAC_HEAD in text:
+    if _is_edac_listing(command, text):
         found.append("edac")
     if _DMI_ECC_RE.search(text):
         found.append("dmidecode-memory")
@@ -230,12 +250,18 @@ def parse_nvidia_smi_q_gpus(text):
 
 
 def edac_from_capture(text):
-    """``(edac_mc_exists, entries)`` from ``ls /sys/devices/system/edac/mc`` as dlbox-collect prints it, or None."""
-    if _EDAC_HEAD not in (text or ""):
+    """``(edac_mc_exists, entries)`` from ``ls /sys/devices/system/edac/mc`` as dlbox-collect writes it (its
+    ``$ ls ...`` line, then one name a line), or a bare paste of the names; None when the text is no such listing.
+
+    ``$ ls /sys/devices/system/edac/mc`` / ``mc0`` / ``mc1`` / ``power`` -> ``(True, ["mc0", "mc1"])``;
+    ``ls: cannot access '/sys/devices/system/edac/mc': No such file or directory`` -> ``(False, [])``.
+    """
+    command, body = _command_and_body(text)
+    if not _is_edac_listing(command, body):
         return None
-    if re.search(r"No such file or directory|cannot access", text):
+    if re.search(r"No such file or directory|cannot access", body):
         return False, []
-    return True, re.findall(r"\bmc\d+\b", text.split(_EDAC_HEAD, 1)[1])
+    return True, [name for name in body.split() if _MC_RE.match(name)]
 
 
 def _dmidecode_ecc(text):
@@ -256,9 +282,9 @@ def host_from_captures(captures):
     """
     raw, captured = {}, {}
     smi_q, lnk_texts, ecc_dmi = [], [], None
-    for name, text in captures or []:
-        text = _body(text)
-        for kind in recognize(text):
+    for name, written in captures or []:
+        text = _body(written)
+        for kind in recognize(written):
             captured.setdefault(kind, []).append(name)
             if kind == "lscpu":
                 raw["lscpu"] = text
@@ -267,7 +293,7 @@ def host_from_captures(captures):
             elif kind == "meminfo":
                 raw["meminfo"] = text
             elif kind == "edac":
-                found = edac_from_capture(text)
+                found = edac_from_capture(written)
                 if found:
                     raw["edac_mc_exists"], raw["edac_mc_entries"] = found
             elif kind == "dmidecode-memory":

@@ -7,6 +7,10 @@ Sources (tests/fixtures/SOURCES.md, "Fitness captures"):
   fitness/lscpu-i7-10610u.txt               Jay100125/Linux lscpu.md: 4 cores / 8 threads, 1.8 GHz, 8 MiB L3
   fitness/lscpu-2x-xeon-e5-2687w-v4-prompt.txt  Youcheng/CPPFun NumaNode/README.md: with the shell prompt, HT off
   fitness/lsblk-nvme-477g-root.txt          bucardo/boxinfo#6: plain lsblk, / on a 477 GiB (512 GB) NVMe
+  fitness/edac-mc-two-controllers.txt       FlorianHeigl/nagios#1: the names of `ls -l /sys/devices/system/edac/mc` on
+                                            a 2-controller server, written as dlbox-collect writes `ls` (its $ line, one a line)
+  fitness/edac-mc-no-controller.txt         the same folder without mc0/mc1 (the EDAC core, no driver bound): the
+                                            format is real, the case is derived from it
   fitness/collect-dev-vm/                   this project's development VM (KVM, 2 vCPU), dlbox-collect of 2026-12-05:
                                             lscpu, /proc/meminfo, lsblk -J -b (/ on a whole virtio disk), no EDAC
   doctor/smi-q-a10-550-idle.txt             leptonai/gpud test data: nvidia-smi -q of an A10 (Device Max 4)
@@ -42,6 +46,8 @@ def caps(*paths):
     ("fitness/collect-dev-vm/17-meminfo.txt", ["meminfo"]),
     ("fitness/collect-dev-vm/18-lsblk.txt", ["lsblk"]),
     ("fitness/collect-dev-vm/19-edac-mc.txt", ["edac"]),
+    ("fitness/edac-mc-two-controllers.txt", ["edac"]),
+    ("fitness/edac-mc-no-controller.txt", ["edac"]),
     ("fitness/lsblk-nvme-477g-root.txt", ["lsblk"]),
     ("doctor/smi-q-a10-550-idle.txt", ["nvidia-smi-q"]),
     ("doctor/lspci-lnksta-gen1-idle-x16.txt", ["lspci-vv"]),
@@ -78,6 +84,29 @@ def test_a_dlbox_collect_bundle_of_a_vm():
     assert host["memory"] == {"total_mb": 24105, "ecc": None}          # no EDAC in the VM: unknown, not "no ECC"
     assert host["disks"] == [{"name": "vda", "kind": "hdd", "size_gb": 275}]   # zram0 (size 0) left out
     assert host["root_disk"]["name"] == "vda"                          # / on the whole disk, no partition
+
+
+@pytest.mark.parametrize("path, ecc", [
+    ("fitness/edac-mc-two-controllers.txt", True),     # two memory controllers registered: ECC
+    ("fitness/edac-mc-no-controller.txt", None),       # the EDAC core's folder, no driver bound: unknown
+    ("fitness/collect-dev-vm/19-edac-mc.txt", None),   # no EDAC at all (the VM): unknown
+])
+def test_ecc_from_a_bundles_edac_listing(path, ecc):
+    # dlbox-collect writes "$ ls /sys/devices/system/edac/mc" above the names: the listing is told by that line
+    host = fc.host_from_captures(caps(path))
+    assert host["captured"] == {"edac": [path]} and host["memory"]["ecc"] is ecc
+
+
+def test_a_bare_paste_of_the_edac_folder_is_read_too():
+    text = (FIX / "fitness/edac-mc-two-controllers.txt").read_text().split("\n", 1)[1]
+    assert fc.edac_from_capture(text) == (True, ["mc0", "mc1"])
+    assert fc.edac_from_capture("mc0\npower\nfoo\n") is None      # not the folder's entries
+
+
+def test_a_server_with_ecc_from_its_bundle_passes_ecc():
+    host = fc.host_from_captures(caps("fitness/lscpu-2x-xeon-platinum-8380.txt", "fitness/edac-mc-two-controllers.txt"))
+    checks = {c["id"]: c for c in fitness.judge_host(host, "h", "server", DATA)["checks"]}
+    assert checks["ecc"]["status"] == "ok"
 
 
 def test_nvidia_smi_q_text_gives_the_gpu_its_device_id_and_own_link():
