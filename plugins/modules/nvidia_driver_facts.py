@@ -260,10 +260,15 @@ def _read(path):
         return handle.read()
 
 
+def running_release():
+    """What ``uname -r`` prints."""
+    return os.uname().release
+
+
 def read_boot(installed=()):
     """The running release, /boot's kernels and the one GRUB boots next (``installed``: the installed kernel releases,
     used when /boot lists none)."""
-    running = os.uname().release
+    running = running_release()
     boot = sorted(os.path.basename(path)[len("vmlinuz-"):] for path in glob.glob("/boot/vmlinuz-*"))
     newest = kernel_utils.next_boot_kernel(boot or list(installed), running)
     defaults = [_read(path) for path in [GRUB_DEFAULTS] + sorted(glob.glob(GRUB_DEFAULTS + ".d/*.cfg")) if os.path.isfile(path)]

@@ -18,10 +18,7 @@ AWS_ID = ("gnulinux-advanced-0ef35759-eb42-4358-9a2a-1f74696d7007>"
 
 
 def run(capsys, monkeypatch, files, boot, args):
-    class Uname:
-        release = "6.8.0-31-generic"
-
-    monkeypatch.setattr(facts.os, "uname", lambda: Uname)
+    monkeypatch.setattr(facts, "running_release", lambda: "6.8.0-31-generic")
     monkeypatch.setattr(facts.glob, "glob", lambda pattern: [p for p in list(files) + ["/boot/vmlinuz-" + b for b in boot]
                                                              if __import__("fnmatch").fnmatch(p, pattern)])
     monkeypatch.setattr(facts.os.path, "isfile", lambda path: path in files)
