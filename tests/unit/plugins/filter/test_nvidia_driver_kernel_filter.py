@@ -25,8 +25,8 @@ def test_registered_filters():
 
 def test_module_check_takes_the_plan_and_the_boot_facts():
     assert f.nvidia_driver_module_check(PLAN, running="x", boot=BOOT)["kernels"] == ["6.8.0-31-generic", "7.0.0-44-generic"]
-    out = f.nvidia_driver_module_check(PLAN, boot=BOOT, modinfo={"6.8.0-31-generic": "modinfo: ERROR: Module nvidia not found.",
-                                                                  "7.0.0-44-generic": "580.95.05"}, expected="580.95.05")
+    modinfo = {"6.8.0-31-generic": "modinfo: ERROR: Module nvidia not found.", "7.0.0-44-generic": "580.95.05"}
+    out = f.nvidia_driver_module_check(PLAN, boot=BOOT, modinfo=modinfo, expected="580.95.05")
     assert out["problems"] == [] and out["pending_reboot_reason"].startswith("pending reboot")
 
 
