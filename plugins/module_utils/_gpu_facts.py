@@ -652,6 +652,7 @@ def parse_cpuinfo(text):
     if first.get("cache size"):
         cache_kb = _size_to_kb(first["cache size"])
     return {
+        "vendor": first.get("vendor_id"),
         "model": model,
         "sockets": sockets,
         "cores": cores,
@@ -676,12 +677,46 @@ def _size_to_kb(value):
     return int(round(number * factor))
 
 
+def _is_intel(vendor, model):
+    """GenuineIntel by the vendor id, or by the model name where the paste has no vendor line."""
+    return vendor == "GenuineIntel" or (not vendor and str(model or "").startswith("Intel"))
+
+
+_SYSFS_L3_RE = re.compile(r"^\S*/cpu(\d+)/cache/index3/(size|shared_cpu_list):\s*(\S+)\s*$")
+
+
+def l3_kb_from_sysfs(text):
+    """Total L3 (KiB) from the kernel's cache folders, one size per distinct ``shared_cpu_list``; None without them.
+
+    ``text``: ``grep -H . /sys/devices/system/cpu/cpu*/cache/index3/size .../shared_cpu_list`` (``path:value`` lines;
+    values as util-linux/util-linux#663 shows them: ``8192K``, ``0-5,12-17``). A Threadripper 3970X has eight 16 MiB
+    instances, each shared by its CCX's CPUs: 128 MiB.
+    """
+    per_cpu = {}
+    for line in (text or "").splitlines():
+        match = _SYSFS_L3_RE.match(line.strip())
+        if match:
+            per_cpu.setdefault(match.group(1), {})[match.group(2)] = match.group(3)
+    instances = {}
+    for entry in per_cpu.values():
+        size = _size_to_kb(entry.get("size"))
+        if size and entry.get("shared_cpu_list"):
+            instances[entry["shared_cpu_list"]] = size
+    return sum(instances.values()) if instances else None
+
+
 def parse_lscpu(text):
     """Parse plain ``lscpu`` output (``Key: value`` lines; any locale-independent build).
 
     Returns ``{"model", "architecture", "sockets", "cores", "threads", "max_mhz", "l3_kb"}``.
-    ``l3_kb`` is the total over all instances (newer util-linux prints ``32 MiB (1 instance)``;
-    older prints ``32768K`` per socket, which is multiplied by the socket count).
+    ``l3_kb`` is the total over all L3 instances, or None where lscpu does not tell it:
+
+    * ``120 MiB (2 instances)`` (util-linux 2.37 and later) and ``16 MiB`` (2.34-2.36): the sum of all instances, as
+      printed (util-linux commit e5f7211, util-linux/util-linux#663 and #983);
+    * ``16384K`` (util-linux 2.33 and older): ONE instance. Intel's L3 is one per socket, so it is multiplied by the
+      sockets; AMD's is one per CCX/CCD (a Threadripper 3970X prints ``16384K`` of its 128 MB, util-linux#663 a
+      Ryzen 5 1600's ``8192K`` of 16 MB), and how many there are is not in the output: None (unknown), never the
+      one instance. ``l3_kb_from_sysfs`` gives the total from the kernel's cache folders.
     """
     fields = {}
     for line in (text or "").splitlines():
@@ -715,8 +750,8 @@ def parse_lscpu(text):
     l3 = fields.get("L3 cache") or fields.get("L3")
     if l3:
         l3_kb = _size_to_kb(l3)
-        if l3_kb is not None and "instance" not in l3 and sockets and sockets > 1:
-            l3_kb *= sockets
+        if l3_kb is not None and not re.search(r"\diB|instance", l3):  # util-linux <= 2.33: one instance
+            l3_kb = l3_kb * (sockets or 1) if _is_intel(fields.get("Vendor ID"), fields.get("Model name")) else None
     return {
         "model": fields.get("Model name"),
         "architecture": fields.get("Architecture"),
@@ -728,11 +763,20 @@ def parse_lscpu(text):
     }
 
 
-def cpu_facts(cpuinfo_text, lscpu_text=None):
-    """Merge :func:`parse_cpuinfo` and :func:`parse_lscpu` into the ``cpu`` fact (lscpu wins)."""
+def cpu_facts(cpuinfo_text, lscpu_text=None, l3_sysfs_text=None):
+    """Merge :func:`parse_cpuinfo` and :func:`parse_lscpu` into the ``cpu`` fact (lscpu wins).
+
+    L3: the kernel's cache folders (:func:`l3_kb_from_sysfs`), else lscpu's total, else an Intel CPU's
+    ``/proc/cpuinfo`` ``cache size`` (its L3, one per socket); an AMD CPU's ``cache size`` is its L2 per core.
+    """
     info = parse_cpuinfo(cpuinfo_text) if cpuinfo_text else {}
     lscpu = parse_lscpu(lscpu_text) if lscpu_text else {}
     model = lscpu.get("model") or info.get("model")
+    l3_kb = l3_kb_from_sysfs(l3_sysfs_text)
+    if l3_kb is None:
+        l3_kb = lscpu.get("l3_kb")
+    if l3_kb is None and info.get("cache_kb") and _is_intel(info.get("vendor"), info.get("model")):
+        l3_kb = info["cache_kb"] * (info.get("sockets") or 1)
     return {
         "model": model,
         "sockets": lscpu.get("sockets") or info.get("sockets"),
@@ -740,7 +784,7 @@ def cpu_facts(cpuinfo_text, lscpu_text=None):
         "threads": lscpu.get("threads") or info.get("threads"),
         "base_mhz": _model_name_mhz(model) or info.get("base_mhz"),
         "max_mhz": lscpu.get("max_mhz"),
-        "l3_kb": lscpu.get("l3_kb") if lscpu.get("l3_kb") is not None else info.get("cache_kb"),
+        "l3_kb": l3_kb,
     }
 
 
@@ -1248,7 +1292,7 @@ def build_host_facts(raw):
     """Build the ``dlbox_host`` fact from a dict of raw inputs (all optional).
 
     Keys: ``machine``, ``kernel_release``, ``proc_version``, ``os_release``, ``cpuinfo``,
-    ``lscpu``, ``meminfo``, ``edac_mc_exists``, ``edac_mc_entries``, ``disks`` (list of
+    ``lscpu``, ``l3_sysfs`` (see :func:`l3_kb_from_sysfs`), ``meminfo``, ``edac_mc_exists``, ``edac_mc_entries``, ``disks`` (list of
     ``(name, rotational, size)``), ``mokutil`` (text), ``secure_boot_efivar`` (bytes),
     ``efi`` (bool: ``/sys/firmware/efi`` exists), ``proc_modules``, ``nvidia_proc_version``,
     ``nvidia_smi_xml``, ``nvidia_smi_cc_csv``, ``nvidia_smi_topo``, ``lspci``, ``sysfs_pci`` (list of
@@ -1358,7 +1402,7 @@ def build_host_facts(raw):
             "key": os_facts["key"],
         },
         "kernel": raw.get("kernel_release") or None,
-        "cpu": cpu_facts(raw.get("cpuinfo"), raw.get("lscpu")),
+        "cpu": cpu_facts(raw.get("cpuinfo"), raw.get("lscpu"), raw.get("l3_sysfs")),
         "memory": {
             "total_mb": memory.get("total_mb"),
             "ecc": ecc_from_edac(raw.get("edac_mc_exists", False), raw.get("edac_mc_entries")),

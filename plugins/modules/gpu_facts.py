@@ -189,6 +189,7 @@ ansible_facts:
 
 import os
 import platform
+import re
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -282,6 +283,16 @@ def gather(reader, nvidia_smi_path="nvidia-smi", lspci_path="lspci", mokutil_pat
         raw["lscpu"] = out if status == "ok" else None
     else:
         probes["lscpu"] = "skipped"
+
+    # each L3 instance once (its size per distinct shared_cpu_list): lscpu of util-linux <= 2.33 prints one instance
+    l3_lines = []
+    for cpu in reader.listdir("sys/devices/system/cpu") or []:
+        if re.match(r"^cpu\d+$", cpu):
+            for leaf in ("size", "shared_cpu_list"):
+                value = reader.read("sys/devices/system/cpu/%s/cache/index3/%s" % (cpu, leaf))
+                if value is not None:
+                    l3_lines.append("/sys/devices/system/cpu/%s/cache/index3/%s:%s" % (cpu, leaf, value.strip()))
+    raw["l3_sysfs"] = "\n".join(l3_lines) or None
 
     mc_entries = reader.listdir("sys/devices/system/edac/mc")
     raw["edac_mc_exists"] = mc_entries is not None

@@ -386,7 +386,9 @@ def judge_host(facts, host, profile, data, overrides=None, data_disk=None):
         have = cpu.get("l3_kb") / 1024.0 if cpu.get("l3_kb") else None
         _check(checks, "cpu_l3", "L3 cache (MB, all sockets)", None if have is None else round(have, 1), ">= %s" % want,
                "unknown" if have is None else ("ok" if have >= want else "problem"), src("cpu_l3_mb_min"),
-               "no lscpu (L3 from /proc/cpuinfo's cache size is per core on some CPUs)" if have is None else None)
+               "no total L3 known: no lscpu, or an lscpu of util-linux <= 2.33 that prints one L3 instance (an AMD CPU "
+               "has one per CCX); /sys/devices/system/cpu/cpu*/cache/index3 (dlbox-collect's cpu-l3-sysfs) gives it"
+               if have is None else None)
     if "ram_gb_min" in limits:
         want = limits["ram_gb_min"]["value"]
         _check(checks, "ram", "RAM (GiB)", None if ram_gb is None else round(ram_gb, 1), ">= %d" % want,

@@ -8,6 +8,7 @@ pasted, into the ``dlbox_host`` shape of ``dlbox.stack.gpu_facts`` that ``fitnes
 is recognised by its content (``recognize``), never by its file name:
 
 * ``lscpu`` (plain, any util-linux layout), ``/proc/cpuinfo``: CPU model, cores, threads, base clock, L3;
+  ``grep -H . /sys/devices/system/cpu/cpu*/cache/index3/{size,shared_cpu_list}``: L3 where lscpu prints one instance;
 * ``/proc/meminfo``: RAM; ``ls /sys/devices/system/edac/mc`` or ``dmidecode -t memory``: ECC;
 * ``lsblk`` (``-J``/``-b`` or the plain tree): disks, md arrays and the disk that holds ``/``;
 * ``nvidia-smi -q -x`` or ``nvidia-smi -q``: GPUs, their memory and PCIe link (``Device Max``: the GPU's own);
@@ -28,7 +29,7 @@ from ansible_collections.dlbox.stack.plugins.module_utils import _gpu_facts as h
 
 __all__ = ["KINDS", "recognize", "host_from_captures", "parse_lsblk", "parse_nvidia_smi_q_gpus", "edac_from_capture"]
 
-KINDS = ("lscpu", "cpuinfo", "meminfo", "edac", "dmidecode-memory", "lsblk", "nvidia-smi-xml", "nvidia-smi-q",
+KINDS = ("lscpu", "cpuinfo", "cpu-l3-sysfs", "meminfo", "edac", "dmidecode-memory", "lsblk", "nvidia-smi-xml", "nvidia-smi-q",
          "lspci-vv", "lspci-nn", "nvidia-smi-topo", "nv_tegra_release")
 
 _LSCPU_RE = re.compile(r"^\s*(Architecture|CPU\(s\)|Model name|Core\(s\) per socket)\s*:", re.M)
@@ -83,6 +84,8 @@ def recognize(text):
         found.append("lscpu")
     if _CPUINFO_RE.search(text) and "model name" in text:
         found.append("cpuinfo")
+    if hf.l3_kb_from_sysfs(text) is not None:
+        found.append("cpu-l3-sysfs")
     if _MEMINFO_RE.search(text):
         found.append("meminfo")
     if _is_edac_listing(command, text):
@@ -290,6 +293,8 @@ def host_from_captures(captures):
                 raw["lscpu"] = text
             elif kind == "cpuinfo":
                 raw["cpuinfo"] = text
+            elif kind == "cpu-l3-sysfs":
+                raw["l3_sysfs"] = text
             elif kind == "meminfo":
                 raw["meminfo"] = text
             elif kind == "edac":

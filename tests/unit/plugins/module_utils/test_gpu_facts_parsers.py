@@ -464,6 +464,28 @@ def test_parse_lscpu(text, key, expected):
     assert hf.parse_lscpu(text)[key] == expected
 
 
+# util-linux/util-linux#663 (lscpu 2.32 on a Ryzen 5 1600, 16 MiB of L3 in two CCX): the two lines as posted
+LSCPU_RYZEN_1600_OLD = """Model name:          AMD Ryzen 5 1600 Six-Core Processor
+L3 cache:            8192K
+"""
+
+
+def test_an_old_lscpu_of_an_amd_cpu_gives_no_l3_rather_than_one_ccx():
+    assert hf.parse_lscpu(LSCPU_RYZEN_1600_OLD)["l3_kb"] is None
+    # nor does /proc/cpuinfo's "cache size" stand in: on AMD it is the L2 of one core
+    amd = CPUINFO_INTEL.replace("GenuineIntel", "AuthenticAMD").replace("Intel(R) Core(TM) i7-6700 CPU @ 3.40GHz",
+                                                                       "AMD Ryzen 5 1600 Six-Core Processor")
+    assert hf.cpu_facts(amd, LSCPU_RYZEN_1600_OLD)["l3_kb"] is None
+    assert hf.cpu_facts(CPUINFO_INTEL)["l3_kb"] == 8192      # Intel's cache size is its L3
+
+
+def test_l3_from_sysfs_counts_each_shared_instance_once():
+    text = "\n".join("/sys/devices/system/cpu/cpu%d/cache/index3/%s" % (cpu, leaf) for cpu in range(4)
+                     for leaf in ("size:8192K", "shared_cpu_list:%s" % ("0-1" if cpu < 2 else "2-3")))
+    assert hf.l3_kb_from_sysfs(text) == 16384
+    assert hf.l3_kb_from_sysfs("L3 cache: 8192K") is None
+
+
 def test_cpu_facts_prefers_lscpu_and_keeps_nominal_clock():
     facts = hf.cpu_facts(CPUINFO_INTEL, LSCPU_OLD)
     assert facts == {

@@ -418,3 +418,18 @@ def test_jetson_tree(root, bin_dir, capsys):
         "aarch64", "36.4.3", "NVIDIA Jetson AGX Orin Developer Kit",
     )
     assert facts["jetson"]["l4t_release"]["gcid"] == "38968081"  # the whole nv_tegra_release line
+
+
+def test_l3_from_the_kernels_cache_folders(root, bin_dir, capsys):
+    # an AMD host's sysfs as the kernel lays it out (a test input: two CCX of 8 MiB, the Ryzen 5 1600 of
+    # util-linux/util-linux#663, whose lscpu 2.32 printed only one of them); cpuinfo's "cache size" is left aside
+    write(root / "proc/cpuinfo", CPUINFO.replace("Intel(R) Core(TM) i7-6700 CPU @ 3.40GHz", "AMD Ryzen 5 1600 Six-Core Processor")
+          .replace("cache size\t: 8192 KB", "cache size\t: 512 KB"))
+    for cpu in range(12):
+        write(root / ("sys/devices/system/cpu/cpu%d/cache/index3/size" % cpu), "8192K\n")
+        write(root / ("sys/devices/system/cpu/cpu%d/cache/index3/shared_cpu_list" % cpu),
+              "0-2,6-8\n" if cpu % 6 < 3 else "3-5,9-11\n")
+    write(root / "sys/devices/system/cpu/online", "0-11\n")
+    facts = run_module(capsys, {"root": str(root), "nvidia_smi_path": missing(bin_dir, "nvidia-smi"),
+                                "lspci_path": missing(bin_dir, "lspci"), "mokutil_path": missing(bin_dir, "mokutil")})
+    assert facts["cpu"]["l3_kb"] == 16384

@@ -11,6 +11,8 @@ Sources (tests/fixtures/SOURCES.md, "Fitness captures"):
                                             a 2-controller server, written as dlbox-collect writes `ls` (its $ line, one a line)
   fitness/edac-mc-no-controller.txt         the same folder without mc0/mc1 (the EDAC core, no driver bound): the
                                             format is real, the case is derived from it
+  fitness/lscpu-epyc-8434p-old.txt          sustainable-computing-io/kepler#1288: EPYC 8434P, util-linux <= 2.33
+                                            layout, "L3 cache: 16384K" is one CCX of its 128 MB
   fitness/collect-dev-vm/                   this project's development VM (KVM, 2 vCPU), dlbox-collect of 2026-12-05:
                                             lscpu, /proc/meminfo, lsblk -J -b (/ on a whole virtio disk), no EDAC
   doctor/smi-q-a10-550-idle.txt             leptonai/gpud test data: nvidia-smi -q of an A10 (Device Max 4)
@@ -66,6 +68,37 @@ def test_the_guides_server_cpu_from_its_lscpu():
 def test_an_old_lscpu_gives_l3_per_socket_which_counts_twice():
     cpu = fc.host_from_captures(caps("fitness/lscpu-2x-xeon-gold-6126-old.txt"))["cpu"]
     assert (cpu["cores"], cpu["threads"], cpu["l3_kb"]) == (24, 48, 2 * 19712)
+
+
+def sysfs_l3(sockets, ccx_per_socket, cores_per_ccx, size="16384K"):
+    """``grep -H . /sys/devices/system/cpu/cpu*/cache/index3/{size,shared_cpu_list}`` of an AMD Zen 2 host: a TEST
+    INPUT in the kernel's format (sizes as util-linux/util-linux#663 shows them), with the CPU numbering Linux gives
+    AMD (all first threads, then their SMT siblings) and AMD's topology: 4 cores per CCX, 16 MiB L3 each."""
+    cores = sockets * ccx_per_socket * cores_per_ccx
+    lines = []
+    for cpu in range(2 * cores):
+        first = (cpu % cores) // cores_per_ccx * cores_per_ccx
+        shared = "%d-%d,%d-%d" % (first, first + cores_per_ccx - 1, first + cores, first + cores + cores_per_ccx - 1)
+        lines += ["/sys/devices/system/cpu/cpu%d/cache/index3/size:%s" % (cpu, size),
+                  "/sys/devices/system/cpu/cpu%d/cache/index3/shared_cpu_list:%s" % (cpu, shared)]
+    return "$ grep -s -H . /sys/devices/system/cpu/cpu*/cache/index3/size ...\n" + "\n".join(lines) + "\n"
+
+
+def test_an_old_lscpu_of_an_amd_cpu_gives_one_ccx_so_l3_is_unknown():
+    # kepler#1288: EPYC 8434P (128 MB L3 in AMD's specifications), util-linux <= 2.33 prints one CCX's "16384K"
+    host = fc.host_from_captures(caps("fitness/lscpu-epyc-8434p-old.txt"))
+    assert (host["cpu"]["cores"], host["cpu"]["threads"], host["cpu"]["l3_kb"]) == (48, 96, None)
+    check = [c for c in fitness.judge_host(host, "h", "workstation", DATA)["checks"] if c["id"] == "cpu_l3"][0]
+    assert check["status"] == "unknown"                     # not "16 MB: problem"
+
+
+@pytest.mark.parametrize("sockets, ccx, mib", [
+    (1, 8, 128),     # Threadripper 3970X: 32 cores, 8 CCX x 16 MiB (AMD's product page: 128 MB L3)
+    (2, 16, 512),    # 2x EPYC 7742: 64 cores each, 16 CCX x 16 MiB per socket (AMD: 256 MB L3 per socket)
+])
+def test_the_kernels_cache_folders_give_the_whole_l3_over_an_old_lscpu(sockets, ccx, mib):
+    host = fc.host_from_captures(caps("fitness/lscpu-epyc-8434p-old.txt") + [("cpu-l3-sysfs", sysfs_l3(sockets, ccx, 4))])
+    assert "cpu-l3-sysfs" in host["captured"] and host["cpu"]["l3_kb"] == mib * 1024
 
 
 def test_plain_lsblk_finds_the_small_nvme_that_holds_root():
