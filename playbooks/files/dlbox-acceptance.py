@@ -28,6 +28,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+SYSFS = os.environ.get("DLBOX_ACCEPTANCE_SYSFS", "/sys")   # the tests point it at a fixture tree
 GPU_PARTS = ("matmul_bf16", "matmul_fp16", "matmul_fp32", "matmul_tf32", "h2d", "d2h", "d2d", "pcie_under_load",
              "dataloader", "allreduce")
 # --torch-device cpu (a host without a GPU, and the tests): what PyTorch can measure on the CPU
@@ -68,14 +69,22 @@ def last_line(text):
 def gpus_from_smi():
     if not shutil.which("nvidia-smi"):
         return None, {"status": "finding", "label": "nvidia-smi", "reason": "no GPU: nvidia-smi is not installed"}
-    rc, out, err = run(["nvidia-smi", "--query-gpu=index,name", "--format=csv,noheader"], 60)
+    # pci.device_id (0x233010DE) finds the GPU's reference in data/acceptance.yml by device id (an H100 NVL is not
+    # an H100 SXM); a driver that refuses a field gets the older index,name query
+    for fields in ("index,pci.device_id,pci.bus_id,name", "index,name"):
+        rc, out, err = run(["nvidia-smi", "--query-gpu=" + fields, "--format=csv,noheader"], 60)
+        if rc == 0:
+            break
     if rc != 0:
         return None, {"status": "fail", "label": "nvidia-smi", "reason": last_line(out + err)}
     gpus = []
     for line in out.splitlines():
-        if "," in line:
-            index, name = line.split(",", 1)
-            gpus.append({"index": int(index.strip()), "name": name.strip()})
+        values = [v.strip() for v in line.split(",", fields.count(","))]
+        if len(values) == fields.count(",") + 1 and values[0].isdigit():
+            gpu = {"index": int(values[0]), "name": values[-1]}
+            if len(values) == 4:
+                gpu.update(pci_device_id=values[1], bus_id=values[2])
+            gpus.append(gpu)
     if not gpus:
         return [], {"status": "finding", "label": "nvidia-smi", "reason": "no GPU: nvidia-smi lists none"}
     gpu_links(gpus)
@@ -83,7 +92,9 @@ def gpus_from_smi():
 
 
 # nvidia-smi --help-query-gpu: pcie.link.gen.max is the lower of the GPU's and the system's maximum generation;
-# .gpumax and .hostmax (newer drivers) are each side's own; width has only .max (the GPU's own width: LnkCap).
+# .gpumax and .hostmax (newer drivers) are each side's own; width has only .max, which is NVML's
+# nvmlDeviceGetMaxPcieLinkWidth, "the maximum PCIe link width possible with this device and system" (the lower of
+# GPU and slot too): the card's own width is its LnkCap, read from sysfs (width_gpumax).
 LINK_FIELDS = ("pci.bus_id", "pcie.link.gen.max", "pcie.link.width.max", "pcie.link.gen.gpumax", "pcie.link.gen.hostmax")
 
 
@@ -105,6 +116,24 @@ def gpu_links(gpus):
         gpu["bus_id"] = values[1]
         gpu["pcie"] = {key.replace("pcie.link.", "").replace(".", "_"): int(v) if v.isdigit() else None
                        for key, v in zip(LINK_FIELDS[1:count], values[2:1 + count])}
+        width = sysfs_max_link_width(values[1])
+        if width:
+            gpu["pcie"]["width_gpumax"] = width
+
+
+def sysfs_max_link_width(bus_id):
+    """The GPU function's own width (its LnkCap: sysfs max_link_width); nvidia-smi's pcie.link.width.max is NVML's
+    "maximum possible with this device and system", the lower of GPU and slot. None where sysfs does not tell."""
+    parts = (bus_id or "").lower().split(":")
+    if len(parts) != 3:
+        return None
+    address = "%s:%s:%s" % (parts[0][-4:].rjust(4, "0"), parts[1], parts[2])
+    try:
+        with open(os.path.join(SYSFS, "bus", "pci", "devices", address, "max_link_width")) as handle:
+            text = handle.read().strip()
+    except (OSError, IOError):
+        return None
+    return int(text) if text.isdigit() and int(text) > 0 else None
 
 
 def cuda_program(gpus):
@@ -217,10 +246,14 @@ def fio_read(directory, size):
 
 def run_part(argv, timeout):
     """Run one part in its own process group; past ``timeout`` the whole group (its DataLoader workers and
-    all-reduce ranks too) is killed. (rc, stdout, stderr, timed_out)."""
+    all-reduce ranks too) is killed. (rc, stdout, stderr, timed_out).
+
+    CUDA_DEVICE_ORDER=PCI_BUS_ID: CUDA's default order puts the fastest GPU first, nvidia-smi's index follows the
+    PCI bus; with it cuda:N is nvidia-smi's GPU N, so a figure of cuda:0 is judged against gpus[0]'s reference
+    (CUDA C++ Programming Guide, CUDA Environment Variables)."""
     try:
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
-                                start_new_session=True)
+                                start_new_session=True, env=dict(os.environ, CUDA_DEVICE_ORDER="PCI_BUS_ID"))
     except OSError as exc:
         return 127, "", str(exc), False
     try:

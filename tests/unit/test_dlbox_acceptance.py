@@ -164,15 +164,19 @@ def test_a_hang_is_cut_by_the_timeout_and_leaves_nothing_running(tmp_path, pytho
 
 
 # --- what the controller judges the topology and the PCIe links from ----------------------------------------------
-# A FAKE nvidia-smi on PATH: it answers --query-gpu=index,name and the link fields of two GPUs (values written for this
-# test), refuses the newer fields as a driver without them does ('Field "..." is not a valid field to query.' and
-# exit 2, as quoted in https://github.com/CoHDI/composable-resource-operator/issues/37), and prints the real
-# `nvidia-smi topo -m` capture tests/fixtures/nvidia-smi/topo-2x-rtx3090-pcie.txt (noonghunna/club-3090#922).
+# A FAKE nvidia-smi on PATH: it answers --query-gpu=index,pci.device_id,pci.bus_id,name (pci.device_id in nvidia-smi's
+# 0xDDDD10DE form, as the GPU catalog's SOURCES show it) or index,name, and the link fields of two GPUs (values
+# written for this test), refuses the newer fields as a driver without them does ('Field "..." is not a valid field
+# to query.' and exit 2, as quoted in https://github.com/CoHDI/composable-resource-operator/issues/37), and prints the
+# real `nvidia-smi topo -m` capture tests/fixtures/nvidia-smi/topo-2x-rtx3090-pcie.txt (noonghunna/club-3090#922).
 
 FAKE_SMI = r'''#!/bin/sh
 case "$*" in
   "topo -m") cat "%(topo)s" ;;
   *gpumax*) printf 'Field "pcie.link.gen.gpumax" is not a valid field to query.\n\n'; exit 2 ;;
+  *--query-gpu=index,pci.device_id,pci.bus_id,name\ *)
+    [ -n "%(old)s" ] && { printf 'Field "pci.device_id" is not a valid field to query.\n\n'; exit 2; }
+    printf '0, 0x220410DE, 00000000:01:00.0, NVIDIA GeForce RTX 3090\n1, 0x220410DE, 00000000:21:00.0, NVIDIA GeForce RTX 3090\n' ;;
   *--query-gpu=index,name\ *|*--query-gpu=index,name) printf '0, NVIDIA GeForce RTX 3090\n1, NVIDIA GeForce RTX 3090\n' ;;
   *--query-gpu=index,pci.bus_id,pcie.link.gen.max,pcie.link.width.max*)
     printf '0, 00000000:01:00.0, 4, 16\n1, 00000000:21:00.0, 3, 8\n' ;;
@@ -181,22 +185,64 @@ esac
 '''
 
 
-def test_the_gpus_links_and_topology_travel_to_the_controller(tmp_path):
+def fake_smi(tmp_path, old=False):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     topo = ROOT / "tests" / "fixtures" / "nvidia-smi" / "topo-2x-rtx3090-pcie.txt"
     fake = bin_dir / "nvidia-smi"
-    fake.write_text(FAKE_SMI % {"topo": topo})
+    fake.write_text(FAKE_SMI % {"topo": topo, "old": "old" if old else ""})
     fake.chmod(0o755)
     for tool in ("df", "cat"):                          # nothing else of this machine: no docker run, no lspci
         (bin_dir / tool).symlink_to(shutil.which(tool))
+    return bin_dir, topo
+
+
+def test_the_gpus_links_and_topology_travel_to_the_controller(tmp_path):
+    bin_dir, topo = fake_smi(tmp_path)
     result = run(tmp_path, str(bin_dir))
     assert result["checks"]["docker"]["reason"] == "no Docker" and "lspci" not in result
     assert [g["name"] for g in result["gpus"]] == ["NVIDIA GeForce RTX 3090"] * 2
+    assert [g["pci_device_id"] for g in result["gpus"]] == ["0x220410DE"] * 2   # the reference is found by device id
     assert result["gpus"][1]["bus_id"] == "00000000:21:00.0"
     assert result["gpus"][0]["pcie"] == {"gen_max": 4, "width_max": 16}     # the older query, without gpumax
     assert result["gpus"][1]["pcie"] == {"gen_max": 3, "width_max": 8}
     assert result["topology"] == topo.read_text()
+
+
+def test_a_driver_without_pci_device_id_still_lists_its_gpus(tmp_path):
+    bin_dir, _topo = fake_smi(tmp_path, old=True)
+    result = run(tmp_path, str(bin_dir))
+    assert [(g["index"], g["name"], "pci_device_id" in g) for g in result["gpus"]] == [
+        (0, "NVIDIA GeForce RTX 3090", False), (1, "NVIDIA GeForce RTX 3090", False)]
+
+
+def test_the_cards_own_width_comes_from_sysfs_not_nvmls_maximum(tmp_path):
+    # NVML's width.max is the lower of GPU and slot (x8 for GPU 1 here); the function's max_link_width is its LnkCap
+    bin_dir, _topo = fake_smi(tmp_path)
+    sysfs = tmp_path / "sys"
+    for address, width in (("0000:01:00.0", "16"), ("0000:21:00.0", "16")):
+        (sysfs / "bus/pci/devices" / address).mkdir(parents=True)
+        (sysfs / "bus/pci/devices" / address / "max_link_width").write_text(width + "\n")
+    env = dict(os.environ, PATH=str(bin_dir), DLBOX_ACCEPTANCE_SYSFS=str(sysfs))
+    out = subprocess.run([sys.executable, str(SCRIPT), "--host", "t1", "--envs-root", str(tmp_path / "envs"),
+                          "--data-dir", str(tmp_path), "--fio-size", "1M"], capture_output=True, text=True, env=env,
+                         check=True)
+    gpus = json.loads(out.stdout)["gpus"]
+    assert gpus[1]["pcie"] == {"gen_max": 3, "width_max": 8, "width_gpumax": 16}
+
+
+def test_each_part_runs_with_cuda_in_nvidia_smis_order(tmp_path):
+    # a stand-in Python (a shell script): "import torch" succeeds, each part reports the CUDA_DEVICE_ORDER it got
+    fake = tmp_path / "python"
+    fake.write_text('#!/bin/sh\n[ "$1" = -c ] && exit 0\n'
+                    'echo "{\\"part\\": \\"$3\\", \\"skipped\\": \\"order=$CUDA_DEVICE_ORDER\\"}"\n')
+    fake.chmod(0o755)
+    env = dict(os.environ, PATH="/nonexistent")
+    env.pop("CUDA_DEVICE_ORDER", None)
+    out = subprocess.run([sys.executable, str(SCRIPT), "--host", "t1", "--envs-root", str(tmp_path / "envs"),
+                          "--data-dir", str(tmp_path), "--fio-size", "1M", "--python", str(fake)],
+                         capture_output=True, text=True, env=env, check=True)
+    assert json.loads(out.stdout)["skipped"]["dataloader"] == "order=PCI_BUS_ID"
 
 
 def test_the_link_under_load_falls_back_to_the_older_fields():
