@@ -1016,15 +1016,17 @@ def pcie_capability(smi_link, gpu_max_gen, pci_link):
     (``max_device_link_gen``, pcie.link.gen.gpumax), the GPU's own; ``pci_link``: the GPU function's LnkCap/LnkSta
     (lspci -vv, or sysfs max_link_*/current_link_*) as ``{gen_max, width_max, gen_current, width_current}``.
     The GPU's capability is its LnkCap (or Device Max); the link it got is nvidia-smi's Max generation and the current
-    width (a GPU drops its generation when idle, not its width). None when nothing is known.
+    width (a GPU drops its generation when idle, not its width). nvidia-smi's width ``Max`` is NVML's
+    nvmlDeviceGetMaxPcieLinkWidth, "possible with this device and system": the lower of card and slot, so a card in
+    an x8 slot reads x8 there. It never stands for the card's own width: without a LnkCap ``width`` is None, and the
+    fitness report takes the card's width from its reference (data/acceptance.yml) or says unknown.
+    None when nothing is known.
     """
     smi_link, pci_link = smi_link or {}, pci_link or {}
     gen = gpu_max_gen or pci_link.get("gen_max")
     width = pci_link.get("width_max")
     link_gen = smi_link.get("gen_max")
     link_width = pci_link.get("width_current") or smi_link.get("width_current")
-    if width is None and smi_link.get("width_max"):
-        width = smi_link.get("width_max")
     if not any((gen, width, link_gen, link_width)):
         return None
     sources = []

@@ -322,10 +322,34 @@ def _system_disk_checks(checks, root, limits, src, virt):
                src("system_disk_gb_min"), note)
 
 
-def _pcie_checks(checks, gpus, source):
-    """Each GPU's PCIe link against the GPU's own capability (its LnkCap / Device Max), not NVML's maximum."""
+def own_link(gpu, reference, catalog=None):
+    """``(gen, width, where from)``: the card's own PCIe link where its facts lack it, from its reference entry
+    (data/acceptance.yml, by PCI device id); ``(None, None, why not)`` when there is none. Never nvidia-smi's width
+    ``Max``: that is the lower of card and slot (NVML nvmlDeviceGetMaxPcieLinkWidth)."""
+    if not reference:
+        return None, None, "no reference data"
+    entry, why = reference_for(gpu, reference, catalog)
+    pcie = (entry or {}).get("pcie") or {}
+    if not pcie:
+        return None, None, why or "no pcie figure for %s in data/acceptance.yml" % entry["name"]
+    return pcie.get("gen"), pcie.get("width"), "data/acceptance.yml (%s)" % entry["name"]
+
+
+def _pcie_checks(checks, gpus, source, reference=None):
+    """Each GPU's PCIe link against the GPU's own capability (its LnkCap / Device Max, else its reference entry's
+    link), not NVML's maximum."""
     for gpu in gpus:
-        cap = gpu.get("pcie_cap") or {}
+        cap = dict(gpu.get("pcie_cap") or {})
+        filled = []
+        if cap and (cap.get("width") is None or cap.get("gen") is None):
+            gen, width, where = own_link(gpu, reference)
+            for key, value in (("gen", gen), ("width", width)):
+                if cap.get(key) is None and value:
+                    cap[key] = value
+                    filled.append(key)
+            filled_note = "the card's own %s from %s" % (" and ".join(filled), where) if filled else None
+        else:
+            filled_note = None
         name = gpu.get("name") or gpu.get("pci_bus_id") or "GPU"
         label = "PCIe link of %s (%s)" % (name, gpu.get("pci_bus_id") or "?")
         short = [w for w, have, full in (("Gen%s" % cap.get("link_gen"), cap.get("link_gen"), cap.get("gen")),
@@ -340,12 +364,19 @@ def _pcie_checks(checks, gpus, source):
             status, note = "unknown", "no LnkCap/LnkSta (lspci -vv as root, or sysfs) and no nvidia-smi link to compare"
         else:
             status = "ok"
-            note = None if (cap.get("gen") and cap.get("link_gen")) else "generation not compared (no nvidia-smi link)"
+            unsure = [what for what, full, have in (("generation", cap.get("gen"), cap.get("link_gen")),
+                                                    ("width", cap.get("width"), cap.get("link_width")))
+                      if not (full and have)]
+            note = ("%s not compared (the card's own or its link unknown: no LnkCap, no reference)" % " and ".join(unsure)
+                    if unsure else None)
+        if filled_note:
+            note = "%s; %s" % (note, filled_note) if note else filled_note
         _check(checks, "gpu_pcie", label, value, expected, status, source, note)
 
 
-def judge_host(facts, host, profile, data, overrides=None, data_disk=None):
-    """The fitness report of one host."""
+def judge_host(facts, host, profile, data, overrides=None, data_disk=None, reference=None):
+    """The fitness report of one host. ``reference``: data/acceptance.yml (read when not given), for a GPU's own
+    PCIe link where its facts lack it."""
     if not isinstance(facts, dict) or "gpus" not in facts or "cpu" not in facts:
         raise FitnessError("judge_host needs the dlbox_host fact of dlbox.stack.gpu_facts, got %s" % type(facts).__name__)
     limits = thresholds(data, profile, overrides)
@@ -428,7 +459,7 @@ def judge_host(facts, host, profile, data, overrides=None, data_disk=None):
             _check(checks, "gpu_memory", "GPU memory (GiB, smallest GPU)", round(have, 1), ">= %d" % want,
                    "ok" if have >= want * MEMORY_TOLERANCE else "problem", src("gpu_memory_gb_min"))
     if "gpu_pcie_full_link" in limits and limits["gpu_pcie_full_link"]["value"] and gpus:
-        _pcie_checks(checks, gpus, src("gpu_pcie_full_link"))
+        _pcie_checks(checks, gpus, src("gpu_pcie_full_link"), reference if reference is not None else _default_reference())
     if "nvlink_multi_gpu" in limits and limits["nvlink_multi_gpu"]["value"]:
         if len(gpus) < 2:
             _check(checks, "nvlink", "NVLink/NVSwitch between GPUs", None, "on multi-GPU hosts",
@@ -559,6 +590,13 @@ def reference_for(gpu, reference, catalog=None):
         return None, "no reference for %s (10de:%s) in data/acceptance.yml" % (name, ", 10de:".join(ids))
     return None, ("no reference for %s: the name is shared by devices 10de:%s, which differ; dlbox-acceptance needs "
                   "nvidia-smi's pci.device_id to tell them apart" % (name, ", 10de:".join(ids)))
+
+
+def _default_reference():
+    try:
+        return load_reference_data()
+    except FitnessError:
+        return None
 
 
 def _load_catalog():

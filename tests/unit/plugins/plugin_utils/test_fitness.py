@@ -585,7 +585,8 @@ def test_a_gpu_in_an_x8_slot_is_flagged_from_nvidia_smi_and_from_lspci():
     # fangq/mcx#18: nvidia-smi -q of a x16 card at x8 under load (no Device Max in that driver's output)
     smi = hf.parse_nvidia_smi_q_pcie((FIX / "doctor/smi-q-width-x8-under-load.txt").read_text())[0]
     cap = hf.pcie_capability(smi, None, None)
-    assert (cap["width"], cap["link_width"]) == (16, 8)
+    # its width Max (16) is NVML's "possible with this GPU and system", not the card's own: unknown without LnkCap
+    assert (cap["width"], cap["link_width"]) == (None, 8)
     # geerlingguy/raspberry-pi-pcie-devices#480: lspci -vv of a Quadro RTX 8000 trained at x1 (LnkSta "downgraded")
     # janhq/jan#183: LnkCap Gen4 x16, LnkSta 2.5GT/s x16 at idle - the generation drop at idle is not a slot limit
     idle = hf.parse_lspci_links((FIX / "doctor/lspci-lnksta-gen1-idle-x16.txt").read_text())[0]

@@ -35,6 +35,7 @@ from ansible_collections.dlbox.stack.plugins.plugin_utils import fitness_capture
 ROOT = Path(__file__).resolve().parents[4]
 FIX = ROOT / "tests" / "fixtures"
 DATA = fitness.check_fitness_data(yaml.safe_load((ROOT / "tests/unit/data/fitness-frozen.yml").read_text()))
+REF = fitness.check_reference_data(yaml.safe_load((ROOT / "tests/unit/data/acceptance-frozen.yml").read_text()))
 VM = FIX / "fitness" / "collect-dev-vm"
 
 
@@ -146,8 +147,29 @@ def test_nvidia_smi_q_text_gives_the_gpu_its_device_id_and_own_link():
     host = fc.host_from_captures(caps("doctor/smi-q-a10-550-idle.txt"))
     gpu = host["gpus"][0]
     assert (gpu["name"], gpu["pci_device_id"], gpu["memory_mb"]) == ("NVIDIA A10", "2236", 23028)
-    # idle at Gen1: the generation it got is nvidia-smi's Max (4), not Current; the card's own is Device Max (4)
-    assert gpu["pcie_cap"] == {"gen": 4, "width": 16, "link_gen": 4, "link_width": 16, "source": "nvidia-smi"}
+    # idle at Gen1: the generation it got is nvidia-smi's Max (4), not Current; the card's own is Device Max (4);
+    # the card's own width is not in nvidia-smi (its width Max is the lower of card and slot): unknown here
+    assert gpu["pcie_cap"] == {"gen": 4, "width": None, "link_gen": 4, "link_width": 16, "source": "nvidia-smi"}
+    link = [c for c in fitness.judge_host(host, "h", "workstation", DATA, reference=REF)["checks"] if c["id"] == "gpu_pcie"][0]
+    assert (link["status"], link["expected"]) == ("ok", "the card's own Gen4 x16")
+    assert "width from data/acceptance.yml (NVIDIA A10)" in link["note"]
+
+
+def test_a_card_in_an_x8_slot_is_not_read_as_an_x8_card():
+    # the A10 capture above (leptonai/gpud) with its Link Width at 8x / 8x: what nvidia-smi prints for a card in an x8
+    # slot ("pcie.link.width.max: the maximum PCI-E link width possible with this GPU and system configuration",
+    # nvidia-smi --help-query-gpu as quoted in NVIDIA/gpu-monitoring-tools#215). Format real, the x8 values the case's.
+    text = (FIX / "doctor/smi-q-a10-550-idle.txt").read_text()
+    text = text.replace("Max                       : 16x\n                Current                   : 16x",
+                        "Max                       : 8x\n                Current                   : 8x")
+    assert ": 8x" in text
+    host = fc.host_from_captures([("nvidia-smi-q", text)])
+    link = [c for c in fitness.judge_host(host, "h", "workstation", DATA, reference=REF)["checks"] if c["id"] == "gpu_pcie"][0]
+    assert link["status"] == "problem" and "runs at x8 of its Gen4 x16" in link["note"]
+    # without a reference for the card, its own width is unknown: not "ok at the card's own x8"
+    bare = [c for c in fitness.judge_host(host, "h", "workstation", DATA, reference={"gpus": []})["checks"]
+            if c["id"] == "gpu_pcie"][0]
+    assert bare["expected"] == "the card's own Gen4 x?" and "width not compared" in bare["note"]
 
 
 def test_a_paste_cut_before_its_gpu_header_puts_its_link_on_no_gpu():
