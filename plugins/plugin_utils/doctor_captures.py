@@ -435,7 +435,7 @@ def recognize(text):
         kinds.add("error-text")  # errors no reader knows: the doctor quotes them (never silent)
     if _MISSING_RE.search(text):
         kinds.add("dlbox-collect-missing")
-    if not kinds and _UNAVAILABLE_RE.search(text) and not _ERROR_TEXT_RE.search(text):
+    if not kinds and _UNAVAILABLE_RE.search(text):  # (an error text matched _ERROR_TEXT_RE above: never this)
         kinds.add("not-available")  # the tool answered that it could not give its output here
     return [kind for kind in KINDS if kind in kinds]
 

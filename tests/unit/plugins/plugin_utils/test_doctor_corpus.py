@@ -9,7 +9,8 @@ misses, false alarms) are printed by ``test_corpus_figures`` (``pytest -s``) and
     python tests/unit/plugins/plugin_utils/test_doctor_corpus.py
 
 A hit: a finding with one of the expected ids (for a healthy capture: no error; with ``max_severity: warning``, not
-as an error). A miss: none of them. A false
+as an error), and every one of the case's ``checks`` holds (a finding's severity, title or fix text, see ``_check``).
+A miss: none of them. A false
 alarm: an error finding whose id the case neither expects nor lists under ``also`` (true consequences of the
 cause, e.g. driver-not-loaded beside nouveau-loaded); on a healthy capture: any error.
 """
@@ -46,8 +47,23 @@ def judge(case, data=DATA):
     hit = (not errors) if not expect else bool(expect & set(ids))
     if case.get("max_severity") == "warning":  # the cause is named, but it is not an error here
         hit = hit and not expect & set(errors)
+    for check in case.get("checks", []):  # what the finding must say (severity, title, fix), or must not
+        hit = hit and _check(report["findings"], check)
     return {"file": case["file"], "class": case["class"], "hit": hit, "ids": ids,
             "false_alarms": [i for i in errors if i not in expect and i not in case.get("also", [])]}
+
+
+def _check(findings, check):
+    """A finding with ``check["id"]`` matching every condition of the check (``absent: true``: no such finding).
+    Conditions: ``severity``, ``title_has``, ``fix_has``, ``fix_lacks``."""
+    def matches(finding):
+        return (finding["id"] == check["id"]
+                and finding["severity"] == check.get("severity", finding["severity"])
+                and check.get("title_has", "") in finding["title"]
+                and check.get("fix_has", "") in finding["fix"]
+                and not ("fix_lacks" in check and check["fix_lacks"] in finding["fix"]))
+    found = any(matches(f) for f in findings)
+    return not found if check.get("absent") else found
 
 
 def figures(data=DATA):

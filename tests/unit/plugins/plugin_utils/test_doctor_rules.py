@@ -307,3 +307,19 @@ def test_a_small_dev_shm_is_a_warning_only_where_deep_learning_runs():
     report = doctor.diagnose([("dev-shm", shm), ("smi", (DOCTOR / "smi-table-t4-570.txt").read_text())], host="h", data=DATA)
     found = _finding(report, "shm-too-small")
     assert found["severity"] == "warning" and "/dev/shm is 64 MiB" in found["evidence"][0]
+
+
+def test_secure_boot_fix_names_the_key_of_the_distribution():
+    """DKMS signs with /var/lib/shim-signed/mok/MOK.der on Ubuntu (roles/nvidia_driver/README.md, data/compat.yml)
+    and /var/lib/dkms/mok.pub on Debian 12 (DKMS 3; Debian wiki, SecureBoot): the fix names the one of the captured
+    distribution, both when no os-release was captured (issue 46 red-team)."""
+    refused = DOCTOR / "corpus" / "lockdown-nvidia-eperm-bottlerocket.txt"
+    fixes = {}
+    for name in ("os-release-debian12.txt", "os-release-ubuntu2204.txt", None):
+        paths = [refused] + ([DOCTOR / name] if name else [])
+        fixes[name] = [f["fix"] for f in _report(*paths)["findings"] if f["id"] == "secure-boot-module-rejected"][0]
+    assert "/var/lib/dkms/mok.pub" in fixes["os-release-debian12.txt"]
+    assert "shim-signed" not in fixes["os-release-debian12.txt"]
+    assert "/var/lib/shim-signed/mok/MOK.der" in fixes["os-release-ubuntu2204.txt"]
+    assert "/var/lib/dkms/mok.pub" not in fixes["os-release-ubuntu2204.txt"]
+    assert "/var/lib/shim-signed/mok/MOK.der" in fixes[None] and "/var/lib/dkms/mok.pub" in fixes[None]
