@@ -4,7 +4,7 @@
 """The all-reduce of an acceptance run judged against the floor of the GPUs' topology (controller only, pure).
 
 ``dlbox-acceptance`` measures nccl-tests' bus bandwidth (``allreduce_busbw_gb_s``) and carries ``nvidia-smi topo
--m`` as printed (``topology``) and each GPU's PCIe maxima (``gpus[].pcie``). ``judge`` picks the topology (every
+-m`` as printed (``topology``) and each GPU's PCIe maxima (``gpus[].pcie``: gpumax, sysfs width_gpumax) and device id. ``judge`` picks the topology (every
 GPU pair on NVLink, else PCIe), the floor from ``data/acceptance.yml`` ``allreduce_floors`` and says pass or fail
 with the arithmetic; ``apply`` puts that row into the report of ``fitness.judge_acceptance`` in place of its
 "measured, no reference" row.
@@ -20,6 +20,7 @@ from pathlib import Path
 import yaml
 
 from ansible_collections.dlbox.stack.plugins.module_utils._gpu_facts import parse_nvidia_smi_topo
+from ansible_collections.dlbox.stack.plugins.plugin_utils import fitness
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "data" / "acceptance.yml"
 LABEL = "all-reduce bus bandwidth"
@@ -74,18 +75,31 @@ def topology(text):
     return {"kind": "nvlink", "nvlinks": narrow["nvlinks"], "pair": (narrow["a"], narrow["b"], narrow["type"])}
 
 
-def narrowest_link(measured, lanes):
-    """(gen, width, GB/s one direction) of the narrowest GPU link, from each GPU's pcie.link.gen.max/width.max
-    (the lower of GPU and slot: what the traffic crosses); GPU 0's link under load where those are missing."""
-    links = []
+def own_links(measured, data):
+    """``[(gen, width, where from)]``: each GPU's own PCIe link. Generation: nvidia-smi's pcie.link.gen.gpumax, else the
+    GPU's reference (data/acceptance.yml by PCI device id); width: sysfs max_link_width (``width_gpumax``, its
+    LnkCap), else the reference's. Never pcie.link.gen.max / width.max: NVML gives the lower of GPU and slot there,
+    and a floor from a card's x4 slot would let that very card pass."""
+    out = []
     for gpu in measured.get("gpus") or []:
         pcie = gpu.get("pcie") or {}
-        links.append((pcie.get("gen_max"), pcie.get("width_max")))
-    if not links or any(gen is None or width is None for gen, width in links):
-        load = (measured.get("figures") or {}).get("pcie_under_load") or {}
-        links = [(load.get("gen_max"), load.get("width_max"))]
+        entry, _why = fitness.reference_for(gpu, data) if data.get("gpus") else (None, None)
+        own = (entry or {}).get("pcie") or {}
+        gen = pcie.get("gen_gpumax") or own.get("gen")
+        width = pcie.get("width_gpumax") or own.get("width")
+        where = "GPU %s: %s" % (gpu.get("index"), (entry or {}).get("name") or "sysfs/gpumax")
+        out.append((gen, width, where))
+    return out
+
+
+def narrowest_link(measured, lanes, data=None):
+    """(gen, width, GB/s one direction) of the narrowest GPU's OWN link (see ``own_links``); None when a GPU's own
+    link is unknown."""
     best = None
-    for gen, width in links:
+    links = own_links(measured, data or {})
+    if not links:
+        return None
+    for gen, width, _where in links:
         per_lane = lanes.get(gen) if gen is not None else None
         per_lane = per_lane if per_lane is not None else lanes.get(str(gen))
         if not per_lane or not width:
@@ -124,14 +138,14 @@ def judge(measured, data):
             topo["pair"][2], topo["pair"][0], topo["pair"][1], topo["nvlinks"], per_link)
         source = floors["nvlink"]["source"]
     else:
-        link = narrowest_link(measured, (data.get("pcie_gb_s_per_lane") or {}).get("value") or {})
+        link = narrowest_link(measured, (data.get("pcie_gb_s_per_lane") or {}).get("value") or {}, data)
         if link is None:
-            row.update(status="finding", reason="%s; %s-%s over %s (PCIe), but the GPUs' PCIe link is unknown, so no floor"
-                       % ((how,) + topo["pair"]))
+            row.update(status="finding", reason="%s; %s-%s over %s (PCIe), but a GPU's own PCIe link is unknown (no "
+                       "gpumax or sysfs width, no reference), so no floor" % ((how,) + topo["pair"]))
             return row
         share = floors["pcie"]["share_of_link"]
         floor = round(share * link[2], 1)
-        basis = "%s-%s over %s (PCIe): %s of Gen%s x%s one way (%.1f GB/s)" % (
+        basis = "%s-%s over %s (PCIe): %s of the cards' own Gen%s x%s one way (%.1f GB/s)" % (
             topo["pair"][0], topo["pair"][1], topo["pair"][2], share, link[0], link[1], link[2])
         source = floors["pcie"]["source"]
     row.update(status="pass" if value >= floor else "fail", reference=floor, reason="%s; floor: %s" % (how, basis),

@@ -103,6 +103,12 @@ def check_reference_data(data):
     for key in ("pcie_gb_s_per_lane", "disk_seq_read_mb_s"):
         if not isinstance(data.get(key), dict) or not data[key].get("source"):
             raise FitnessError("data/acceptance.yml: %s needs {value, source}" % key)
+    for key in ("h2d_share_of_link", "d2d_share_of_memory"):
+        entry = (data.get("achievable") or {}).get(key)
+        value = (entry or {}).get("value") if isinstance(entry, dict) else None
+        if (not isinstance(entry, dict) or not str(entry.get("source") or "").strip() or isinstance(value, bool)
+                or not isinstance(value, (int, float)) or not 0 < value <= 1):
+            raise FitnessError("data/acceptance.yml: achievable.%s needs {value: a share in (0, 1], source}" % key)
     return data
 
 
@@ -599,13 +605,19 @@ def _default_reference():
         return None
 
 
+_CATALOG = []
+
+
 def _load_catalog():
-    path = ROOT / "data" / "gpu_catalog.yml"
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return yaml.safe_load(handle) or {}
-    except (OSError, yaml.YAMLError):
-        return {}
+    """data/gpu_catalog.yml, read once per process (a run looks a name up for every GPU of every host)."""
+    if not _CATALOG:
+        path = ROOT / "data" / "gpu_catalog.yml"
+        try:
+            with open(path, encoding="utf-8") as handle:
+                _CATALOG.append(yaml.safe_load(handle) or {})
+        except (OSError, yaml.YAMLError):
+            return {}
+    return _CATALOG[0]
 
 
 def unreferenced(reference, catalog, compat):
@@ -630,6 +642,27 @@ def unreferenced(reference, catalog, compat):
             continue
         out.append({"id": dev, "name": record.get("name"), "arch": record.get("arch")})
     return out
+
+
+def _acceptance_own_link(gpu, link, ref):
+    """``(gen, width, where from)``: the card's own PCIe link for acceptance. Generation: nvidia-smi's
+    pcie.link.gen.gpumax, else the reference's; width: sysfs max_link_width (the card's LnkCap, ``width_gpumax``),
+    else the reference's. Never pcie.link.gen.max / width.max alone: NVML gives the lower of GPU and slot there."""
+    pcie = dict((gpu or {}).get("pcie") or {})
+    own_ref = (ref or {}).get("pcie") or {}
+    gen = link.get("gen_gpumax") or pcie.get("gen_gpumax")
+    width = link.get("width_gpumax") or pcie.get("width_gpumax")
+    where = []
+    where.append("gpumax" if gen else None)
+    if not gen and own_ref.get("gen"):
+        gen = own_ref["gen"]
+        where.append("generation of data/acceptance.yml's %s" % ref["name"])
+    where.append("sysfs max_link_width" if width else None)
+    if not width and own_ref.get("width"):
+        width = own_ref["width"]
+        where.append("width of data/acceptance.yml's %s" % ref["name"])
+    text = ", ".join(w for w in where if w) or "no gpumax, no sysfs width, no reference for this GPU"
+    return gen, width, text
 
 
 def _ratio_status(value, ref, share):
@@ -684,42 +717,57 @@ def judge_acceptance(measured, reference, limits=None, catalog=None):
                 "needs %d%% of %s" % (share["matmul"] * 100, target), ref["source"])
     link = figures.get("pcie_under_load") or {}
     lane = reference["pcie_gb_s_per_lane"]["value"]
+    achievable = reference["achievable"]
+    own_gen, own_width, own_from = _acceptance_own_link(gpus[0] if gpus else {}, link, ref)
     if figures.get("h2d_gb_s") is None:
         add("h2d", "host-to-device copy", "skipped", unit="GB/s", reason=skipped.get("h2d") or skipped.get("matmul"))
     else:
-        gen = link.get("gen_max") or (ref or {}).get("pcie", {}).get("gen")
-        width = link.get("width_max") or (ref or {}).get("pcie", {}).get("width")
-        per_lane = lane.get(gen) or lane.get(str(gen))
-        if not per_lane or not width:
-            add("h2d", "host-to-device copy", "finding", figures["h2d_gb_s"], unit="GB/s", reason="PCIe link unknown")
+        per_lane = lane.get(own_gen) or lane.get(str(own_gen))
+        if not per_lane or not own_width:
+            add("h2d", "host-to-device copy", "finding", figures["h2d_gb_s"], unit="GB/s",
+                reason="the card's own PCIe link is unknown (%s)" % own_from)
         else:
-            target = round(per_lane * width, 1)
+            share_link = achievable["h2d_share_of_link"]["value"]
+            target = round(per_lane * own_width * share_link, 1)
             add("h2d", "host-to-device copy", _ratio_status(figures["h2d_gb_s"], target, share["bandwidth"]),
-                figures["h2d_gb_s"], target, "GB/s", "needs %d%% of PCIe Gen%s x%s" % (share["bandwidth"] * 100, gen, width),
-                reference["pcie_gb_s_per_lane"]["source"])
+                figures["h2d_gb_s"], target, "GB/s",
+                "needs %d%% of %s GB/s, what a healthy PCIe Gen%s x%s reaches (%s of %.1f GB/s: packet overhead); the "
+                "card's own link (%s), so a slot that holds it back fails here"
+                % (share["bandwidth"] * 100, target, own_gen, own_width, share_link, per_lane * own_width, own_from),
+                "%s; %s" % (reference["pcie_gb_s_per_lane"]["source"], achievable["h2d_share_of_link"]["source"]))
     if figures.get("d2d_gb_s") is None:
         add("d2d", "device-to-device copy", "skipped", unit="GB/s", reason=skipped.get("d2d") or skipped.get("matmul"))
     elif ref is None:
         add("d2d", "device-to-device copy", "finding", figures["d2d_gb_s"], unit="GB/s", reason=no_ref)
     else:
-        add("d2d", "device-to-device copy", _ratio_status(figures["d2d_gb_s"], ref["mem_gb_s"], share["bandwidth"]),
-            figures["d2d_gb_s"], ref["mem_gb_s"], "GB/s", "needs %d%%" % (share["bandwidth"] * 100), ref["source"])
+        share_mem = achievable["d2d_share_of_memory"]["value"]
+        target = round(ref["mem_gb_s"] * share_mem, 1)
+        add("d2d", "device-to-device copy", _ratio_status(figures["d2d_gb_s"], target, share["bandwidth"]),
+            figures["d2d_gb_s"], target, "GB/s", "needs %d%% of %s GB/s (%s of the %s GB/s peak a copy reaches)"
+            % (share["bandwidth"] * 100, target, share_mem, ref["mem_gb_s"]),
+            "%s; %s" % (ref["source"], achievable["d2d_share_of_memory"]["source"]))
     if not link:
         add("pcie_link", "PCIe link under load", "skipped", reason=skipped.get("pcie_under_load") or skipped.get("matmul"))
     else:
-        # the GPU's own generation (pcie.link.gen.gpumax), not NVML's max, which is the lower of GPU and slot
-        own = link.get("gen_gpumax") or link.get("gen_max")
-        full = link.get("gen_current") == own and link.get("width_current") == link.get("width_max")
-        if link.get("gen_gpumax") and link.get("gen_max") and link["gen_max"] < link["gen_gpumax"]:
-            why = ("slot-limited: the slot allows Gen%s of the card's Gen%s (nvidia-smi pcie.link.gen.max / gpumax)"
-                   % (link["gen_max"], link["gen_gpumax"]))
-        elif link.get("gen_gpumax"):
-            why = "the GPU's own maximum (nvidia-smi pcie.link.gen.gpumax, pcie.link.width.max)"
+        # the card's own link (gpumax / sysfs LnkCap / its reference), not NVML's max, the lower of GPU and slot
+        value = "Gen%s x%s" % (link.get("gen_current"), link.get("width_current"))
+        expected = "Gen%s x%s" % (own_gen or "?", own_width or "?")
+        short = [w for w, have, full in (("Gen%s" % link.get("gen_current"), link.get("gen_current"), own_gen),
+                                         ("x%s" % link.get("width_current"), link.get("width_current"), own_width))
+                 if have and full and have < full]
+        if short:
+            slot = [what for what, smi, own in (("Gen%s" % link.get("gen_max"), link.get("gen_max"), own_gen),
+                                                ("x%s" % link.get("width_max"), link.get("width_max"), own_width))
+                    if smi and own and smi < own]
+            why = ("runs at %s of the card's own %s (%s)%s" % (" ".join(short), expected, own_from,
+                   "; slot-limited: nvidia-smi's maximum (the lower of GPU and slot) is %s" % " ".join(slot) if slot else ""))
+            add("pcie_link", "PCIe link under load", "fail", value, expected, reason=why)
+        elif not own_gen or not own_width:
+            add("pcie_link", "PCIe link under load", "finding", value, expected,
+                reason="the card's own %s unknown (%s): not judged against nvidia-smi's maximum, the lower of GPU and "
+                       "slot" % ("generation" if not own_gen else "width", own_from))
         else:
-            why = "nvidia-smi pcie.link.gen.max (this driver gives no gpumax: the lower of GPU and slot)"
-        add("pcie_link", "PCIe link under load", "pass" if full else "fail",
-            "Gen%s x%s" % (link.get("gen_current"), link.get("width_current")),
-            "Gen%s x%s" % (own, link.get("width_max")), reason=why)
+            add("pcie_link", "PCIe link under load", "pass", value, expected, reason="the card's own link (%s)" % own_from)
     if figures.get("allreduce_busbw_gb_s") is None:
         add("allreduce", "all-reduce bus bandwidth", "skipped", unit="GB/s", reason=skipped.get("allreduce"))
     else:

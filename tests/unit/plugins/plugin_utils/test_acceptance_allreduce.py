@@ -37,7 +37,8 @@ def measured(busbw, topology, ranks, gpus=None, backend="nccl", **extra):
 
 
 def gen4x16(count):
-    return [{"index": i, "pcie": {"gen_max": 4, "width_max": 16}} for i in range(count)]
+    # nvidia-smi's maxima (the lower of GPU and slot) and the card's own: gen.gpumax and sysfs max_link_width
+    return [{"index": i, "pcie": {"gen_max": 4, "width_max": 16, "gen_gpumax": 4, "width_gpumax": 16}} for i in range(count)]
 
 
 @pytest.mark.parametrize("fixture, links, ranks", [
@@ -69,9 +70,28 @@ def test_pcie_floor_is_a_share_of_the_narrowest_link():
     assert "GPU0-GPU1 over PHB (PCIe)" in row["reason"] and "Gen4 x16" in row["reason"]
     assert allreduce.judge(measured(floor - 0.5, topo("topo-2x-rtx3090-pcie.txt"), 2, gen4x16(2)), DATA)["status"] == "fail"
     narrow = gen4x16(2)
-    narrow[1]["pcie"] = {"gen_max": 3, "width_max": 8}      # one card in a Gen3 x8 slot: the ring crosses it
+    narrow[1]["pcie"] = {"gen_max": 3, "width_max": 8, "gen_gpumax": 3, "width_gpumax": 8}   # a Gen3 x8 card
     row = allreduce.judge(measured(floor, topo("topo-2x-rtx3090-pcie.txt"), 2, narrow), DATA)
     assert row["reference"] == round(SHARE * LANE[3] * 8, 1) and "Gen3 x8" in row["reason"]
+
+
+def test_a_card_in_an_x4_slot_fails_against_its_own_link():
+    # 4x L40S (10de:26b9, Gen4 x16 cards) over SYS, GPU 3 in an x4 slot (nvidia-smi width.max 4: the lower of card and
+    # slot): busbw 1.5 GB/s. The floor comes from the cards' own x16 (their reference), not from GPU 3's x4 slot,
+    # which would give 0.15 x 7.9 = 1.2 GB/s and pass the very fault it is there to find (data/acceptance.yml).
+    text = "\tGPU0\tGPU1\tGPU2\tGPU3\tCPU Affinity\tNUMA Affinity\n" + "".join(
+        "GPU%d\t%s\t0-31\t0\n" % (i, "\t".join(" X " if i == j else "SYS" for j in range(4))) for i in range(4)) + (
+        "\nLegend:\n\n  X    = Self\n  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA "
+        "nodes (e.g., QPI/UPI)\n")
+    gpus = [{"index": i, "name": "NVIDIA L40S", "pci_device_id": "0x26B910DE",
+             "pcie": {"gen_max": 4, "width_max": 4 if i == 3 else 16}} for i in range(4)]
+    row = allreduce.judge(measured(1.5, text, 4, gpus), DATA)
+    assert (row["status"], row["reference"]) == ("fail", round(SHARE * LANE[4] * 16, 1)), row
+    # without the device id (and no gpumax/sysfs width) the cards' own link is unknown: no floor, not the slot's
+    for gpu in gpus:
+        del gpu["pci_device_id"]
+        gpu["name"] = "NVIDIA Unknown"
+    assert allreduce.judge(measured(1.5, text, 4, gpus), DATA)["status"] == "finding"
 
 
 def test_a_pcie_pair_among_nvlink_pairs_makes_it_pcie():
