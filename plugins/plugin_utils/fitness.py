@@ -31,6 +31,7 @@ PROFILES = ("workstation", "server", "edge")
 # MemTotal (and nvidia-smi's memory.total) stay a little under the nominal size: the kernel's and the firmware's
 # reserve. A 32 GB machine shows about 31.3 GiB.
 MEMORY_TOLERANCE = 0.94
+MIB = 1048576
 
 
 class FitnessError(ValueError):
@@ -455,15 +456,18 @@ def judge_host(facts, host, profile, data, overrides=None, data_disk=None, refer
     if "gpu_memory_gb_min" in limits:
         want = limits["gpu_memory_gb_min"]["value"]
         if not gpus:
-            _check(checks, "gpu_memory", "GPU memory (GiB)", None, ">= %d" % want, "finding", src("gpu_memory_gb_min"),
+            _check(checks, "gpu_memory", "GPU memory (GB)", None, ">= %d" % want, "finding", src("gpu_memory_gb_min"),
                    "no GPU")
         elif not all(g.get("memory_mb") for g in gpus):
-            _check(checks, "gpu_memory", "GPU memory (GiB)", None, ">= %d" % want, "unknown", src("gpu_memory_gb_min"),
+            _check(checks, "gpu_memory", "GPU memory (GB)", None, ">= %d" % want, "unknown", src("gpu_memory_gb_min"),
                    "the driver does not answer (GPUs seen on the PCI bus only)")
         else:
-            have = min(g["memory_mb"] for g in gpus) / 1024.0
-            _check(checks, "gpu_memory", "GPU memory (GiB, smallest GPU)", round(have, 1), ">= %d" % want,
-                   "ok" if have >= want * MEMORY_TOLERANCE else "problem", src("gpu_memory_gb_min"))
+            # GPU memory is sold in decimal GB: a "24 GB" A10 shows 23028 MiB and an L4 23034 MiB in nvidia-smi
+            # (modal-labs/modal-client#2797), 24.1 GB, which 0.94 x 24 GiB (22.6 GiB = 23101 MiB) would fail
+            have = min(g["memory_mb"] for g in gpus) * MIB / 1e9
+            _check(checks, "gpu_memory", "GPU memory (GB, smallest GPU)", round(have, 1), ">= %d" % want,
+                   "ok" if have >= want else "problem", src("gpu_memory_gb_min"),
+                   "nvidia-smi's %d MiB = %.1f GB (decimal, as the card is sold)" % (min(g["memory_mb"] for g in gpus), have))
     if "gpu_pcie_full_link" in limits and limits["gpu_pcie_full_link"]["value"] and gpus:
         _pcie_checks(checks, gpus, src("gpu_pcie_full_link"), reference if reference is not None else _default_reference())
     if "nvlink_multi_gpu" in limits and limits["nvlink_multi_gpu"]["value"]:

@@ -113,7 +113,7 @@ def test_workstation_rtx4090_in_a_gen3_slot_is_flagged_with_advice():
 def test_workstation_p100_fails_only_on_gpu_memory():
     report = judge(facts("nvidia-smi/tesla-p100-driver-510.xml"), "workstation")
     assert report["problems"] == ["gpu_memory"]
-    assert [c for c in report["checks"] if c["id"] == "gpu_memory"][0]["value"] == 16.0
+    assert [c for c in report["checks"] if c["id"] == "gpu_memory"][0]["value"] == 17.2   # 16384 MiB in decimal GB
     gpu = report["advice"]["gpus"][0]
     assert (gpu["cc"], gpu["bf16"], gpu["fp8"]) == ("6.0", False, False)      # Pascal: neither
     text = "\n".join(fitness.report_text(report))

@@ -155,6 +155,23 @@ def test_nvidia_smi_q_text_gives_the_gpu_its_device_id_and_own_link():
     assert "width from data/acceptance.yml (NVIDIA A10)" in link["note"]
 
 
+@pytest.mark.parametrize("name, dev, mib, status", [
+    ("NVIDIA A10", "0x223610DE", 23028, "ok"),      # the capture as recorded (leptonai/gpud)
+    ("NVIDIA L4", "0x27B810DE", 23034, "ok"),       # modal-labs/modal-client#2797: L4 23034MiB (24.15 GB)
+    ("Tesla T4", "0x1EB810DE", 15360, "problem"),   # modal-labs/modal-client#2797: T4 15360MiB (16.11 GB)
+])
+def test_a_24_gb_datacenter_card_has_the_guides_24_gb(name, dev, mib, status):
+    # nvidia-smi shows a "24 GB" A10 or L4 as 23028/23034 MiB (22.5 GiB): GPU memory is sold in decimal GB. The A10
+    # capture with the name, device id and total of modal-labs/modal-client#2797's list: format real, values the issue's.
+    text = (FIX / "doctor/smi-q-a10-550-idle.txt").read_text().replace("NVIDIA A10", name)
+    text = text.replace("0x223610DE", dev).replace("23028 MiB", "%d MiB" % mib)
+    host = fc.host_from_captures([("nvidia-smi-q", text)])
+    assert host["gpus"][0]["memory_mb"] == mib
+    check = [c for c in fitness.judge_host(host, "h", "workstation", DATA, reference=REF)["checks"]
+             if c["id"] == "gpu_memory"][0]
+    assert check["status"] == status and check["value"] == round(mib * 1048576 / 1e9, 1)
+
+
 def test_a_card_in_an_x8_slot_is_not_read_as_an_x8_card():
     # the A10 capture above (leptonai/gpud) with its Link Width at 8x / 8x: what nvidia-smi prints for a card in an x8
     # slot ("pcie.link.width.max: the maximum PCI-E link width possible with this GPU and system configuration",
