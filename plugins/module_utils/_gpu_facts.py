@@ -912,15 +912,19 @@ def secure_boot_from_efivar(data):
 # --------------------------------------------------------------------------------------------
 
 _VIRTUAL_DISK_RE = re.compile(r"^(loop|ram|zram|sr|fd|dm-|nbd|drbd)\d*")
+# A hardware RAID controller's volume is an sdX whose SCSI model (sysfs device/model, lsblk MODEL) names the
+# controller: Dell PERC ("PERC 6/i", canonical/lxd#7096), Broadcom/LSI MegaRAID ("MR9361-8i", "MR9380-8e" under
+# vendor AVAGO in lsscsi of sos reports), HPE Smart Array ("LOGICAL VOLUME" under vendor HP, driver hpsa).
+_HW_RAID_MODEL_RE = re.compile(r"^\s*(PERC\b|MR9\d{3}|LOGICAL VOLUME\s*$)")
 
 
-def classify_disk(name, rotational, size_sectors):
+def classify_disk(name, rotational, size_sectors, model=None):
     """One ``/sys/block/<name>`` entry -> ``{"name", "kind", "size_gb"}`` or None.
 
     ``rotational`` is the text of ``queue/rotational`` (``"0"``/``"1"``), ``size_sectors`` the
-    text of ``size`` (512-byte sectors, whatever the logical block size). ``kind`` is ``nvme``
-    for ``nvme*``, ``md`` for a software RAID array (``md*``), ``ssd`` for non-rotational, ``hdd`` for
-    rotational. ``size_gb`` is decimal GB rounded. Loop, RAM, zram, optical and device-mapper devices and
+    text of ``size`` (512-byte sectors, whatever the logical block size), ``model`` of ``device/model``. ``kind`` is
+    ``nvme`` for ``nvme*``, ``md`` for a software RAID array (``md*``), ``hwraid`` for a RAID controller's volume
+    (PERC, MegaRAID, Smart Array: see ``_HW_RAID_MODEL_RE``), ``ssd`` for non-rotational, ``hdd`` for rotational. ``size_gb`` is decimal GB rounded. Loop, RAM, zram, optical and device-mapper devices and
     empty disks -> None.
     """
     name = (name or "").strip()
@@ -936,6 +940,8 @@ def classify_disk(name, rotational, size_sectors):
         kind = "nvme"
     elif re.match(r"^md\d+$", name):
         kind = "md"
+    elif _HW_RAID_MODEL_RE.match(model or ""):
+        kind = "hwraid"
     elif str(rotational).strip() == "0":
         kind = "ssd"
     elif str(rotational).strip() == "1":
@@ -943,6 +949,17 @@ def classify_disk(name, rotational, size_sectors):
     else:
         kind = None
     return {"name": name, "kind": kind, "size_gb": int(round(sectors * 512 / 1e9))}
+
+
+def zfs_pools_from_mountinfo(text):
+    """The ZFS pools with a mounted dataset: ``... - zfs tank/data rw,xattr`` -> ``["tank"]`` (proc(5) mountinfo)."""
+    pools = set()
+    for line in (text or "").splitlines():
+        _head, sep, tail = line.partition(" - ")
+        fields = tail.split()
+        if sep and len(fields) >= 2 and fields[0] == "zfs":
+            pools.add(fields[1].split("/")[0])
+    return sorted(pools)
 
 
 def parse_mountinfo_root(text):
@@ -1411,6 +1428,7 @@ def build_host_facts(raw):
         },
         "disks": disks,
         "root_disk": root_disk(raw.get("root_dev") or parse_mountinfo_root(raw.get("mountinfo")), raw.get("blocks"), disks),
+        "zfs": {"pools": zfs_pools_from_mountinfo(raw.get("mountinfo")), "members": sorted(raw.get("zfs_members") or [])},
         "secure_boot": secure_boot,
         "virtualization": {
             "container": virt["container"],

@@ -106,14 +106,20 @@ ansible_facts:
           type: dict
           sample: {model: "AMD Ryzen 9 5950X 16-Core Processor", sockets: 1, cores: 16, threads: 32, base_mhz: null, max_mhz: 5083, l3_kb: 65536}
         memory:
-          description: C(total_mb) from C(/proc/meminfo) (MiB); C(ecc) true/false from EDAC, V(null) when unknown.
+          description: C(total_mb) from C(/proc/meminfo) (MiB); C(ecc) V(true) when EDAC registers a memory controller, V(null) when unknown.
           type: dict
           sample: {total_mb: 64000, ecc: null}
         disks:
-          description: Physical block devices; C(kind) is C(nvme), C(ssd), C(hdd) or C(md) (a software RAID array); C(size_gb) in decimal GB.
+          description:
+            - Physical block devices; C(kind) is C(nvme), C(ssd), C(hdd), C(md) (a software RAID array) or C(hwraid) (a
+              RAID controller's volume: PERC, MegaRAID, Smart Array, by C(device/model)); C(size_gb) in decimal GB.
           type: list
           elements: dict
           sample: [{name: nvme0n1, kind: nvme, size_gb: 1000}]
+        zfs:
+          description: ZFS pools with a mounted dataset (C(/proc/self/mountinfo)); C(members) are the disks of a pool where known.
+          type: dict
+          sample: {pools: [tank], members: []}
         root_disk:
           description:
             - The disk that holds C(/), from C(/proc/self/mountinfo) and C(/sys/block). A partition counts as its disk,
@@ -304,6 +310,7 @@ def gather(reader, nvidia_smi_path="nvidia-smi", lspci_path="lspci", mokutil_pat
             name,
             (reader.read("sys/block/%s/queue/rotational" % name) or "").strip(),
             (reader.read("sys/block/%s/size" % name) or "0").strip(),
+            (reader.read("sys/block/%s/device/model" % name) or "").strip(),
         ))
     raw["disks"] = disks
     # which disk holds / (the system disk): the root mount's major:minor, every disk's and partition's dev, dm/md slaves

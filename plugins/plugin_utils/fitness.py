@@ -71,6 +71,10 @@ def check_fitness_data(data):
                                       or not str(model.get("activations") or "").strip()):
                 raise FitnessError("data/fitness.yml: profiles.%s.models %r: activations_gb must be a number of GB with "
                                    "its arithmetic in `activations`" % (name, model.get("name")))
+    no_nvlink = data.get("no_nvlink")
+    if no_nvlink is not None and (not isinstance(no_nvlink, dict) or not isinstance(no_nvlink.get("ids"), list)
+                                  or not str(no_nvlink.get("source") or "").strip()):
+        raise FitnessError("data/fitness.yml: no_nvlink needs {ids: [PCI device ids], source}")
     for entry in data.get("corrected") or []:
         if not all(str(entry.get(k) or "").strip() for k in ("guide", "right", "source")):
             raise FitnessError("data/fitness.yml: every corrected entry needs guide, right and source")
@@ -159,13 +163,27 @@ def _check(checks, cid, label, value, expected, status, source, note=None):
                    "source": source, "note": note})
 
 
+RAID_KINDS = ("md", "hwraid")
+
+
+def _advice_only(data, profile, key):
+    """A threshold the guides give as a recommendation: below it is a finding (advice), not a problem."""
+    return bool(((data["profiles"][profile].get("thresholds") or {}).get(key) or {}).get("advice"))
+
+
+def _without_nvlink(gpus, data):
+    """The GPUs (by PCI device id) that have no NVLink at all (data/fitness.yml no_nvlink)."""
+    ids = {str(i).lower() for i in ((data.get("no_nvlink") or {}).get("ids") or [])}
+    return [g for g in gpus if str(g.get("pci_device_id") or "").lower() in ids]
+
+
 def _data_disk(disks, name=None):
     if name:
         for disk in disks:
             if disk.get("name") == name:
                 return disk
         return None
-    arrays = [d for d in disks if d.get("kind") == "md"]
+    arrays = [d for d in disks if d.get("kind") in RAID_KINDS]
     pool = arrays or disks
     return max(pool, key=lambda d: (d.get("size_gb") or 0, d.get("name") or "")) if pool else None
 
@@ -422,8 +440,11 @@ def judge_host(facts, host, profile, data, overrides=None, data_disk=None, refer
     if "cpu_l3_mb_min" in limits:
         want = limits["cpu_l3_mb_min"]["value"]
         have = cpu.get("l3_kb") / 1024.0 if cpu.get("l3_kb") else None
+        short = "finding" if _advice_only(data, profile, "cpu_l3_mb_min") else "problem"
         _check(checks, "cpu_l3", "L3 cache (MB, all sockets)", None if have is None else round(have, 1), ">= %s" % want,
-               "unknown" if have is None else ("ok" if have >= want else "problem"), src("cpu_l3_mb_min"),
+               "unknown" if have is None else ("ok" if have >= want else short), src("cpu_l3_mb_min"),
+               ("advice, not a requirement (%s)" % data["profiles"][profile]["thresholds"]["cpu_l3_mb_min"]["advice"])
+               if have is not None and have < want and short == "finding" else
                "no total L3 known: no lscpu, or an lscpu of util-linux <= 2.33 that prints one L3 instance (an AMD CPU "
                "has one per CCX); /sys/devices/system/cpu/cpu*/cache/index3 (dlbox-collect's cpu-l3-sysfs) gives it"
                if have is None else None)
@@ -437,15 +458,18 @@ def judge_host(facts, host, profile, data, overrides=None, data_disk=None, refer
         _check(checks, "ram_multi_gpu", "RAM with %d GPUs (GiB)" % len(gpus), None if ram_gb is None else round(ram_gb, 1),
                ">= %d" % want, "unknown" if ram_gb is None else ("ok" if ram_gb >= want * MEMORY_TOLERANCE else "problem"),
                src("ram_gb_min_multi_gpu"))
-    if "ram_gb_per_gpu_min" in limits:
-        want = limits["ram_gb_per_gpu_min"]["value"]
-        if not gpus or ram_gb is None:
-            _check(checks, "ram_per_gpu", "RAM per GPU (GiB)", None, ">= %d" % want, "unknown", src("ram_gb_per_gpu_min"),
-                   "no GPU" if not gpus else "no memory figure")
+    if "ram_to_gpu_memory_min" in limits:
+        ratio = limits["ram_to_gpu_memory_min"]["value"]
+        gpu_gib = sum((g.get("memory_mb") or 0) for g in gpus) / 1024.0
+        label = "RAM to the GPUs' memory (GiB)"
+        if not gpus or ram_gb is None or not all(g.get("memory_mb") for g in gpus):
+            _check(checks, "ram_to_gpu_memory", label, None, ">= %s x the GPUs' memory" % ratio, "unknown",
+                   src("ram_to_gpu_memory_min"), "no GPU" if not gpus else "no memory figure (RAM or a GPU's)")
         else:
-            per = ram_gb / len(gpus)
-            _check(checks, "ram_per_gpu", "RAM per GPU (GiB)", round(per, 1), ">= %d" % want,
-                   "ok" if per >= want * MEMORY_TOLERANCE else "problem", src("ram_gb_per_gpu_min"))
+            want = ratio * gpu_gib
+            _check(checks, "ram_to_gpu_memory", label, round(ram_gb, 1),
+                   ">= %s x %s = %s" % (ratio, round(gpu_gib, 1), round(want, 1)),
+                   "ok" if ram_gb >= want * MEMORY_TOLERANCE else "problem", src("ram_to_gpu_memory_min"))
     if "ecc_memory" in limits and limits["ecc_memory"]["value"]:
         ecc = memory.get("ecc")
         _check(checks, "ecc", "ECC memory (EDAC)", ecc, "true",
@@ -475,6 +499,10 @@ def judge_host(facts, host, profile, data, overrides=None, data_disk=None, refer
             _check(checks, "nvlink", "NVLink/NVSwitch between GPUs", None, "on multi-GPU hosts",
                    "finding" if not gpus else "ok", src("nvlink_multi_gpu"),
                    "fewer than two GPUs: nothing to link")
+        elif _without_nvlink(gpus, data):
+            _check(checks, "nvlink", "NVLink/NVSwitch between GPUs", "PCIe only", "NVLink where the GPUs have it", "finding",
+                   data["no_nvlink"]["source"], "%s have no NVLink: the GPUs talk over PCIe"
+                   % ", ".join(sorted({g.get("name") or g.get("pci_device_id") or "?" for g in _without_nvlink(gpus, data)})))
         else:
             linked = facts.get("nvlink")
             switches = len(facts.get("nvswitches") or [])
@@ -497,9 +525,18 @@ def judge_host(facts, host, profile, data, overrides=None, data_disk=None, refer
         _check(checks, "data_disk_kind", "data disk kind", kind, " or ".join(kinds),
                "unknown" if kind is None else ("ok" if kind in kinds else "problem"), src("data_disk_kinds"))
     if "data_disk_raid" in limits and limits["data_disk_raid"]["value"]:
-        arrays = ["%s (%s GB)" % (d["name"], d["size_gb"]) for d in disks if d.get("kind") == "md"]
-        _check(checks, "raid", "data disks in RAID (md)", ", ".join(arrays) or "none", "an md array",
-               "ok" if arrays else ("unknown" if not disks else "problem"), src("data_disk_raid"))
+        arrays = ["%s (%s %s GB)" % (d["name"], d["kind"], d["size_gb"]) for d in disks if d.get("kind") in RAID_KINDS]
+        zfs = facts.get("zfs") or {}
+        note = None
+        if arrays:
+            status = "ok"
+        elif zfs.get("pools") or zfs.get("members"):
+            arrays = ["ZFS %s" % ", ".join(zfs.get("pools") or ["pool on " + " ".join(zfs.get("members"))])]
+            status, note = "unknown", "a ZFS pool: its redundancy (mirror, raidz) is in `zpool status`, not in these facts"
+        else:
+            status = "unknown" if not disks else "problem"
+        _check(checks, "raid", "data disks in RAID (md, a RAID controller's volume, ZFS)", ", ".join(arrays) or "none",
+               "an md array, a hardware RAID volume or a ZFS pool", status, src("data_disk_raid"), note)
 
     tips = advice(facts, data, profile)
     for model in tips["models"]:

@@ -133,7 +133,8 @@ def _walk_json(nodes, parent, out):
         mounts = node.get("mountpoints") or ([node.get("mountpoint")] if node.get("mountpoint") else [])
         out.append({"name": node.get("kname") or node.get("name"), "majmin": node.get("maj:min"),
                     "type": node.get("type"), "size": _bytes(node.get("size")), "rota": _rota(node.get("rota")),
-                    "mounts": [m for m in mounts if m], "parent": parent})
+                    "mounts": [m for m in mounts if m], "parent": parent, "model": (node.get("model") or "").strip(),
+                    "fstype": node.get("fstype")})
         _walk_json(node.get("children"), out[-1]["name"], out)
 
 
@@ -163,17 +164,20 @@ def _walk_plain(text):
         mount = (values.get("MOUNTPOINTS") or values.get("MOUNTPOINT") or "").strip()
         row = {"name": fields[0], "majmin": values.get("MAJ:MIN"), "type": values.get("TYPE"),
                "size": _bytes(values.get("SIZE")), "rota": _rota(values.get("ROTA", "")),
-               "mounts": [mount] if mount else [], "parent": stack[-1] if stack else None}
+               "mounts": [mount] if mount else [], "parent": stack[-1] if stack else None,
+               "model": "", "fstype": values.get("FSTYPE")}
         out.append(row)
         stack.append(fields[0])
     return out
 
 
 def parse_lsblk(text):
-    """``lsblk`` (``-J`` with or without ``-b``, or the plain tree) -> ``(disks, blocks, root_dev)``.
+    """``lsblk`` (``-J`` with or without ``-b``, or the plain tree) -> ``(disks, blocks, root_dev, zfs_members)``.
 
-    ``disks``: ``[(name, rotational, sectors)]`` for ``classify_disk`` (whole disks and md arrays); ``blocks``: the
-    ``{name: {"dev", "parent", "slaves"}}`` of ``root_disk``; ``root_dev``: the name of the device mounted at ``/``.
+    ``disks``: ``[(name, rotational, sectors, model)]`` for ``classify_disk`` (whole disks and md arrays; ``model``
+    where the output has a MODEL column); ``blocks``: the ``{name: {"dev", "parent", "slaves"}}`` of ``root_disk``;
+    ``root_dev``: the name of the device mounted at ``/``; ``zfs_members``: the disks that hold a ``zfs_member``
+    (FSTYPE column), themselves or in a partition.
     """
     text = _body(text)
     rows = []
@@ -184,15 +188,17 @@ def parse_lsblk(text):
             rows = []
     else:
         rows = _walk_plain(text)
-    disks, blocks, root = [], {}, None
+    disks, blocks, root, zfs = [], {}, None, set()
     seen = set()
     for row in rows:
         kind = str(row["type"] or "")
         name = row["name"]
         if kind == "disk" or kind.startswith("raid"):
             if name not in seen and row["size"]:
-                disks.append((name, row["rota"] or "", str(row["size"] // 512)))
+                disks.append((name, row["rota"] or "", str(row["size"] // 512), row.get("model") or ""))
                 seen.add(name)
+        if row.get("fstype") == "zfs_member":
+            zfs.add(name if kind == "disk" else (row["parent"] or name))
         entry = blocks.setdefault(name, {"dev": row["majmin"], "parent": None, "slaves": []})
         if kind == "part" and row["parent"]:
             entry["parent"] = row["parent"]
@@ -200,7 +206,7 @@ def parse_lsblk(text):
             entry["slaves"].append(row["parent"])  # md, lvm, crypt: the device under it
         if "/" in row["mounts"]:
             root = name
-    return disks, blocks, root
+    return disks, blocks, root, sorted(zfs)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -304,7 +310,7 @@ def host_from_captures(captures):
             elif kind == "dmidecode-memory":
                 ecc_dmi = _dmidecode_ecc(text)
             elif kind == "lsblk":
-                raw["disks"], raw["blocks"], raw["root_dev"] = parse_lsblk(text)
+                raw["disks"], raw["blocks"], raw["root_dev"], raw["zfs_members"] = parse_lsblk(text)
             elif kind == "nvidia-smi-xml":
                 raw["nvidia_smi_xml"] = text
             elif kind == "nvidia-smi-q":
