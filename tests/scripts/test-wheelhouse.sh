@@ -12,6 +12,11 @@ cd "$root"
 vars=molecule/python_env/vars/wheelhouse.yml
 dir=build/wheelhouse/python_env
 key=$(cat "$0" "$vars" | sha256sum | cut -c1-12)
+# Several scenarios (python_env, python_env_ubuntu, fitness, doctor) call this at once in make test: one builds,
+# the others wait for it and then reuse.
+mkdir -p build/wheelhouse
+exec 9>build/wheelhouse/python_env.build-lock
+flock 9
 if [ -f "$dir/.complete-$key" ]; then
   echo "test-wheelhouse: reuse $dir ($key)"
   exit 0
