@@ -117,7 +117,7 @@ _MESSAGES = tuple((kind, re.compile(pattern, re.I | re.M)) for kind, pattern in 
     ("cuda-804", r"forward compatibility was attempted on non supported HW|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"),
     ("cuda-803", r"system has unsupported display driver\s*/\s*cuda driver combination|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"),
     ("cuda-999", r"CUDA unknown error|CUDA_ERROR_UNKNOWN|cudaErrorUnknown|\bError 999\b|error 999: unknown error"
-                  r"|cuInit err: 999\b|nvcuda init failure: 999\b"),
+                 r"|cuInit err: 999\b|nvcuda init failure: 999\b"),
     ("gpu-lost", r"Unable to determine the device handle for GPU\s?(?P<bus>[0-9A-Fa-f:.]+): Unknown Error"
                  r"|fallen off the bus|GPU is lost"),
     ("rm-init-adapter", r"RmInitAdapter failed|rm_init_adapter failed|nvidia_frontend_open: minor \d+, module->open\(\) failed"),

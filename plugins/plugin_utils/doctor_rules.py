@@ -949,8 +949,8 @@ def _aer_on_gpu(facts, found):
     for message in found:
         line = message["line"]
         device = _AER_DEVICE_RE.search(line)
-        if re.search(r"\[10de:[0-9a-f]{4}\]", line) or (device and (device.group("driver") == "nvidia"
-                                                                     or device.group("addr") in gpus)):
+        nvidia = bool(device) and (device.group("driver") == "nvidia" or device.group("addr") in gpus)
+        if nvidia or re.search(r"\[10de:[0-9a-f]{4}\]", line):
             result.append(message)
     if result:  # the ports of the same capture: the kernel reports a GPU's error through the port above it
         result += [m for m in found if m not in result and
