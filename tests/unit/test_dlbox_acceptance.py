@@ -259,6 +259,8 @@ def test_the_link_under_load_falls_back_to_the_older_fields():
 
     assert bench.link_query(fake_run) == {"gen_current": 3, "gen_max": 4, "width_current": 8, "width_max": None}
     assert len(calls) == 2
-    newer = lambda argv, **_kw: subprocess.CompletedProcess(argv, 0, "4, 4, 8, 16, 5, 4\n", "")  # noqa: E731
+    def newer(argv, **_kwargs):
+        return subprocess.CompletedProcess(argv, 0, "4, 4, 8, 16, 5, 4\n", "")
+
     assert bench.link_query(newer) == {"gen_current": 4, "gen_max": 4, "width_current": 8, "width_max": 16,
                                        "gen_gpumax": 5, "gen_hostmax": 4}
