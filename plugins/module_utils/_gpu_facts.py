@@ -924,7 +924,8 @@ def classify_disk(name, rotational, size_sectors, model=None):
     ``rotational`` is the text of ``queue/rotational`` (``"0"``/``"1"``), ``size_sectors`` the
     text of ``size`` (512-byte sectors, whatever the logical block size), ``model`` of ``device/model``. ``kind`` is
     ``nvme`` for ``nvme*``, ``md`` for a software RAID array (``md*``), ``hwraid`` for a RAID controller's volume
-    (PERC, MegaRAID, Smart Array: see ``_HW_RAID_MODEL_RE``), ``ssd`` for non-rotational, ``hdd`` for rotational. ``size_gb`` is decimal GB rounded. Loop, RAM, zram, optical and device-mapper devices and
+    (PERC, MegaRAID, Smart Array: see ``_HW_RAID_MODEL_RE``), ``ssd`` for non-rotational, ``hdd`` for rotational.
+    ``size_gb`` is decimal GB rounded. Loop, RAM, zram, optical and device-mapper devices and
     empty disks -> None.
     """
     name = (name or "").strip()

@@ -111,8 +111,9 @@ ansible_facts:
           sample: {total_mb: 64000, ecc: null}
         disks:
           description:
-            - Physical block devices; C(kind) is C(nvme), C(ssd), C(hdd), C(md) (a software RAID array) or C(hwraid) (a
-              RAID controller's volume: PERC, MegaRAID, Smart Array, by C(device/model)); C(size_gb) in decimal GB.
+            - >-
+              Physical block devices; C(kind) is C(nvme), C(ssd), C(hdd), C(md) (a software RAID array) or C(hwraid) (a
+              RAID controller's volume - PERC, MegaRAID, Smart Array - by C(device/model)); C(size_gb) in decimal GB.
           type: list
           elements: dict
           sample: [{name: nvme0n1, kind: nvme, size_gb: 1000}]

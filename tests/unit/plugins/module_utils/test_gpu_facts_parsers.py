@@ -473,8 +473,8 @@ L3 cache:            8192K
 def test_an_old_lscpu_of_an_amd_cpu_gives_no_l3_rather_than_one_ccx():
     assert hf.parse_lscpu(LSCPU_RYZEN_1600_OLD)["l3_kb"] is None
     # nor does /proc/cpuinfo's "cache size" stand in: on AMD it is the L2 of one core
-    amd = CPUINFO_INTEL.replace("GenuineIntel", "AuthenticAMD").replace("Intel(R) Core(TM) i7-6700 CPU @ 3.40GHz",
-                                                                       "AMD Ryzen 5 1600 Six-Core Processor")
+    amd = CPUINFO_INTEL.replace("GenuineIntel", "AuthenticAMD")
+    amd = amd.replace("Intel(R) Core(TM) i7-6700 CPU @ 3.40GHz", "AMD Ryzen 5 1600 Six-Core Processor")
     assert hf.cpu_facts(amd, LSCPU_RYZEN_1600_OLD)["l3_kb"] is None
     assert hf.cpu_facts(CPUINFO_INTEL)["l3_kb"] == 8192      # Intel's cache size is its L3
 
