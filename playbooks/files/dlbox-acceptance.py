@@ -88,6 +88,7 @@ def gpus_from_smi():
     if not gpus:
         return [], {"status": "finding", "label": "nvidia-smi", "reason": "no GPU: nvidia-smi lists none"}
     gpu_links(gpus)
+    gpu_state(gpus)
     return gpus, {"status": "pass", "label": "nvidia-smi", "value": ", ".join(g["name"] for g in gpus)}
 
 
@@ -119,6 +120,45 @@ def gpu_links(gpus):
         width = sysfs_max_link_width(values[1])
         if width:
             gpu["pcie"]["width_gpumax"] = width
+
+
+# NVML's clock event (throttle) reasons that say the hardware holds the clocks down (nvml.h
+# nvmlClocksEventReason*: HwSlowdown 0x8, SwThermalSlowdown 0x20, HwThermalSlowdown 0x40, HwPowerBrakeSlowdown 0x80);
+# GpuIdle, the applications clocks and the software power cap are ordinary states.
+THROTTLE_BITS = ((0x8, "hardware slowdown"), (0x20, "software thermal slowdown"), (0x40, "hardware thermal slowdown"),
+                 (0x80, "power brake"))
+
+
+def gpu_state(gpus):
+    """What makes a GPU's figures low without a hardware fault, as each GPU's ``state``: MIG mode on (the benchmark gets
+    one instance, or none), compute processes of other users, and throttle reasons. The controller reports them as
+    findings beside the figures, not as failures of the card."""
+    by_bus = {str(g.get("bus_id") or "").lower(): g for g in gpus}
+    for fields in ("index,mig.mode.current,clocks_event_reasons.active",
+                   "index,mig.mode.current,clocks_throttle_reasons.active"):
+        rc, out, _err = run(["nvidia-smi", "--query-gpu=" + fields, "--format=csv,noheader"], 60)
+        if rc == 0:
+            break
+    else:
+        out = ""
+    by_index = {g["index"]: g for g in gpus}
+    for line in out.splitlines():
+        values = [v.strip() for v in line.split(",")]
+        if len(values) != 3 or not values[0].isdigit() or int(values[0]) not in by_index:
+            continue
+        state = by_index[int(values[0])].setdefault("state", {})
+        state["mig"] = values[1] == "Enabled"
+        try:
+            bits = int(values[2], 16)
+        except ValueError:
+            bits = 0
+        state["throttle"] = [name for bit, name in THROTTLE_BITS if bits & bit]
+    rc, out, _err = run(["nvidia-smi", "--query-compute-apps=gpu_bus_id,pid,process_name", "--format=csv,noheader"], 60)
+    for line in out.splitlines() if rc == 0 else []:
+        values = [v.strip() for v in line.split(",", 2)]
+        gpu = by_bus.get(values[0].lower()) if len(values) == 3 else None
+        if gpu is not None:
+            gpu.setdefault("state", {}).setdefault("processes", []).append("%s (pid %s)" % (values[2], values[1]))
 
 
 def sysfs_max_link_width(bus_id):

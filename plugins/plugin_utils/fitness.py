@@ -834,9 +834,31 @@ def judge_acceptance(measured, reference, limits=None, catalog=None):
         add("dataloader", "DataLoader samples/s", _ratio_status(figures["dataloader_samples_s"], share["dataloader_min"], 1),
             figures["dataloader_samples_s"], share["dataloader_min"], "samples/s",
             "synthetic dataset, %s workers" % figures.get("dataloader_workers"), "dlbox_acceptance_thresholds.dataloader_min")
+    busy = gpu_busy(gpus[0]) if gpus else None
+    if busy:
+        # a GPU in MIG mode, shared with other processes or held down by its clocks measures low without a fault
+        for item in results:
+            if item["status"] == "fail" and item["id"].startswith(("matmul_", "h2d", "d2d")):
+                item.update(status="finding", reason="%s; not judged: %s" % (item["reason"], busy))
+        add("gpu_state", "GPU 0's state during the run", "finding", busy,
+            reason="figures measured in this state are findings, not hardware failures")
     failed = [r["id"] for r in results if r["status"] == "fail"]
     return {"host": measured.get("host"), "gpus": gpus, "results": results, "failed": failed, "ok": not failed,
             "reference_gpu": ref["name"] if ref else None}
+
+
+def gpu_busy(gpu):
+    """Why a GPU's figures cannot be judged (dlbox-acceptance's ``state``: MIG mode, other compute processes, clock
+    throttling), as text; None when nothing stands in the way."""
+    state = (gpu or {}).get("state") or {}
+    why = []
+    if state.get("mig"):
+        why.append("MIG mode is on (the run gets a MIG instance, not the whole GPU)")
+    if state.get("processes"):
+        why.append("other compute processes on it: %s" % ", ".join(state["processes"]))
+    if state.get("throttle"):
+        why.append("clocks held down: %s" % ", ".join(state["throttle"]))
+    return "; ".join(why) or None
 
 
 def acceptance_text(report):

@@ -178,6 +178,9 @@ case "$*" in
     [ -n "%(old)s" ] && { printf 'Field "pci.device_id" is not a valid field to query.\n\n'; exit 2; }
     printf '0, 0x220410DE, 00000000:01:00.0, NVIDIA GeForce RTX 3090\n1, 0x220410DE, 00000000:21:00.0, NVIDIA GeForce RTX 3090\n' ;;
   *--query-gpu=index,name\ *|*--query-gpu=index,name) printf '0, NVIDIA GeForce RTX 3090\n1, NVIDIA GeForce RTX 3090\n' ;;
+  *clocks_event_reasons*) printf 'Field "clocks_event_reasons.active" is not a valid field to query.\n\n'; exit 2 ;;
+  *mig.mode.current,clocks_throttle_reasons.active*) printf '0, [N/A], 0x0000000000000001\n1, Disabled, 0x0000000000000060\n' ;;
+  *--query-compute-apps=*) printf '00000000:21:00.0, 4242, /usr/bin/python3\n' ;;
   *--query-gpu=index,pci.bus_id,pcie.link.gen.max,pcie.link.width.max*)
     printf '0, 00000000:01:00.0, 4, 16\n1, 00000000:21:00.0, 3, 8\n' ;;
   *) echo "fake nvidia-smi: unexpected $*" >&2; exit 9 ;;
@@ -207,6 +210,16 @@ def test_the_gpus_links_and_topology_travel_to_the_controller(tmp_path):
     assert result["gpus"][0]["pcie"] == {"gen_max": 4, "width_max": 16}     # the older query, without gpumax
     assert result["gpus"][1]["pcie"] == {"gen_max": 3, "width_max": 8}
     assert result["topology"] == topo.read_text()
+
+
+def test_mig_busy_and_throttled_gpus_are_told_before_the_figures(tmp_path):
+    # the FAKE answers the older clocks_throttle_reasons name only (drivers before clocks_event_reasons), GPU 1 holds
+    # another user's process and thermal slowdowns (0x20 | 0x40, NVML nvmlClocksEventReason*), GPU 0 is only idle
+    bin_dir, _topo = fake_smi(tmp_path)
+    gpus = run(tmp_path, str(bin_dir))["gpus"]
+    assert gpus[0]["state"] == {"mig": False, "throttle": []}
+    assert gpus[1]["state"] == {"mig": False, "throttle": ["software thermal slowdown", "hardware thermal slowdown"],
+                                "processes": ["/usr/bin/python3 (pid 4242)"]}
 
 
 def test_a_driver_without_pci_device_id_still_lists_its_gpus(tmp_path):

@@ -721,3 +721,18 @@ def test_a_zfs_pool_is_not_a_missing_raid():
     report = judge(host, "server")
     raid = [c for c in report["checks"] if c["id"] == "raid"][0]
     assert raid["status"] == "unknown" and "zpool status" in raid["note"] and "raid" not in report["problems"]
+
+
+@pytest.mark.parametrize("state, words", [
+    ({"mig": True}, "MIG mode is on"),
+    ({"processes": ["python3 (pid 4242)"]}, "other compute processes on it: python3 (pid 4242)"),
+    ({"throttle": ["hardware thermal slowdown"]}, "clocks held down: hardware thermal slowdown"),
+])
+def test_a_gpu_in_mig_mode_busy_or_throttled_gives_findings_not_failures(state, words):
+    measured = measured_h200(0.3)                      # a third of the reference: a failure on an idle, whole GPU
+    assert fitness.judge_acceptance(measured, REF)["failed"] == ["matmul_bf16"]
+    measured["gpus"][0]["state"] = state
+    report = fitness.judge_acceptance(measured, REF)
+    by_id = {r["id"]: r for r in report["results"]}
+    assert report["ok"] is True and by_id["matmul_bf16"]["status"] == "finding" and words in by_id["matmul_bf16"]["reason"]
+    assert by_id["gpu_state"]["status"] == "finding" and words in by_id["gpu_state"]["value"]
