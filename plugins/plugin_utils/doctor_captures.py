@@ -29,7 +29,7 @@ KINDS = (
     "python-traceback", "framework-probe",
     "docker-info", "docker-daemon-json", "docker-error", "kubernetes", "systemd",
     "proc-cmdline", "aer-counters", "lspci-acs", "df-shm", "cgroup-fs", "ctk-info", "ctk-config", "dev-nvidia",
-    "nvidia-smi-p2p", "meminfo", "lscpu", "lsblk", "error-message", "error-text",
+    "nvidia-smi-p2p", "meminfo", "lscpu", "lsblk", "cpu-cache", "error-message", "error-text",
     "dlbox-collect-missing", "not-available",
 )
 
@@ -166,7 +166,11 @@ _NOT_AN_ERROR_RE = re.compile(r"^dlbox-collect: |Capabilities: <access denied>|f
                               r"consider passing CUDA_LAUNCH_BLOCKING|TORCH_USE_CUDA_DSA|for more information\.?$|"
                               r"^See [\"'].*for details|\bCommand line: |module verification failed: signature "
                               r"and/or required key missing - tainting kernel|Unable to read EDID|ACPI Warning|^-- |"
-                              r"\berrors?\s*:\s*0\b|:\s*(?:No|N/A|0|None|Not Active|Disabled)\s*$",
+                              r"\berrors?\s*:\s*0\b|:\s*(?:No|N/A|0|None|Not Active|Disabled)\s*$|"
+                              # Python's warnings module ("FILE.py:LINE: CATEGORY: message"): a warning, the program
+                              # goes on, e.g. torch's "UserWarning: Failed to initialize NumPy" in an environment without
+                              # numpy; one about CUDA, the GPU or the driver stays an error line (never silent on those)
+                              r"^\S+\.py:\d+: \w*Warning: (?!.*(?:cuda|gpu|nvml|nccl|cudnn|nvidia|driver|device))",
                               re.I)
 # Kernel lines worth reading in a whole dmesg: the GPU's, PCIe's and module loading's (a full dmesg holds ACPI and USB
 # errors no GPU rule is about).
@@ -195,7 +199,8 @@ _CTK_INFO_RE = re.compile(r"^NVRM version:\s+(?P<nvrm>\S+)\s*\nCUDA version:\s+(
 _CTK_DEVICE_RE = re.compile(r"^Model:\s+(?P<model>.+)$", re.M)
 _CTK_CONFIG_RE = re.compile(r"^\[nvidia-container-(?:cli|runtime)(?:\.[\w.-]+)?\]\s*$", re.M)
 _DEV_NVIDIA_RE = re.compile(r"^c[rwx-]{9}\S*\s+\d+\s+\S+\s+\S+\s+\d+,\s+\d+\s+.*?(?P<node>/dev/nvidia[\w-]*|nvidia[\w-]*)\s*$", re.M)
-_P2P_RE = re.compile(r"^\s*GPU\d+\s+(?:(?:X|OK|NS|CNS|GNS|TNS|NA|NVLINK)\s+)+(?:X|OK|NS|CNS|GNS|TNS|NA)\s*$", re.M)
+_P2P_RE = re.compile(r"^\s*GPU\d+\s+(?:(?:X|OK|NS|CNS|GNS|TNS|NA|DR|U|NVLINK)\s+)*(?:X|OK|NS|CNS|GNS|TNS|NA|DR|U)\s*$",
+                     re.M)  # one GPU's row is "GPU0 X" alone
 
 
 # dlbox-collect starts some captures with "$ COMMAND" (and users paste the command they ran): the command names the
@@ -214,7 +219,17 @@ _HEADER_KINDS = (
     (re.compile(r"^\$ cat /proc/meminfo\s*$"), "meminfo"),
     (re.compile(r"^\$ lscpu\b"), "lscpu"),
     (re.compile(r"^\$ lsblk\b"), "lsblk"),
+    (re.compile(r"^\$ grep -s -H \. /sys/devices/system/cpu/cpu\*/cache/"), "cpu-cache"),
 )
+# sysfs' CPU cache attributes as grep -H prints them (dlbox-collect's cpu-l3-sysfs; Documentation/ABI/testing/
+# sysfs-devices-system-cpu, /sys/devices/system/cpu/cpuX/cache/indexY/{size,shared_cpu_list,level,type,...})
+_CPU_CACHE_RE = re.compile(r"^/sys/devices/system/cpu/cpu\d+/cache/index\d+/[a-z_]+:\S.*$", re.M)
+# lsmod where the kernel gives no /proc/modules (a kernel built with CONFIG_MODULES=n, lxc/lxc#4091; WSL 1,
+# microsoft/WSL#3797; a container on such a kernel, as this project's test containers): libkmod's ERR() line (with
+# "ERROR <file>:<line>" in builds with debug messages), then lsmod's own "Error: could not get list of modules". The
+# list cannot be read here: not available, not the user's error. Fixtures: tests/fixtures/doctor/lsmod-no-proc-modules-*.
+_NO_PROC_MODULES_RE = re.compile(r"^(?:libkmod: (?:ERROR \S+ )?kmod_module_new_from_loaded: could not open /proc/modules: .+|"
+                                 r"Error: could not get list of modules: .+)$")
 
 
 def _collect_header(text):
@@ -252,12 +267,12 @@ def error_lines(text, kinds=()):
     kinds = set(kinds)
     structured = bool(kinds & {"nvidia-smi-xml", "nvidia-smi-csv", "dpkg", "ldconfig", "env", "lsmod", "lspci-acs",
                                "aer-counters", "proc-cmdline", "dev-nvidia", "df-shm", "cgroup-fs", "ctk-config",
-                               "meminfo", "lscpu", "lsblk"})
+                               "meminfo", "lscpu", "lsblk", "cpu-cache"})
     found = []
     for raw in _lines(text):
         line = raw.strip()
-        if not line or not _ERROR_LINE_RE.search(line) or _NOT_AN_ERROR_RE.search(line):
-            continue
+        if not line or raw.startswith("$ ") or not _ERROR_LINE_RE.search(line) or _NOT_AN_ERROR_RE.search(line):
+            continue  # a "$ COMMAND" line is the command that ran (its words, e.g. aer_dev_fatal, are no output)
         if structured and not re.search(r"NVRM|Traceback|Error: ", line):
             continue
         if "nvidia-smi-q" in kinds and re.match(r"^[^:]{1,60}?\s+:\s", line):
@@ -272,12 +287,19 @@ def _lines(text):
     return (text or "").splitlines()
 
 
+def _output_lines(text):
+    """The non-empty lines of a capture less a first ``$ COMMAND`` line (dlbox-collect's header, or a pasted prompt):
+    what the tool printed, for the recognisers that weigh a share of the lines."""
+    lines = [line for line in _lines(text) if line.strip()]
+    return lines[1:] if lines and lines[0].startswith("$ ") else lines
+
+
 def _is_smi_table(text):
     return bool(_SMI_TABLE_RE.search(text or ""))
 
 
 def _is_lsmod(text):
-    lines = [line for line in _lines(text) if line.strip()]
+    lines = _output_lines(text)
     if any(line.startswith("Module") and "Used by" in line for line in lines):
         return True
     matched = [line for line in lines if _LSMOD_RE.match(line)]
@@ -285,7 +307,7 @@ def _is_lsmod(text):
 
 
 def _is_env(text):
-    lines = [line for line in _lines(text) if line.strip()]
+    lines = _output_lines(text)
     env = [line for line in lines if _ENV_RE.match(line)]
     return any(line.startswith("PATH=") for line in env) and len(env) >= 0.8 * len(lines)
 
@@ -339,6 +361,9 @@ def _is_daemon_json(text):
 def recognize(text):
     """The kinds of output this text holds (a list in ``KINDS`` order; empty when none)."""
     text = text or ""
+    output = _output_lines(text)
+    if output and all(_NO_PROC_MODULES_RE.match(line.strip()) for line in output):
+        return ["not-available"]  # lsmod without /proc/modules: the list cannot be read here
     kinds = set()
     plan_kind = plan_captures.detect_kind(text)
     if plan_kind == "nvidia-smi-xml":
@@ -402,7 +427,7 @@ def recognize(text):
     header = _collect_header(text)
     if header:
         kinds.add(header)
-    if _CMDLINE_RE.search(text) and len([line for line in _lines(text) if line.strip()]) <= 3:
+    if _CMDLINE_RE.search(text) and len(output) <= 3:
         kinds.add("proc-cmdline")
     if _AER_COUNT_RE.search(text):
         kinds.add("aer-counters")
@@ -418,9 +443,9 @@ def recognize(text):
         kinds.add("ctk-config")
     if _DEV_NVIDIA_RE.search(text) or re.search(r"cannot access '?/dev/nvidia\*?'?: No such file", text):
         kinds.add("dev-nvidia")
-    if _P2P_RE.search(text) and re.search(r"^\s*GPU0\b", text, re.M):
+    if (_P2P_RE.search(text) and re.search(r"^\s*GPU0\b", text, re.M)) or header == "nvidia-smi-p2p":
         kinds.add("nvidia-smi-p2p")
-        kinds.discard("nvidia-smi-topo")
+        kinds.discard("nvidia-smi-topo")  # its GPU0 rows and X read like topo -m's matrix
     # the machine's inventory (read by the fitness checks, not by a doctor rule): recognised, so never "unrecognised"
     if re.search(r"^MemTotal:\s+\d+ kB", text, re.M):
         kinds.add("meminfo")
@@ -429,6 +454,8 @@ def recognize(text):
     if re.search(r"\"blockdevices\"\s*:", text):
         kinds.add("lsblk")
         kinds.discard("nvidia-smi-csv")
+    if _CPU_CACHE_RE.search(text):
+        kinds.add("cpu-cache")
     if any(pattern.search(text) for _kind, pattern in _MESSAGES):
         kinds.add("error-message")
     if not kinds and _ERROR_TEXT_RE.search(text):

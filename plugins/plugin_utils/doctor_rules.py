@@ -305,7 +305,9 @@ def framework_cpu_only_build(facts, data):
         return []
     gpu = facts.get("gpus") or [d for d in facts.get("pci_devices", []) if d["kind"] == "gpu"] or [
         p for p in probes if p.get("gpu") or p.get("driver")]
-    evidence = [p["line"] for p in cpu]
+    if not gpu and facts.get("pci_seen"):
+        return []  # the PCI list shows no NVIDIA GPU (no-gpu): a CPU-only build is what no-gpu's fix advises
+    evidence = list(dict.fromkeys(p["line"] for p in cpu))  # one line per build, not per environment that has it
     evidence += ["%s" % p["gpu"] for p in probes if p.get("gpu")][:1]
     evidence += ["Nvidia driver version: %s" % p["driver"] for p in probes if p.get("driver")][:1]
     return [_finding(

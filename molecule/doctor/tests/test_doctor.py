@@ -36,8 +36,15 @@ def debian(host):
     return host.system_info.distribution == "debian"
 
 
-def test_no_gpu_is_a_warning_finding_not_an_error(report):
-    assert [(f["id"], f["severity"]) for f in report["findings"]] == [("no-gpu", "warning")]
+def test_no_gpu_is_a_warning_finding_not_an_error(report, debian):
+    expected = [("no-gpu", "warning")]
+    if debian:  # PyTorch in /opt/dlbox/envs (prepare.yml) beside Docker's 64 MB /dev/shm: the DataLoader's risk, rightly
+        expected.append(("shm-too-small", "warning"))
+    assert [(f["id"], f["severity"]) for f in report["findings"]] == expected
+    if debian:
+        assert report["findings"][1]["evidence"][0].startswith("/dev/shm is 64 MiB (df: ")
+    # lsmod without /proc/modules (this kernel has no module support) is "not available", not an unexplained error; a
+    # CPU-only torch where the PCI list shows no GPU is what no-gpu advises, not a finding
     assert report["counts"]["error"] == 0
     assert report["ok"] is True
 

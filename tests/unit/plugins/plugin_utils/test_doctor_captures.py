@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.dlbox.stack.plugins.plugin_utils import doctor
+from ansible_collections.dlbox.stack.plugins.plugin_utils import doctor, doctor_captures
 from ansible_collections.dlbox.stack.plugins.plugin_utils.doctor_captures import KINDS, extract_facts, recognize
 from ansible_collections.dlbox.stack.plugins.plugin_utils.doctor_data import load_doctor_data
 
@@ -246,3 +246,88 @@ def test_the_machine_inventory_captures_are_recognised():
     assert report["unrecognized"] == [] and report["findings"] == []
     kinds = {kind for capture in report["captures"] for kind in capture["kinds"]}
     assert {"lscpu", "meminfo", "lsblk"} <= kinds and "systemd" not in kinds and "nvidia-smi-csv" not in kinds
+
+
+# --------------------------------------------------------------------------------- a live dlbox-collect in a container
+# The stream dlbox-collect --stdout printed in molecule/doctor's Debian 12 container (no GPU, a CPU torch environment,
+# a user whose ~/.bashrc activates it; tests/fixtures/SOURCES.md "dlbox-collect in the test containers"): what the
+# Molecule and integration tests diagnose, read here without Docker.
+CONTAINER = dict(doctor.split_collect_stream((DOCTOR / "collect-container" / "molecule-doctor-debian12.txt").read_text()))
+
+
+@pytest.mark.parametrize("text", [
+    CONTAINER["lsmod"],
+    (DOCTOR / "lsmod-no-proc-modules-lxc4091.txt").read_text(),  # a CONFIG_MODULES=n kernel, lxc/lxc#4091
+])
+def test_lsmod_without_proc_modules_is_not_available_not_an_error(text):
+    assert "could not open /proc/modules" in text
+    assert recognize(text) == ["not-available"]
+    assert doctor.unexplained_errors([("lsmod", text)], []) == []
+    assert "lsmod" not in extract_facts([text])  # no module list read: the rules that need one say "not checked"
+
+
+def test_lsmod_that_lists_modules_is_still_lsmod():
+    # a module list after the libkmod line is real output: the line alone does not make a capture unavailable
+    text = CONTAINER["lsmod"] + "\n" + (DOCTOR / "lsmod-grep-nvidia.txt").read_text()
+    assert "not-available" not in recognize(text)
+
+
+def test_the_container_captures_are_all_recognised_and_give_no_gpu_and_the_small_shm_only():
+    report = doctor.diagnose(list(CONTAINER.items()), host="ctr", data=DATA)
+    assert report["unrecognized"] == []
+    assert [(f["id"], f["severity"]) for f in report["findings"]] == [("no-gpu", "warning"), ("shm-too-small", "warning")]
+    kinds = {c["file"]: c["kinds"] for c in report["captures"]}
+    assert kinds["cpu-l3-sysfs"] == ["cpu-cache"] and kinds["lsmod"] == ["not-available"]
+    assert kinds["user-env-labuser"] == ["env"]
+
+
+def test_a_cpu_only_torch_where_the_pci_list_shows_no_gpu_is_no_finding():
+    # no-gpu's own advice there is a CPU-only stack; with a GPU the same probe is an error (test_doctor_rules' corpus)
+    probe = CONTAINER["torch-probe-env-torch"]
+    assert "torch 2.13.0+cpu cuda None available False" in probe
+    facts = extract_facts([CONTAINER["pci-sysfs"], probe])
+    assert facts["pci_seen"] and not [d for d in facts["pci_devices"] if d["kind"] == "gpu"]
+    findings = {f["id"] for f in doctor.diagnose([("p", CONTAINER["pci-sysfs"]), ("t", probe)], data=DATA)["findings"]}
+    assert "framework-cpu-only-build" not in findings
+    alone = doctor.diagnose([("t", probe)], data=DATA)["findings"]  # no PCI list: a GPU may be there
+    assert [(f["id"], f["severity"], f["evidence"]) for f in alone] == [
+        ("framework-cpu-only-build", "warning", ["torch 2.13.0+cpu cuda None"])]
+
+
+def test_a_python_warning_is_no_error_line_unless_it_is_about_cuda():
+    probe = CONTAINER["torch-probe-env-torch"]
+    assert "UserWarning: Failed to initialize NumPy" in probe  # torch without numpy: it runs, numpy interop does not
+    assert doctor.unexplained_errors([("torch-probe-env-torch", probe)], []) == []
+    # a CUDA initialisation warning that reports an error stays an error line (the corpus' real pastes: "Unexpected
+    # error from cudaGetDeviceCount()", "CUDA unknown error")
+    cuda = [line for path in sorted((DOCTOR / "corpus").glob("*.txt")) for line in path.read_text().splitlines()
+            if ": UserWarning: CUDA initialization:" in line and " error" in line]
+    assert len(cuda) >= 4
+    assert [line for line in cuda if not doctor_captures.error_lines(line)] == []
+
+
+def test_a_command_line_is_not_scanned_for_errors():
+    # dlbox-collect's header of the AER counters names aer_dev_{correctable,fatal,nonfatal}: the command, no output
+    header = CONTAINER["pci-aer"].splitlines()[0]
+    assert header.startswith("$ grep -H . ") and "fatal" in header
+    assert doctor_captures.error_lines(header + "\n") == []
+    assert doctor_captures.error_lines(header + "\nSegmentation fault (core dumped)\n") == ["Segmentation fault (core dumped)"]
+
+
+def test_the_l3_cache_capture_is_recognised():
+    text = CONTAINER["cpu-l3-sysfs"]
+    assert text.startswith("$ grep -s -H . /sys/devices/system/cpu/cpu*/cache/index3/size ")
+    assert recognize(text) == ["cpu-cache"]
+    assert recognize("\n".join(text.splitlines()[1:])) == ["cpu-cache"]  # the grep -H lines alone, as pasted
+
+
+def test_a_users_login_environment_after_its_command_line_is_env():
+    text = CONTAINER["user-env-labuser"]
+    assert text.startswith("$ runuser -l labuser -c ") and len(text.splitlines()) <= 12
+    assert recognize(text) == ["env"]
+
+
+def test_topo_p2p_after_its_command_line_is_not_topo_m():
+    text = "$ nvidia-smi topo -p2p r\n" + (DOCTOR / "topo-p2p-2x5090-gns.txt").read_text()
+    assert recognize(text) == ["nvidia-smi-p2p"]
+    assert extract_facts([text])["p2p_blocked"] == ["GPU0", "GPU1"]
