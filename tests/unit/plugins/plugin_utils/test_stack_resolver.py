@@ -702,10 +702,32 @@ def test_eol_branch_request_is_kept_with_a_warning(data):
     assert plan["ok"] is True
     assert get(plan, "stack.driver.branch") == 535
     assert get(plan, "stack.fabric_manager.package") == "nvidia-fabricmanager-535"
+    assert get(plan, "stack.fabric_manager.method") == "nvidia_repo"
     assert "cuda-drivers-fabricmanager-535" in get(plan, "stack.fabric_manager.packages")
     assert get(plan, "stack.cuda.version").startswith("12.")
     eol = next(e["eol"] for e in data["driver_branches"] if e["branch"] == 535)
     assert any("R535 is end-of-life since %s (no security updates); prefer R" % eol in w for w in plan["warnings"])
+
+
+@pytest.mark.parametrize("os_key,branch", [("ubuntu-22.04", None), ("ubuntu-24.04", None), ("ubuntu-24.04", "R580")])
+def test_distro_fabric_manager_names_only_ubuntu_archive_packages(os_key, branch):
+    # Ubuntu's archive ships nvidia-fabricmanager-<branch> (from the -server series); cuda-drivers-fabricmanager-<branch>
+    # is a meta of NVIDIA's CUDA repository only (issue 44): a distro plan must not name it
+    request = {"driver_method": "distro"}
+    if branch:
+        request["driver_branch"] = branch
+    plan = plan_for(load_compat(), dict(H100_HGX, os=os_key), request)  # the real data (golden: the default plans)
+    assert plan["ok"] is True, plan["errors"]
+    fm = get(plan, "stack.fabric_manager")
+    assert fm["method"] == "distro"
+    assert fm["packages"] == ["nvidia-fabricmanager-%s" % get(plan, "stack.driver.branch")]
+    assert not [n for n in fm["packages"] if n.startswith("cuda-drivers")]
+
+
+def test_nvidia_repo_fabric_manager_keeps_its_meta_before_580(data):
+    plan = plan_for(data, H100_HGX, {"driver_method": "nvidia_repo", "driver_branch": "R570"})
+    assert plan["ok"] is True, plan["errors"]
+    assert get(plan, "stack.fabric_manager.packages") == ["nvidia-fabricmanager-570", "cuda-drivers-fabricmanager-570"]
 
 
 def test_installed_driver_pins_fabric_manager_exactly(data):
