@@ -6,13 +6,18 @@ What is real and what is a FIXTURE here:
   packages through apt-cacher-ng (tests/scripts/test-cache.sh), the collection as its Galaxy tarball, the plan,
   the roles' apt and pip runs, and PyTorch 2.13.0 (the CPU build) from the python_env scenario's wheelhouse
   (tests/scripts/test-wheelhouse.sh) in the build context;
-- FIXTURE: NVIDIA's CUDA repository (tests/aptrepo, cuda-debian12, served on 127.0.0.1): the CUDA 13.0 toolkit is
-  a fake nvcc, the toolkit's config-common package and cuda-cudart-13-0 (a real ELF stand-in libcudart.so.13 that
-  answers cudaRuntimeGetVersion() only), cuDNN 9.20.0.48 is a real ELF stand-in that answers cudnnGetVersion() only, libnccl2 lays no
-  library. The GPUs are planned on paper (dlbox_plan_hardware: two H100 SXM, driver 580.95.05).
-The image is built runtime-only (dlbox_ci_cuda: runtime) for compute capability 9.0: no nvcc, no driver
-libraries, no Ansible in it. The network is 127.0.0.1 only (docker build --network host): the fixture server this
-test starts and the suite's cache container. Figures (build times, size) go to build/ci-image-test/figures.json.
+- FIXTURE: NVIDIA's CUDA repository (tests/aptrepo, cuda-debian12, served on 127.0.0.1) with the dependency graph of
+  NVIDIA's CUDA 13.0 packages (tests/aptrepo/specs/_cuda-common.yml, sources in tests/fixtures/SOURCES.md): the
+  toolkit meta pulls the compiler (a fake nvcc), the runtime set cuda-libraries-13-0 (cuda-cudart-13-0: a real ELF
+  stand-in libcudart.so.13 that answers cudaRuntimeGetVersion() only), the development set (headers,
+  cuda-driver-dev's lib/stubs/libcuda.so), cuda-nvml-dev (lib/stubs/libnvidia-ml.so), the tools (Nsight Compute)
+  and the documentation; cuDNN 9.20.0.48 is a real ELF stand-in that answers cudnnGetVersion() only, libnccl2 lays
+  no library. The GPUs are planned on paper (dlbox_plan_hardware: two H100 SXM, driver 580.95.05).
+Two images: runtime (DLBOX_CI_CUDA=runtime, with PyTorch) and toolkit (DLBOX_CI_CUDA=toolkit, no framework), for
+compute capability 9.0; no driver libraries and no Ansible in either. The network is 127.0.0.1 only (docker build
+--network host): the fixture server this test starts and the suite's cache container. Figures (build times, sizes)
+go to build/ci-image-test/figures.json. Missing prerequisites (Docker, BuildKit, the base image) fail the test where
+it runs as root or under CI (as in `make test`), and skip it only for a developer's unprivileged run.
 """
 
 from __future__ import annotations
@@ -33,14 +38,21 @@ import serve  # noqa: E402  pylint: disable=wrong-import-position
 
 BASE = "dlbox-test:debian12"
 TAG = "dlbox-ci-image-test:debian12"
+TOOLKIT_TAG = "dlbox-ci-image-test:debian12-toolkit"
 WORK = ROOT / "build" / "ci-image-test"   # beside build/wheelhouse: the wheels are hard links, not copies
 PLAN = {
     "dlbox_plan_hardware": {"gpus": ["H100 SXM", "H100 SXM"], "os": "debian-12", "arch": "x86_64",
                             "driver_version": "580.95.05"},
     "dlbox_plan_request": {"cuda": "13.0", "cudnn": "9.20.0.48", "pytorch": "2.13"},
-    "dlbox_ci_cuda": "runtime",
-    "dlbox_ci_cuda_archs": ["9.0"],
 }
+IMAGE_ARGS = {"DLBOX_CUDA": "13.0", "DLBOX_CUDA_ARCHS": "9.0", "DLBOX_CUDAARCHS": "90",
+              "DLBOX_VERSION": "0.0.0-test", "DLBOX_REVISION": "0123456789abcdef", "DLBOX_CREATED": "2026-12-05T00:00:00Z"}
+# nvcc, the CUDA toolkit's headers, cuDNN's and NCCL's, the driver's and NVML's libraries or link stubs, Ansible: none
+# may be in the runtime image (PyTorch's wheel ships its own ATen headers named cudnn*.h, and linux-libc-dev has a
+# linux/cuda.h of Apple's Cuda: neither is NVIDIA's)
+FORBIDDEN = r"""find / -xdev \( -name nvcc -o -name 'libcuda.so*' -o -name 'libnvidia-ml.so*' -o -name 'ansible*' \
+  -o -name dlbox-ansible -o \( -path '/usr/local/cuda*' -name '*.h' \) \
+  -o \( \( -name 'cudnn*.h' -o -name nccl.h \) -not -path '/opt/dlbox/envs/*' \) \) -print 2>/dev/null | sort"""
 
 
 def _run(argv, timeout=600, check=True, **kw):
@@ -61,10 +73,18 @@ def buildkit_client():
     return None
 
 
-def _in_image(script, check=True):
+def _in_image(script, check=True, tag=TAG):
+    # a plain `docker run` (no login shell, no /etc/profile.d), as a CI runner starts a job
     # --shm-size: dlbox-check's DataLoader step holds 77 MB in /dev/shm, more than Docker's 64 MB default (as training does)
-    return _run(["docker", "run", "--rm", "--network", "none", "--shm-size", "1g", TAG, "bash", "-c", script], timeout=300,
+    return _run(["docker", "run", "--rm", "--network", "none", "--shm-size", "1g", tag, "bash", "-c", script], timeout=300,
                 check=check)
+
+
+def _missing(reason):
+    """A missing prerequisite fails where the suite is meant to run it (root, CI); a developer's own run skips."""
+    if os.geteuid() == 0 or os.environ.get("CI"):
+        pytest.fail("test_ci_image cannot run: " + reason)
+    pytest.skip(reason)
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +92,7 @@ def image(collection_installed):
     reason = docker_ready(BASE)
     client = buildkit_client()
     if reason or client is None:
-        pytest.skip(reason or "no docker client that builds with BuildKit (Debian's docker.io 20.10 or docker-buildx)")
+        _missing(reason or "no docker client that builds with BuildKit (Debian's docker.io 20.10 or docker-buildx)")
     env = ansible_env()
     _run(["bash", str(ROOT / "tests/scripts/test-wheelhouse.sh")], env=env, timeout=1200)
     shutil.rmtree(WORK / "ctx", ignore_errors=True)
@@ -84,7 +104,7 @@ def image(collection_installed):
         os.link(wheel, ctx / "wheelhouse" / wheel.name)
     shutil.copy(ROOT / "examples" / "Dockerfile", ctx / "Dockerfile")
     _run(["ansible-galaxy", "collection", "build", "--output-path", str(ctx), str(ROOT)], env=env)
-    (tarball,) = ctx.glob("dlbox-stack-*.tar.gz")
+    (tarball,) = ctx.glob("dlbox-stack-*.tar.gz")   # DLBOX_COLLECTION is left empty: the Dockerfile takes this one
     pid = str(os.getpid())
     _run(["bash", str(ROOT / "tests/scripts/test-cache.sh"), "start", pid], timeout=900)
     server, _thread = serve.start(str(WORK / "repos"), port=0)
@@ -100,44 +120,59 @@ def image(collection_installed):
             "python_env_pytorch_index": False,
         }
         (ctx / "ci-vars.yml").write_text(json.dumps(site, indent=2) + "\n")
-        args = ["--progress", "plain", "--network", "host", "-t", TAG,
-                "--secret", "id=ca_bundle,src=/etc/ssl/certs/ca-certificates.crt",
-                "--build-arg", "BASE_IMAGE=" + BASE, "--build-arg", "DLBOX_PLAN=" + json.dumps(PLAN),
-                "--build-arg", "DLBOX_VARS_FILE=ci-vars.yml", "--build-arg", "DLBOX_COLLECTION=" + tarball.name,
-                "--build-arg", "PIP_INDEX_URL=http://127.0.0.1:3141/index/",
-                "--build-arg", "http_proxy=http://127.0.0.1:3142", "--build-arg", "no_proxy=127.0.0.1,localhost",
-                str(ctx)]
+        # the toolkit image: no framework (time); cuda_verify_compile off because the FIXTURE nvcc compiles nothing
+        (ctx / "ci-vars-toolkit.yml").write_text(json.dumps(dict(site, dlbox_ci_python_env=False, cuda_verify_compile=False),
+                                                            indent=2) + "\n")
+        common = ["--progress", "plain", "--network", "host",
+                  "--secret", "id=ca_bundle,src=/etc/ssl/certs/ca-certificates.crt",
+                  "--build-arg", "BASE_IMAGE=" + BASE, "--build-arg", "DLBOX_PLAN=" + json.dumps(PLAN),
+                  "--build-arg", "PIP_INDEX_URL=http://127.0.0.1:3141/index/",
+                  "--build-arg", "http_proxy=http://127.0.0.1:3142", "--build-arg", "no_proxy=127.0.0.1,localhost"]
+        for key, value in IMAGE_ARGS.items():
+            common += ["--build-arg", "%s=%s" % (key, value)]
+        builds = [  # (name, extra arguments): runtime from nothing, the same again, the toolkit image
+            ("runtime", ["--no-cache", "-t", TAG, "--build-arg", "DLBOX_CI_CUDA=runtime",
+                         "--build-arg", "DLBOX_VARS_FILE=ci-vars.yml"]),
+            ("runtime-again", ["-t", TAG, "--build-arg", "DLBOX_CI_CUDA=runtime", "--build-arg", "DLBOX_VARS_FILE=ci-vars.yml"]),
+            ("toolkit", ["-t", TOOLKIT_TAG, "--build-arg", "DLBOX_CI_CUDA=toolkit",
+                         "--build-arg", "DLBOX_VARS_FILE=ci-vars-toolkit.yml"]),
+        ]
         build_env = dict(os.environ, **client[1])
-        times, logs = [], []
-        for extra in (["--no-cache"], []):        # first from nothing, then again with the same inputs
+        times, logs = {}, {}
+        for name, extra in builds:
             start = time.monotonic()
-            proc = _run(client[0] + extra + args, env=build_env, timeout=1200, check=False)
-            times.append(round(time.monotonic() - start, 1))
-            logs.append(proc.stdout + proc.stderr)
-            (WORK / ("build-%d.log" % len(times))).write_text(logs[-1])
-            assert proc.returncode == 0, logs[-1][-6000:]
+            proc = _run(client[0] + extra + common + [str(ctx)], env=build_env, timeout=1200, check=False)
+            times[name] = round(time.monotonic() - start, 1)
+            logs[name] = proc.stdout + proc.stderr
+            (WORK / ("build-%s.log" % name)).write_text(logs[name])
+            assert proc.returncode == 0, logs[name][-6000:]
     finally:
         server.shutdown()
         _run(["bash", str(ROOT / "tests/scripts/test-cache.sh"), "stop", pid], check=False)
-    size = int(_run(["docker", "image", "inspect", "-f", "{{.Size}}", TAG]).stdout)
-    figures = {"first_build_s": times[0], "cached_build_s": times[1], "image_bytes": size,
-               "image_mb": round(size / 1e6), "base": BASE}
+    sizes = {tag: int(_run(["docker", "image", "inspect", "-f", "{{.Size}}", tag]).stdout) for tag in (TAG, TOOLKIT_TAG)}
+    figures = {"build_s": times, "runtime_image_mb": round(sizes[TAG] / 1e6),
+               "toolkit_image_mb": round(sizes[TOOLKIT_TAG] / 1e6), "base": BASE,
+               "base_mb": round(int(_run(["docker", "image", "inspect", "-f", "{{.Size}}", BASE]).stdout) / 1e6)}
     (WORK / "figures.json").write_text(json.dumps(figures, indent=2) + "\n")
-    print("\nci image: first build %.1f s, cached %.1f s, %d MB" % (times[0], times[1], size / 1e6))
+    print("\nci image: %s" % json.dumps(figures))
     yield {"logs": logs, "figures": figures}
-    _run(["docker", "image", "rm", "-f", TAG], check=False)
+    _run(["docker", "image", "rm", "-f", TAG, TOOLKIT_TAG], check=False)
 
 
 def test_the_second_build_comes_from_the_cache(image):
-    cached = image["logs"][1]
-    assert "ansible-playbook" in image["logs"][0] and "PLAY RECAP" in image["logs"][0]
+    cached = image["logs"]["runtime-again"]
+    assert "ansible-playbook" in image["logs"]["runtime"] and "PLAY RECAP" in image["logs"]["runtime"]
     assert "PLAY RECAP" not in cached                    # the playbook did not run again
     assert cached.count("CACHED") >= 2
 
 
 def test_the_label_holds_the_plan_and_the_image_its_resolution(image):
-    label = _run(["docker", "image", "inspect", "-f", '{{ index .Config.Labels "org.dlbox.plan" }}', TAG]).stdout
-    assert json.loads(label) == PLAN
+    labels = json.loads(_run(["docker", "image", "inspect", "-f", "{{ json .Config.Labels }}", TAG]).stdout)
+    assert json.loads(labels["org.dlbox.plan"]) == PLAN
+    assert labels["org.opencontainers.image.version"] == IMAGE_ARGS["DLBOX_VERSION"]
+    assert labels["org.opencontainers.image.revision"] == IMAGE_ARGS["DLBOX_REVISION"]
+    assert labels["org.opencontainers.image.created"] == IMAGE_ARGS["DLBOX_CREATED"]
+    assert labels["org.opencontainers.image.source"].startswith("https://")
     resolved = json.loads(_in_image("cat /etc/dlbox/plan.json").stdout)
     assert resolved["ok"] is True
     assert resolved["stack"]["cuda"]["version"] == "13.0"
@@ -159,40 +194,81 @@ def test_the_framework_imports_and_the_check_reports_no_gpu(image):
     assert "no GPU" in required.stdout
 
 
-def test_runtime_only_image_has_the_libraries_and_no_compiler_driver_or_ansible(image):
+def test_runtime_image_has_the_runtime_set_and_no_compiler_header_or_stub(image):
     out = _in_image(r"""
         set -u
         echo "cudnn=$(python3 -c 'import ctypes; print(ctypes.CDLL("libcudnn.so.9").cudnnGetVersion())')"
-        cudart=/usr/local/cuda-13.0/targets/x86_64-linux/lib/libcudart.so.13
-        ask='import ctypes, sys; v = ctypes.c_int(); lib = ctypes.CDLL(sys.argv[1])
+        ask='import ctypes; v = ctypes.c_int(); lib = ctypes.CDLL("libcudart.so.13")
         print(lib.cudaRuntimeGetVersion(ctypes.byref(v)), v.value)'
-        echo "cudart=$(python3 -c "$(echo "$ask" | sed 's/^ *//')" "$cudart")"
-        echo "packages=$(dpkg-query -W -f '${Package}=${Version} ' 'cuda-*' 'libcudnn*' 'libnccl*' 'nvidia-*' 'libcuda*' 2>/dev/null)"
+        echo "cudart=$(python3 -c "$(echo "$ask" | sed 's/^ *//')")"
+        echo "packages=$(dpkg-query -W -f '${db:Status-Abbrev} ${Package}=${Version}\n' 'cuda-*' 'libcu*' 'libnccl*' 'nvidia-*' \
+                         'nsight*' 2>/dev/null | awk '$1 == "ii" {print $2}' | tr '\n' ' ')"
         echo "manual=$(apt-mark showmanual | tr '\n' ' ')"
-        echo "found=$(find / -xdev \( -name 'nvcc' -o -name 'libcuda.so*' -o -name 'libnvidia-ml.so*' -o -name 'ansible*' \
-                     -o -name 'dlbox-ansible' \) 2>/dev/null | tr '\n' ' ')"
+        echo "found=$(""" + FORBIDDEN + r""" | tr '\n' ' ')"
         echo "toolkit=$(cat /usr/local/cuda-13.0/version.json | tr -d '\n ')"
         echo "lists=$(ls /var/lib/apt/lists | tr '\n' ' ')"
         echo "caches=$(ls -d /root/.cache/pip /var/cache/dlbox /root/.ansible /tmp/dlbox-ansible 2>/dev/null | tr '\n' ' ')"
         echo "archs=$(. /etc/profile.d/dlbox-ci-image.sh; echo "$TORCH_CUDA_ARCH_LIST $CUDAARCHS")"
         """).stdout
     facts = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
-    assert facts["cudnn"] == "92000"              # the FIXTURE libcudnn.so.9 loads and says 9.20.0
-    assert facts["cudart"] == "0 13000"           # the FIXTURE CUDA runtime (cuda-cudart-13-0) stays and says 13.0
+    assert facts["cudnn"] == "92000"              # the FIXTURE libcudnn.so.9 loads by its soname and says 9.20.0
+    assert facts["cudart"] == "0 13000"           # the FIXTURE libcudart.so.13 loads BY ITS SONAME (ld.so.conf.d) and says 13.0
     packages = dict(p.split("=", 1) for p in facts["packages"].split())
+    assert packages.get("cuda-libraries-13-0") == "13.0.2-1"    # NVIDIA's runtime set
     assert packages.get("libcudnn9-cuda-13") == "9.20.0.48-1"
     assert packages.get("libnccl2") == "2.27.7-1+cuda13.0"
-    assert "cuda-toolkit-13-0-config-common" in packages        # the toolkit's record, not its compiler
-    assert "cuda-nvcc-13-0" not in packages and "cuda-toolkit-13-0" not in packages
-    assert not [p for p in packages if p.startswith(("nvidia-driver", "nvidia-open", "nvidia-kernel", "libcuda1"))]
-    assert "cuda-cudart-13-0" in packages                       # the runtime library stays, runtime-only
-    for kept in ("libcudnn9-cuda-13", "libnccl2", "cuda-toolkit-13-0-config-common", "cuda-cudart-13-0"):
+    assert {"cuda-cudart-13-0", "libcublas-13-0", "cuda-nvrtc-13-0", "cuda-toolkit-13-0-config-common"} <= set(packages)
+    unwanted = [p for p in packages if p.startswith(("cuda-toolkit-13-0", "cuda-compiler", "cuda-nvcc", "cuda-tools",
+                                                     "cuda-nsight", "cuda-documentation", "nvidia-", "libcuda1"))
+                or p.endswith(("-dev-13-0", "-dev", "-dev-cuda-13"))]
+    assert unwanted == ["cuda-toolkit-13-0-config-common"], unwanted
+    for kept in ("libcudnn9-cuda-13", "libnccl2", "cuda-libraries-13-0"):
         assert kept in facts["manual"].split()    # `apt-get autoremove` in the image keeps them
-    assert facts["found"].strip() == "", facts["found"]          # no nvcc, libcuda.so*, libnvidia-ml.so*, Ansible
+    assert facts["found"].strip() == "", facts["found"]   # no nvcc, header, libcuda.so*/libnvidia-ml.so* (stubs too), Ansible
     assert '"version":"13.0' in facts["toolkit"]
     assert facts["lists"].split() == ["partial"]
     assert facts["caches"].strip() == ""
     assert facts["archs"] == "9.0 90"
+
+
+def test_toolkit_image_has_the_compiler_headers_and_stubs(image):
+    found = _in_image(FORBIDDEN, tag=TOOLKIT_TAG).stdout.split()
+    for path in ("/usr/local/cuda-13.0/bin/nvcc", "/usr/local/cuda-13.0/targets/x86_64-linux/include/cuda.h",
+                 "/usr/local/cuda-13.0/targets/x86_64-linux/lib/stubs/libcuda.so",
+                 "/usr/local/cuda-13.0/targets/x86_64-linux/lib/stubs/libnvidia-ml.so",
+                 "/usr/include/x86_64-linux-gnu/cudnn_version_v9.h", "/usr/include/nccl.h"):
+        assert path in found, found
+    assert not [p for p in found if "ansible" in p]
+    # the stubs are for linking only: they are not on the dynamic linker's path
+    assert "libcuda.so" not in _in_image("ldconfig -p", tag=TOOLKIT_TAG).stdout
+
+
+@pytest.mark.parametrize("tag, nvcc, cuda_home", [(TAG, "", ""), (TOOLKIT_TAG, "/usr/local/cuda/bin/nvcc", "/usr/local/cuda")])
+def test_a_plain_docker_run_sees_the_environment(image, tag, nvcc, cuda_home):
+    out = _in_image("""
+        echo "nvcc=$(command -v nvcc)"
+        echo "cuda_home=${CUDA_HOME:-}"
+        echo "ld=$(ldconfig -p | grep -o -E 'lib(cudart|cudnn|nccl)[.]so[.0-9]*' | sort -u | tr '\n' ' ')"
+        echo "conf=$(cat /etc/ld.so.conf.d/dlbox-ci-cuda.conf | grep -v '^#')"
+        env | grep -E '^(NVIDIA_|TORCH_CUDA_ARCH_LIST|CUDAARCHS|DEBIAN_FRONTEND)' | sort
+        """, tag=tag).stdout
+    facts = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+    assert facts["nvcc"] == nvcc
+    assert facts["cuda_home"] == cuda_home
+    # the FIXTURE libnccl2 lays no library (tests/aptrepo/README.md), so NCCL cannot be in the cache here
+    assert {"libcudart.so.13", "libcudnn.so.9"} <= set(facts["ld"].split()), facts["ld"]
+    assert facts["conf"] == "/usr/local/cuda-13.0/targets/x86_64-linux/lib"
+    assert facts["NVIDIA_VISIBLE_DEVICES"] == "all"
+    assert facts["NVIDIA_DRIVER_CAPABILITIES"] == "compute,utility"
+    assert facts["NVIDIA_REQUIRE_CUDA"] == "cuda>=13.0"
+    assert (facts["TORCH_CUDA_ARCH_LIST"], facts["CUDAARCHS"]) == ("9.0", "90")
+    # DEBIAN_FRONTEND is a build-time ARG: no layer of this Dockerfile sets it (the suite's base image does, and passes it on)
+    assert _env_layers(tag) == _env_layers(BASE)
+
+
+def _env_layers(tag):
+    history = _run(["docker", "history", "--no-trunc", "--format", "{{.CreatedBy}}", tag]).stdout
+    return [line for line in history.splitlines() if "DEBIAN_FRONTEND" in line and "ENV" in line]
 
 
 def test_the_ca_bundle_secret_is_in_no_layer(image):
@@ -208,6 +284,8 @@ def test_the_ca_bundle_secret_is_in_no_layer(image):
     ({"dlbox_plan_hardware": {"gpus": []}, "dlbox_ci_cuda_archs": ["9.0"]}, "dlbox_plan_hardware"),
     ({"dlbox_plan_hardware": {"gpus": ["H100 SXM"]}, "dlbox_ci_cuda_archs": ["sm_90"]}, "dlbox_ci_cuda_archs"),
     ({"dlbox_plan_hardware": {"gpus": ["H100 SXM"]}, "dlbox_ci_cuda_archs": ["9.0"], "cuda_method": "pip_wheels"},
+     "cuda_method"),
+    ({"dlbox_plan_hardware": {"gpus": ["H100 SXM"]}, "dlbox_ci_cuda_archs": ["9.0"], "cuda_method": "local_repo"},
      "cuda_method"),
 ])
 def test_bad_input_is_refused_before_anything(collection_installed, extra, names):
