@@ -22,9 +22,8 @@ def test_run1_without_a_loaded_module_enables_but_does_not_start(host):
     assert run1["enabled"] == "enabled"          # the drop-in's WantedBy=multi-user.target: it starts at boot
     assert run1["active"] == "inactive"          # not started against no module
     assert run1["persistence_mode"] == "none"    # the model's daemon never ran
-    assert run1["decision"]["start"] is False
-    assert run1["decision"]["message"].startswith("pending reboot: nvidia-persistenced.service is enabled but not started")
-    assert run1["driver_state"]["state"] == "pending_reboot"
+    assert run1["dropin"] == "yes"
+    # (run 1 is converge, another ansible-playbook run: its facts are not in this record; runs 2 and 3 carry them)
 
 
 def test_run2_after_the_reboot_starts_it_with_persistence_mode_on(host):
