@@ -253,10 +253,13 @@ def test_the_machine_inventory_captures_are_recognised():
 # a user whose ~/.bashrc activates it; tests/fixtures/SOURCES.md "dlbox-collect in the test containers"): what the
 # Molecule and integration tests diagnose, read here without Docker.
 CONTAINER = dict(doctor.split_collect_stream((DOCTOR / "collect-container" / "molecule-doctor-debian12.txt").read_text()))
+# the same scenario on Ubuntu 24.04: no torch environment; the user's login environment has three variables
+UBUNTU = dict(doctor.split_collect_stream((DOCTOR / "collect-container" / "molecule-doctor-ubuntu2404.txt").read_text()))
 
 
 @pytest.mark.parametrize("text", [
     CONTAINER["lsmod"],
+    UBUNTU["lsmod"],
     (DOCTOR / "lsmod-no-proc-modules-lxc4091.txt").read_text(),  # a CONFIG_MODULES=n kernel, lxc/lxc#4091
 ])
 def test_lsmod_without_proc_modules_is_not_available_not_an_error(text):
@@ -321,10 +324,18 @@ def test_the_l3_cache_capture_is_recognised():
     assert recognize("\n".join(text.splitlines()[1:])) == ["cpu-cache"]  # the grep -H lines alone, as pasted
 
 
-def test_a_users_login_environment_after_its_command_line_is_env():
-    text = CONTAINER["user-env-labuser"]
+@pytest.mark.parametrize("text", [CONTAINER["user-env-labuser"], UBUNTU["user-env-labuser"]])
+def test_a_users_login_environment_after_its_command_line_is_env(text):
+    # on Ubuntu three KEY=VALUE lines after the command: env's 80% share holds only without the command line
     assert text.startswith("$ runuser -l labuser -c ") and len(text.splitlines()) <= 12
     assert recognize(text) == ["env"]
+    assert extract_facts([text])["env"]["CUDA_VISIBLE_DEVICES"] == "GPU-5ad0a5b0-fixture"
+
+
+def test_the_ubuntu_container_captures_are_all_recognised_and_give_no_gpu_only():
+    report = doctor.diagnose(list(UBUNTU.items()), host="ctr", data=DATA)
+    assert report["unrecognized"] == []
+    assert [(f["id"], f["severity"]) for f in report["findings"]] == [("no-gpu", "warning")]
 
 
 def test_topo_p2p_after_its_command_line_is_not_topo_m():
