@@ -41,10 +41,16 @@ def test_run1_installs_the_distribution_driver_and_the_signed_module_and_ends_pe
     meta, log, counts, summary = run(1)
     assert meta["rc"] == 0 and counts["failed"] == 0, log[-5000:]
     assert summary["driver_state"] == "pending_reboot", summary
-    # the signed path's set (data/compat.yml): the headless no-DKMS meta, the desktop libraries, the module flavour meta
-    for name in ("nvidia-headless-no-dkms-580-open", "libnvidia-gl-580", "linux-modules-nvidia-580-open-generic-hwe-24.04",
-                 "linux-modules-nvidia-580-open-" + NEXT):
+    # the signed path's desktop set (data/compat.yml), as ubuntu-drivers installs it: nvidia-driver-580-open and the module
+    # flavour meta, whose Provides nvidia-dkms-580-open stands for the DKMS package; nvidia-driver-580-open's Depends (Ubuntu's
+    # noble-updates Packages, tests/fixtures/indexes/ubuntu): NVENC/NVDEC, FBC, the extra libraries, the X driver
+    for name in ("nvidia-driver-580-open", "linux-modules-nvidia-580-open-generic-hwe-24.04", "linux-modules-nvidia-580-open-" + NEXT,
+                 "libnvidia-gl-580", "libnvidia-compute-580", "libnvidia-extra-580", "libnvidia-decode-580", "libnvidia-encode-580",
+                 "libnvidia-fbc1-580", "libnvidia-cfg1-580", "nvidia-compute-utils-580", "nvidia-utils-580",
+                 "xserver-xorg-video-nvidia-580", "nvidia-kernel-common-580", "nvidia-kernel-source-580-open"):
         assert host.package(name).is_installed, name
+    assert not host.package("nvidia-headless-no-dkms-580-open").is_installed  # --gpgpu's set, not the desktop's
+    assert not host.package("nvidia-dkms-580-open").is_installed  # the module flavour meta Provides it
     assert not host.package("dkms").is_installed  # the signed path builds nothing
     assert not host.package("linux-modules-nvidia-580-open-" + RUNNING).is_installed  # the archive has none
     text = " ".join(log.split())

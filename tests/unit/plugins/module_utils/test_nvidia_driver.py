@@ -4,6 +4,7 @@ test containers (tests/fixtures/driver/README.md names each capture) and on the 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -36,9 +37,7 @@ def names(distribution):
         ("server", "proprietary", "dkms", ["nvidia-headless-580-server", "nvidia-utils-580-server"]),
         ("server", "open", "precompiled", ["nvidia-headless-no-dkms-580-server-open", "nvidia-utils-580-server",
                                            "linux-modules-nvidia-580-server-open-generic"]),
-        ("desktop", "open", "precompiled", ["nvidia-headless-no-dkms-580-open", "nvidia-utils-580",
-                                            "linux-modules-nvidia-580-open-generic", "libnvidia-gl-580",
-                                            "xserver-xorg-video-nvidia-580"]),
+        ("desktop", "open", "precompiled", ["nvidia-driver-580-open", "linux-modules-nvidia-580-open-generic"]),
     ],
 )
 def test_ubuntu_package_sets(profile, modules, signing, expected):
@@ -46,6 +45,40 @@ def test_ubuntu_package_sets(profile, modules, signing, expected):
     assert out["packages"] == expected
     assert out["primary"] == expected[0]
     assert out["dkms_module"] == (None if signing == "precompiled" else "nvidia")
+
+
+def _stanza(text, package):
+    """The fields of one package's stanza in an apt-cache show / Packages text (the first one of that name)."""
+    block = next(b for b in text.split("\n\n") if re.search(r"^Package: %s$" % re.escape(package), b, re.M))
+    return dict(re.findall(r"^([A-Za-z-]+): (.*)$", block, re.M))
+
+
+@pytest.mark.parametrize("data", ["data/compat.yml", "frozen"])
+def test_ubuntu_desktop_signed_set_is_ubuntu_drivers_set_and_needs_no_dkms(data):
+    # ubuntu-drivers' desktop set on the signed path: the full driver meta and the flavour's signed-module meta, whose
+    # Provides nvidia-dkms-580-open (= <driver version>) stands for the DKMS package (issue 44). Real Ubuntu 24.04 records:
+    # the Packages index of noble-updates/restricted and apt-cache show of the flavour metas.
+    table = (load_compat(None if data == "data/compat.yml" else str(FROZEN))["driver_package_names"]["distro"]["ubuntu"])
+    out = plan.driver_packages(table, 580, "open", "desktop", "precompiled", "generic")
+    assert out["packages"] == ["nvidia-driver-580-open", "linux-modules-nvidia-580-open-generic"]
+    index = (ROOT / "tests/fixtures/indexes/ubuntu/dists/noble-updates/restricted/binary-amd64/Packages").read_text(encoding="utf-8")
+    metas = (ROOT / "tests/fixtures/kernel/ubuntu2404/apt-cache-show-metas.txt").read_text(encoding="utf-8")
+    depends = [d.split(" (")[0] for d in _stanza(index, out["primary"])["Depends"].split(", ")]
+    # NVENC/NVDEC, FBC, the extra libraries and the X driver come with the driver meta
+    for name in ("libnvidia-encode-580", "libnvidia-decode-580", "libnvidia-fbc1-580", "libnvidia-extra-580",
+                 "libnvidia-gl-580", "nvidia-utils-580", "xserver-xorg-video-nvidia-580"):
+        assert name in depends, name
+    provides = [p.split(" (")[0] for p in _stanza(metas, out["packages"][1])["Provides"].split(", ")]
+    assert [d for d in depends if d.startswith("nvidia-dkms-")] == ["nvidia-dkms-580-open"] * 2
+    assert "nvidia-dkms-580-open" in provides
+    assert not [n for n in out["packages"] if "no-dkms" in n or n.startswith("nvidia-dkms")]
+
+
+def test_ubuntu_server_signed_set_keeps_the_headless_no_dkms_meta():
+    table = load_compat()["driver_package_names"]["distro"]["ubuntu"]
+    out = plan.driver_packages(table, 580, "open", "server", "precompiled", "generic")
+    assert out["packages"] == ["nvidia-headless-no-dkms-580-server-open", "nvidia-utils-580-server",
+                               "linux-modules-nvidia-580-server-open-generic"]
 
 
 def test_ubuntu_precompiled_follows_the_kernel_flavour():

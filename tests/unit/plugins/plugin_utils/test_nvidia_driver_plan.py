@@ -290,11 +290,14 @@ def test_transitional_package_refused_or_warned():
 def test_precompiled_path_refuses_a_dkms_package():
     plan = debian_plan(580, "open", ["nvidia-driver-580-open"])
     o = options(distribution="Ubuntu", distribution_version="22.04", profile="desktop", kernel="5.15.0-204-generic")
-    signed = fixture("ubuntu2204-apt-get-s-install-580-open-signed.txt")
-    # the signed set plus the DKMS package the plain nvidia-driver-580-open brings (its capture's line)
-    dkms_line = [line for line in fixture("ubuntu2204-apt-get-s-install-nvidia-driver-580-open.txt").splitlines()
-                 if line.startswith("Inst nvidia-dkms-580-open ")]
-    assert dkms_line
+    # the signed modules' capture (headless no-DKMS set + linux-modules-nvidia-580-open-generic) with the desktop set's
+    # primary nvidia-driver-580-open (issue 44), taken from the plain nvidia-driver-580-open capture, as is the DKMS package
+    # that one brings: lines of two real captures put together, no recording of the combined command
+    plain = fixture("ubuntu2204-apt-get-s-install-nvidia-driver-580-open.txt").splitlines()
+    driver_line = [line for line in plain if line.startswith("Inst nvidia-driver-580-open ")]
+    dkms_line = [line for line in plain if line.startswith("Inst nvidia-dkms-580-open ")]
+    assert dkms_line and driver_line
+    signed = fixture("ubuntu2204-apt-get-s-install-580-open-signed.txt") + "\n" + driver_line[0]
     facts = {"installed": [], "simulation": {"rc": 0, "stdout": signed + "\n" + dkms_line[0] + "\n"}}
     out = p.decide(DATA, o, plan, host={"secure_boot": True}, facts=facts)
     assert not out["ok"] and "nvidia-dkms-580-open" in out["errors"][0] and "Secure Boot rejects" in out["errors"][0]
