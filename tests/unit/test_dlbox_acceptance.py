@@ -272,6 +272,7 @@ def test_the_link_under_load_falls_back_to_the_older_fields():
 
     assert bench.link_query(fake_run) == {"gen_current": 3, "gen_max": 4, "width_current": 8, "width_max": None}
     assert len(calls) == 2
+
     def newer(argv, **_kwargs):
         return subprocess.CompletedProcess(argv, 0, "4, 4, 8, 16, 5, 4\n", "")
 
