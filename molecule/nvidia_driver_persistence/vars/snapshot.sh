@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # What a run could change: packages, apt's files, the units' files and links, the persistence daemon, the model's state.
 set -o pipefail
 dpkg-query -W -f '${Package} ${Version} ${db:Status-Abbrev}\n'
