@@ -32,7 +32,7 @@ def test_headers_and_compiler_were_installed_for_torch_compile(host):
 
 def test_compile_on_the_pre_release_python_311_fails_naming_it(host):
     """Ubuntu 22.04's python3.11 is 3.11.0rc1: torch.compile (Dynamo) needs 3.11.0's sys.get_int_max_str_digits."""
-    result = host.run(ENV + "/bin/dlbox-check --json --no-matmul --skip autocast --skip dataloader --skip checkpoint")
+    result = host.run(ENV + "/bin/dlbox-check --json --no-matmul --skip autocast --skip conv --skip dataloader --skip checkpoint")
     report = json.loads(result.stdout)
     (step,) = report["frameworks"][0]["steps"]
     assert report["python"] == "3.11.0" and result.rc == 4, result.stdout
