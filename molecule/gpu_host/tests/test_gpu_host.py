@@ -8,25 +8,16 @@ refuses if_needed before any change. Every figure here is a fixture result.
 import json
 import os
 import re
+import sys
 
-EPH = os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]
+sys.path.insert(0, os.path.join(os.environ["MOLECULE_PROJECT_DIRECTORY"], "tests"))
+import gpu_host_runs  # noqa: E402  pylint: disable=wrong-import-position
+
 HOST = "dlbox-gpu_host-" + os.environ.get("MOLECULE_DISTRO", "debian12")
 
 
-def _read(name):
-    with open(os.path.join(EPH, name), encoding="utf-8") as handle:
-        return handle.read()
-
-
 def run(n):
-    meta = json.loads(_read("run-%s.json" % n))
-    log = re.sub(r"\x1b\[[0-9;]*m", "", _read("run-%s.log" % n))  # Molecule's runs may force colour
-    recap = re.search(r"^%s\s*:\s*(.*)$" % re.escape(HOST), log, re.M)
-    assert recap, "run %s: no recap line for %s in its log:\n%s" % (n, HOST, log[-3000:])
-    counts = dict((k, int(v)) for k, v in re.findall(r"(\w+)=(\d+)", recap.group(1)))
-    summary = json.loads(_read("summary-%s.json" % n))
-    print("run %s: %.1f s wall, recap %s" % (n, meta["seconds"], recap.group(1).strip()))
-    return meta, log, counts, summary
+    return gpu_host_runs.run(n, HOST)
 
 
 def events(host):
@@ -85,6 +76,6 @@ def test_if_needed_flushes_the_handlers_before_the_reboot(host):
 
 
 def test_connection_local_refuses_if_needed_before_any_change():
-    got = _read("local-refusal.txt")
+    got = gpu_host_runs.read_record("local-refusal.txt")
     assert got.startswith("Refuse a reboot that cannot continue the play (connection local)"), got
     assert "nvidia_driver_reboot: if_needed cannot work" in got and "Nothing was changed" in got

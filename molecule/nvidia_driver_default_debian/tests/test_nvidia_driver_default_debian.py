@@ -5,35 +5,19 @@ tests/fixtures/gpu_host), with the FIXTURE CUDA repository and FIXTURE Debian ke
 
 import json
 import os
-import re
+import sys
 
-EPH = os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]
+sys.path.insert(0, os.path.join(os.environ["MOLECULE_PROJECT_DIRECTORY"], "tests"))
+import gpu_host_runs  # noqa: E402  pylint: disable=wrong-import-position
+from gpu_host_runs import boots  # noqa: E402  pylint: disable=wrong-import-position
+
 HOST = "dlbox-nvidia_driver_default_debian-" + os.environ.get("MOLECULE_DISTRO", "debian12")
 RUNNING, UPDATE = "6.1.0-1001-amd64", "6.1.0-1002-amd64"
 VERSION = "580.95.05"
 
 
-def _read(name):
-    with open(os.path.join(EPH, name), encoding="utf-8") as handle:
-        return handle.read()
-
-
 def run(n):
-    meta = json.loads(_read("run-%s.json" % n))
-    log = _read("run-%s.log" % n)
-    recap = re.search(r"^%s\s*:\s*(.*)$" % re.escape(HOST), log, re.M)
-    assert recap, "run %s: no recap line for %s in its log:\n%s" % (n, HOST, log[-3000:])
-    counts = dict((k, int(v)) for k, v in re.findall(r"(\w+)=(\d+)", recap.group(1)))
-    summary = json.loads(_read("summary-%s.json" % n)) if os.path.exists(os.path.join(EPH, "summary-%s.json" % n)) else {}
-    print("run %s: %.1f s wall, recap %s" % (n, meta["seconds"], recap.group(1).strip()))
-    return meta, log, counts, summary
-
-
-def boots(host):
-    """The model's boot lines: (kernel, nouveau, loaded version or '', why none loaded)."""
-    lines = host.file("/opt/dlbox-fixture-gpu/state/events.log").content_string.splitlines()
-    return [re.match(r"boot \S+ kernel (\S+) nouveau (\S+) loaded (\S*)(?: \((.*)\))?$", line).groups()
-            for line in lines if line.startswith("boot ")]
+    return gpu_host_runs.run(n, HOST)
 
 
 def test_run1_installs_nvidias_open_driver_builds_it_and_ends_pending_reboot(host):

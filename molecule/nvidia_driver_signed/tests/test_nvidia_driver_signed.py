@@ -6,35 +6,19 @@ Every figure here is a fixture result."""
 
 import json
 import os
-import re
+import sys
 
-EPH = os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]
+sys.path.insert(0, os.path.join(os.environ["MOLECULE_PROJECT_DIRECTORY"], "tests"))
+import gpu_host_runs  # noqa: E402  pylint: disable=wrong-import-position
+from gpu_host_runs import boots  # noqa: E402  pylint: disable=wrong-import-position
+
 HOST = "dlbox-nvidia_driver_signed-" + os.environ.get("MOLECULE_DISTRO", "ubuntu2404")
 RUNNING, NEXT, UPDATE = "6.8.0-1001-generic", "6.8.0-1002-generic", "6.8.0-1003-generic"
 VERSION = "580.178.04"
 
 
-def _read(name):
-    with open(os.path.join(EPH, name), encoding="utf-8") as handle:
-        return handle.read()
-
-
 def run(n):
-    meta = json.loads(_read("run-%s.json" % n))
-    log = _read("run-%s.log" % n)
-    recap = re.search(r"^%s\s*:\s*(.*)$" % re.escape(HOST), log, re.M)
-    assert recap, "run %s: no recap line for %s in its log:\n%s" % (n, HOST, log[-3000:])
-    counts = dict((k, int(v)) for k, v in re.findall(r"(\w+)=(\d+)", recap.group(1)))
-    summary = json.loads(_read("summary-%s.json" % n)) if os.path.exists(os.path.join(EPH, "summary-%s.json" % n)) else {}
-    print("run %s: %.1f s wall, recap %s" % (n, meta["seconds"], recap.group(1).strip()))
-    return meta, log, counts, summary
-
-
-def boots(host):
-    """The model's boot lines: (kernel, nouveau, loaded version or '', why none loaded)."""
-    lines = host.file("/opt/dlbox-fixture-gpu/state/events.log").content_string.splitlines()
-    return [re.match(r"boot \S+ kernel (\S+) nouveau (\S+) loaded (\S*)(?: \((.*)\))?$", line).groups()
-            for line in lines if line.startswith("boot ")]
+    return gpu_host_runs.run(n, HOST)
 
 
 def test_run1_installs_the_distribution_driver_and_the_signed_module_and_ends_pending_reboot(host):
