@@ -23,12 +23,10 @@ STATIC := lint-tree packaging sanity units
 
 .PHONY: help venv venv-run collection collection-link workstation plan lint lint-tree packaging docs changelog sanity units static $(addprefix static-,$(STATIC)) integration images docker-engine host-deps molecule test test-heavy build bench clean
 
-help:
-	@echo "make workstation  set up this machine as a deep-learning workstation (inventories/local)"
-	@echo "make plan         print the stack dlbox.stack would install here; changes nothing"
-	@echo "make test         every test from nothing: lint, sanity, units, Molecule on all platforms"
-	@echo "make build        build the collection tarball"
-	@echo "make docs         the collection's HTML docs in build/docs/build/html"
+help: ## this list
+	@echo "make TARGET: every target of this Makefile (make test is the whole suite; docs/development.md)"
+	@awk -F ':.*## ' '/^[a-z][a-z-]*:.*## / { printf "  %-16s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+	@printf "  %-16s %s\n" "static-<check>" "one check of make static: $(addprefix static-,$(STATIC))"
 
 # Two sets of pinned controller tools in the one .venv: what the playbooks need (requirements.txt:
 # ansible-core and one collection, for make plan / make workstation) and what the tests add
@@ -44,51 +42,51 @@ $(VENV)/.installed: requirements-dev.txt requirements.txt tools/venv.sh
 	bash tools/venv.sh $(VENV) requirements-dev.txt
 	@touch $@ $(VENV)/.installed-run
 
-venv: $(VENV)/.installed
+venv: $(VENV)/.installed ## .venv with the pinned run-time and test tools (requirements-dev.txt)
 
-venv-run: $(VENV)/.installed-run
+venv-run: $(VENV)/.installed-run ## .venv with the pinned run-time tools only (requirements.txt)
 
 # The collection, installed where ansible.cfg and ANSIBLE_COLLECTIONS_PATH look, from this tree: a link,
 # left alone when it is already right (runs side by side must not see it vanish), else made afresh.
-collection: venv collection-link
+collection: venv collection-link ## venv, then this collection linked under build/collections
 
-collection-link:
+collection-link: ## link this tree as the collection under build/collections (no venv)
 	@if [ "$$(readlink $(COLL) 2>/dev/null)" != "../../../.." ]; then \
 	  rm -rf build/collections/ansible_collections/dlbox && \
 	  mkdir -p build/collections/ansible_collections/dlbox && \
 	  ln -s ../../../.. $(COLL); fi
 
-workstation: venv-run collection-link
+workstation: venv-run collection-link ## set up this machine as a deep-learning workstation (playbooks/workstation.yml; LIMIT, EXTRA)
 	ansible-playbook playbooks/workstation.yml --limit $(LIMIT) $(EXTRA)
 
-plan: venv-run collection-link
+plan: venv-run collection-link ## print the stack dlbox.stack would install here; changes nothing (playbooks/plan.yml)
 	ansible-playbook playbooks/plan.yml --limit $(LIMIT) $(EXTRA)
 
 # lint-tree: yamllint, ansible-lint, the changelog fragments; packaging: the packaging judges in their own cached
 # venv (build/packaging-venv): Galaxy's importer on the built tarball and antsibull-docs' docs lint; any warning or
 # error fails (tests/scripts/check-packaging.sh). make lint runs both; make test runs them side by side.
-lint: lint-tree packaging
+lint: lint-tree packaging ## lint-tree and packaging
 
-lint-tree: collection
+lint-tree: collection ## yamllint, ansible-lint, antsibull-changelog lint
 	yamllint -s .
 	ansible-lint --offline
 	antsibull-changelog lint
 
-packaging: collection
+packaging: collection ## Galaxy's importer and antsibull-docs on the built tarball
 	bash tests/scripts/check-packaging.sh
 
 # Fold the changelog fragments into the release galaxy.yml names and write CHANGELOG.rst; fragments stay,
 # so running it again after new fragments only adds those.
-changelog: collection
+changelog: collection ## fold changelogs/fragments into CHANGELOG.rst for galaxy.yml's version
 	antsibull-changelog release --is-collection --collection-namespace dlbox --collection-name stack \
 	  --version $$(sed -n 's/^version: *//p' galaxy.yml)
 
 # HTML docs for the collection (modules, filters, roles from their argument specs): build/docs/build/html.
-docs: collection
+docs: collection ## the collection's HTML docs in build/docs/build/html
 	bash tests/scripts/build-docs.sh $(CURDIR)/build/docs
 
 # ansible-test needs the collection at ansible_collections/dlbox/stack: a copy of the tracked files.
-sanity: collection
+sanity: collection ## ansible-test sanity on a copy of the tracked files
 	@rm -rf build/sanity && mkdir -p $(SANITY_ROOT)
 	@git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t $(SANITY_ROOT)/
 	bash tests/scripts/ansible-test-offline.sh $(BIN)/python
@@ -96,24 +94,24 @@ sanity: collection
 	  ansible-test sanity --color no --requirements --venv \
 	    --python $$($(BIN)/python -c 'import sys;print("%d.%d"%sys.version_info[:2])')
 
-units: collection
+units: collection ## the unit tests (tests/unit)
 	$(BIN)/python -m pytest -q tests/unit
 
-host-deps:
+host-deps: ## debootstrap and the test machine's packages
 	bash tests/scripts/host-deps.sh
 
-docker-engine:
+docker-engine: ## start a Docker engine when none answers
 	bash tests/scripts/docker-engine.sh
 
-images: host-deps docker-engine
+images: host-deps docker-engine ## build (or reuse) the test images dlbox-test:*
 	@s=$$(date +%s); bash tests/images/build.sh && echo "images: built or reused in $$(( $$(date +%s) - s )) s"
 
 # Real ansible-playbook runs (plan.yml), the collection build, and the fixture apt repositories in
 # real containers.
-integration: collection images
+integration: collection images ## the integration tests (tests/integration)
 	$(BIN)/python -m pytest -q --durations=12 tests/integration
 
-molecule: collection images
+molecule: collection images ## Molecule scenarios (SCENARIOS=..., MOLECULE_DISTROS=...)
 	bash tests/scripts/molecule.sh $(SCENARIOS)
 
 # The static checks (lint, sanity, units: CPU) run beside the test images' build (debootstrap and apt: network),
@@ -121,7 +119,7 @@ molecule: collection images
 # one's output comes whole when it ends, then its time. Then integration and molecule run side by side (each prints
 # when it ends).
 # The collection link is made once before: four collection-link recipes at once raced (rm -rf, mkdir, ln).
-static: collection
+static: collection ## lint-tree, packaging, sanity and units side by side
 	@$(MAKE) --no-print-directory -j4 --output-sync=target $(addprefix static-,$(STATIC))
 
 # packaging goes first for the CPU (the others run niced): galaxy-importer gives its own ansible-lint run 180 s and fails
@@ -133,7 +131,7 @@ $(addprefix static-,$(STATIC)): static-%: venv
 # Each phase prints its wall seconds and the CPU seconds the whole machine spent in it (/proc/stat): on 2 cores the
 # suite is CPU-bound, so CPU-s / 2 is the least wall time a phase can take there.
 CPU_NOW = awk '/^cpu / { print int(($$2 + $$3 + $$4 + $$7 + $$8) / 100) }' /proc/stat
-test: venv
+test: venv ## every test from nothing: lint, sanity, units, images, integration, Molecule
 	@start=$$(date +%s); c0=$$($(CPU_NOW)); \
 	$(MAKE) --no-print-directory -j2 --output-sync=target static images || exit 1; \
 	c1=$$($(CPU_NOW)); \
@@ -146,12 +144,12 @@ test: venv
 # Multi-GB real installs, left out of `make test` (scenarios marked `heavy`): tensorflow-cpu from PyPI;
 # nvidia_driver_ubuntu: the driver role against Ubuntu's live archive (22.04, 24.04; best-effort reachable);
 # cuda_distro: Debian's real nvidia-cuda-toolkit (about 1.6 GB of .debs) compiling and linking with its nvcc.
-test-heavy: collection images
+test-heavy: collection images ## the multi-GB and live-archive scenarios left out of make test
 	@start=$$(date +%s); \
 	bash tests/scripts/molecule.sh --heavy && \
 	echo "make test-heavy: all green in $$(( $$(date +%s) - start )) s"
 
-bench: collection images
+bench: collection images ## resolver, plan.yml, fleet and no-op workstation timings
 	$(BIN)/python tests/benchmarks/bench_resolver.py
 	@start=$$(date +%s%N); ansible-playbook playbooks/plan.yml --limit $(LIMIT) >/dev/null; \
 	  echo "plan.yml on this machine: $$(( ($$(date +%s%N) - start) / 1000000 )) ms wall"
@@ -164,7 +162,7 @@ bench: collection images
 # distro_drivers; the report and `git diff data/compat.yml` are the review. REFRESH_ARGS: e.g. --check
 # (report only, exit 1 on differences) or --ubuntu-mirror URL (see tools/data_refresh.py --help).
 .PHONY: data-refresh
-data-refresh: venv
+data-refresh: venv ## refresh data/compat.yml from the real package indexes (REFRESH_ARGS)
 	$(BIN)/python tools/data_refresh.py --write --report build/data-refresh-report.txt $(REFRESH_ARGS)
 
 # Regenerate data/gpu_catalog.yml (every NVIDIA GPU, from NVIDIA's supported-gpus.json in Ubuntu's
@@ -172,12 +170,12 @@ data-refresh: venv
 # could not place. CATALOG_ARGS: e.g. --check
 # (exit 1 when the catalog would change) or local copies (see tools/gpu_catalog.py --help).
 .PHONY: gpu-catalog
-gpu-catalog: venv
+gpu-catalog: venv ## regenerate data/gpu_catalog.yml (CATALOG_ARGS)
 	$(BIN)/python tools/gpu_catalog.py $(CATALOG_ARGS)
 
-build: venv
+build: venv ## build the collection tarball
 	@rm -f dlbox-stack-*.tar.gz
 	ansible-galaxy collection build --force .
 
-clean:
+clean: ## remove build/ and .cache/
 	rm -rf build .cache

@@ -75,10 +75,14 @@ _DEBIAN_FLAVOURS = (
     (re.compile(r"^nvidia-tesla-(?P<branch>\d+)-open-kernel-dkms$"), "tesla-open"),
     (re.compile(r"^nvidia-legacy-(?P<branch>\d+)xx-driver$"), "legacy"),
 )
-_LIBRARIES = {"cuda_toolkit": ("nvidia-cuda-toolkit",), "nccl": ("libnccl2",), "cudnn": ("nvidia-cudnn",)}
+# cuda_toolkit: Canonical's packaging of NVIDIA's CUDA ("cuda-toolkit", Ubuntu 26.04's multiverse: source cuda-meta-13-1,
+# files in /usr/local/cuda-<major>.<minor> as in NVIDIA's repository; Ubuntu 26.04 release notes, "NVIDIA CUDA Toolkit -
+# Now available in Ubuntu") first where the archive has it, else Debian's repackaged nvidia-cuda-toolkit (/usr/bin/nvcc).
+_LIBRARIES = {"cuda_toolkit": ("cuda-toolkit", "nvidia-cuda-toolkit"), "nccl": ("libnccl2",), "cudnn": ("nvidia-cudnn",)}
 _LIBRARY_NAMES = {name for names in _LIBRARIES.values() for name in names}
+_CUDA_NVCC = re.compile(r"^cuda-nvcc-(?P<major>\d+)-(?P<minor>\d+)$")  # the compiler of Canonical's cuda-toolkit
 _RECORD_FIELDS = ("Package", "Source", "Version", "Architecture", "Depends", "Provides", "Filename", "SHA256", "Description")
-_USED_NAMES = (_UBUNTU_DRIVER, _UBUNTU_HEADLESS, *(flavour[0] for flavour in _DEBIAN_FLAVOURS))
+_USED_NAMES = (_UBUNTU_DRIVER, _UBUNTU_HEADLESS, _CUDA_NVCC, *(flavour[0] for flavour in _DEBIAN_FLAVOURS))
 
 
 class RefreshError(RuntimeError):
@@ -214,7 +218,15 @@ def library_entry(kind, packages):
         stanza, suite = packages[name]
         upstream = indexes.upstream_version(stanza["Version"])
         entry = {"package": name, "package_version": stanza["Version"], "suite": suite}
-        if kind == "cuda_toolkit":
+        if kind == "cuda_toolkit" and name == "cuda-toolkit":
+            # Canonical's cuda-toolkit "13.1.1-0ubuntu1": the CUDA release; nvcc's own version is cuda-nvcc-13-1's
+            # ("13.1.115-0ubuntu1"); the files are in /usr/local/cuda-13.1, nvcc in its bin/ (not on PATH).
+            entry["version"] = upstream
+            major_minor = ".".join(upstream.split(".")[:2])
+            compiler = packages.get("cuda-nvcc-%s" % major_minor.replace(".", "-"))
+            entry["nvcc"] = indexes.upstream_version(compiler[0]["Version"]) if compiler else upstream
+            entry["home"] = "/usr/local/cuda-%s" % major_minor
+        elif kind == "cuda_toolkit":
             # "12.4.131~12.4.1": nvcc's own version, then the CUDA release it belongs to.
             nvcc, release = (upstream.split("~", 1) + [""])[:2]
             entry["version"] = release or nvcc

@@ -9,7 +9,7 @@ part that raises, crashes the interpreter or hangs loses only its own figure. It
 (exit 1).
 
 Parts: matmul_bf16, matmul_fp16, matmul_fp32, matmul_tf32 (dense N x N matmul, TFLOPS), h2d, d2h, d2d (copies of
-``--copy-mb``, GB/s; a device copy reads and writes every byte), pcie_under_load (nvidia-smi's link of GPU 0 while
+``--copy-mb``, GB/s; a device copy reads and writes every byte), pcie_under_load (nvidia-smi's link of the GPU while
 host-to-device copies run), dataloader (samples/s from a synthetic dataset with worker processes) and allreduce
 (bus bandwidth through torch.distributed, ``--ranks`` processes: NCCL on GPUs, gloo on the CPU).
 
@@ -19,6 +19,8 @@ fresh folder, each with torch.distributed's timeout (half of ``--timeout``); the
 dlbox-acceptance.py kills whole past the part's own limit). Its bus bandwidth follows nccl-tests
 (NVIDIA/nccl-tests, doc/PERFORMANCE.md): algbw = bytes / time, busbw = algbw * 2 * (n - 1) / n, with the time of
 the slowest rank.
+``--gpu N`` measures GPU N (cuda:N under CUDA_DEVICE_ORDER=PCI_BUS_ID, which dlbox-acceptance.py sets: nvidia-smi's
+GPU N) for the parts that belong to one GPU (matmul, copies, the link); the report names it (``"gpu": N``).
 ``--device cpu`` measures on the CPU (matmul, dataloader, allreduce with gloo): how the tests run it without a GPU.
 """
 
@@ -36,6 +38,7 @@ import time
 MATMUL = {"matmul_bf16": "bfloat16", "matmul_fp16": "float16", "matmul_fp32": "float32", "matmul_tf32": "float32"}
 PARTS = tuple(MATMUL) + ("h2d", "d2h", "d2d", "pcie_under_load", "dataloader", "allreduce")
 GPU_ONLY = ("h2d", "d2h", "d2d", "pcie_under_load", "matmul_tf32")
+PER_GPU = tuple(MATMUL) + ("h2d", "d2h", "d2d", "pcie_under_load")   # the parts that measure one GPU (--gpu)
 
 
 class Skip(Exception):
@@ -47,12 +50,14 @@ def _figure(value):
     return float("%.4g" % value)
 
 
-def _device(torch, wanted):
+def _device(torch, wanted, index=0):
     if wanted == "cpu":
         return torch.device("cpu")
     if not torch.cuda.is_available():
         raise Skip("no GPU visible to PyTorch")
-    return torch.device("cuda:0")
+    if index >= torch.cuda.device_count():
+        raise RuntimeError("GPU %d is not visible to PyTorch (it sees %d)" % (index, torch.cuda.device_count()))
+    return torch.device("cuda", index)
 
 
 def _timed(torch, device, func, iterations):
@@ -74,9 +79,9 @@ def _timed(torch, device, func, iterations):
 
 
 def part_matmul(torch, args, name):
-    device = _device(torch, args.device)
+    device = _device(torch, args.device, args.gpu)
     if device.type == "cuda":
-        major, minor = torch.cuda.get_device_capability(0)
+        major, minor = torch.cuda.get_device_capability(device)
         if name in ("matmul_bf16", "matmul_tf32") and major < 8:
             raise Skip("compute capability %d.%d has no %s tensor cores" % (major, minor, name[7:]))
     elif name == "matmul_tf32":
@@ -94,7 +99,7 @@ def part_matmul(torch, args, name):
 
 
 def part_copy(torch, args, name):
-    device = _device(torch, args.device)
+    device = _device(torch, args.device, args.gpu)
     if device.type != "cuda":
         raise Skip("no GPU: a copy between host and device needs one")
     size = int(args.copy_mb * (1 << 20))
@@ -121,11 +126,11 @@ LINK_FIELDS = ("pcie.link.gen.current", "pcie.link.gen.max", "pcie.link.width.cu
 LINK_KEYS = ("gen_current", "gen_max", "width_current", "width_max", "gen_gpumax", "gen_hostmax")
 
 
-def link_query(run=subprocess.run):
-    """GPU 0's PCIe link from nvidia-smi; an older driver without gpumax/hostmax answers the first four."""
+def link_query(run=subprocess.run, index=0):
+    """GPU ``index``'s PCIe link from nvidia-smi; an older driver without gpumax/hostmax answers the first four."""
     last = ""
     for count in (6, 4):
-        proc = run(["nvidia-smi", "-i", "0", "--query-gpu=" + ",".join(LINK_FIELDS[:count]),
+        proc = run(["nvidia-smi", "-i", str(index), "--query-gpu=" + ",".join(LINK_FIELDS[:count]),
                     "--format=csv,noheader,nounits"], capture_output=True, text=True, timeout=30, check=False)
         line = proc.stdout.strip()
         if proc.returncode == 0 and line:
@@ -136,7 +141,7 @@ def link_query(run=subprocess.run):
 
 
 def part_pcie(torch, args, _name):
-    device = _device(torch, args.device)
+    device = _device(torch, args.device, args.gpu)
     if device.type != "cuda":
         raise Skip("no GPU")
     if not shutil.which("nvidia-smi"):
@@ -158,7 +163,7 @@ def part_pcie(torch, args, _name):
     worker.start()
     time.sleep(1.0)
     try:
-        link = link_query()
+        link = link_query(index=args.gpu)
     finally:
         stop.set()
         worker.join(60)
@@ -303,6 +308,7 @@ def parser():
     cli = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     cli.add_argument("--part", choices=PARTS)
     cli.add_argument("--device", choices=("auto", "cpu"), default="auto")
+    cli.add_argument("--gpu", type=int, default=0, help="the GPU (nvidia-smi's index) of a per-GPU part")
     cli.add_argument("--matmul-n", type=int, default=0, help="matmul size N (default 8192 on a GPU, 512 on the CPU)")
     cli.add_argument("--iterations", type=int, default=0, help="timed iterations (default: per part)")
     cli.add_argument("--copy-mb", type=float, default=1024)
@@ -327,6 +333,8 @@ def main(argv=None):
     if not args.part:
         parser().error("--part is required")
     result = {"part": args.part}
+    if args.part in PER_GPU:
+        result["gpu"] = args.gpu
     try:
         torch = None
         if args.part != "allreduce":  # the all-reduce's own process only starts and waits for its ranks

@@ -7,7 +7,9 @@ Prints one JSON object: ``checks`` (nvidia-smi, a CUDA program, each environment
 all, dcgmi diag -r 2, and one ``figure_<part>`` per PyTorch part that failed: each pass/fail/finding/skipped with a
 reason), ``figures`` (dense matmul TFLOPS in bf16/fp16/fp32/tf32, host-to-device, device-to-host and
 device-to-device GB/s, the PCIe link under load, all-reduce bus bandwidth, fio sequential read MB/s, DataLoader
-samples/s), ``skipped`` (why a figure is missing), ``errors`` (each failed part's own error) and, for the
+samples/s), ``skipped`` (why a figure is missing), ``errors`` (each failed part's own error), ``per_gpu`` (each
+GPU's own matmul, copy and link figures, by nvidia-smi's index with its PCI bus id: every GPU is measured, so one
+slow card among its peers shows; ``figures`` holds GPU 0's, errors of GPU N > 0 are ``<part>@gpuN``) and, for the
 controller's judgement, ``topology`` (nvidia-smi topo -m as printed) and ``lspci`` (lspci -vv of the NVIDIA
 devices: the GPUs' own LnkCap). The controller compares the figures with data/acceptance.yml. Standard library
 only; each PyTorch figure is measured by dlbox-acceptance-torch.py (beside this file, or --torch-script) in an
@@ -33,6 +35,8 @@ GPU_PARTS = ("matmul_bf16", "matmul_fp16", "matmul_fp32", "matmul_tf32", "h2d", 
              "dataloader", "allreduce")
 # --torch-device cpu (a host without a GPU, and the tests): what PyTorch can measure on the CPU
 CPU_PARTS = ("matmul_bf16", "matmul_fp16", "matmul_fp32", "dataloader", "allreduce")
+# the parts that measure one GPU: run once per GPU (dlbox-acceptance-torch.py --gpu N)
+PER_GPU_PARTS = ("matmul_bf16", "matmul_fp16", "matmul_fp32", "matmul_tf32", "h2d", "d2h", "d2d", "pcie_under_load")
 
 CUDA_PROGRAM = r'''
 #include <cstdio>
@@ -326,15 +330,19 @@ def part_report(part, rc, out, err, timed_out, timeout):
     return {"part": part, "error": "%s without a report: %s" % (how, last_line(err) or last_line(out) or "no output")}
 
 
-def merge_part(result, report):
+def merge_part(result, report, gpu=None):
+    """One part's report into ``result`` (its figures, skipped and errors); ``gpu``: the nvidia-smi index of a per-GPU
+    part other than GPU 0, whose error and check are named after it (``matmul_fp16@gpu3``, ``figure_matmul_fp16_gpu3``)."""
     part = report["part"]
     if report.get("torch"):
         result.setdefault("torch", {})["version"] = report["torch"]
     if "error" in report:
-        result["errors"][part] = report["error"]
+        key = part if not gpu else "%s@gpu%d" % (part, gpu)
+        result["errors"][key] = report["error"]
         result["skipped"][part] = "failed: %s" % report["error"]
-        result["checks"]["figure_" + part] = {"status": "fail", "label": "PyTorch figure %s" % part,
-                                              "reason": report["error"][:600]}
+        result.get("checks", {})["figure_" + key.replace("@", "_")] = {
+            "status": "fail", "label": "PyTorch figure %s%s" % (part, " of GPU %d" % gpu if gpu else ""),
+            "reason": report["error"][:600]}
     elif "skipped" in report:
         result["skipped"][part] = report["skipped"]
     else:
@@ -345,8 +353,16 @@ def merge_part(result, report):
                 result["figures"][key] = value
 
 
+def per_gpu_entry(gpu):
+    """The record of one GPU's own figures: which GPU (index, PCI bus id, name, device id) and what it measured."""
+    entry = {key: gpu[key] for key in ("index", "bus_id", "name", "pci_device_id") if gpu.get(key) is not None}
+    entry.update(figures={}, skipped={}, errors={})
+    return entry
+
+
 def torch_figures(result, python, gpus, args):
-    """Every PyTorch part, one process each, merged into result (figures, skipped, errors, checks)."""
+    """Every PyTorch part, one process each, merged into result (figures, skipped, errors, checks): the per-GPU
+    parts once for each GPU (``per_gpu``; GPU 0's also in ``figures``), then the host's (DataLoader, all-reduce)."""
     script = args.torch_script or os.path.join(HERE, "dlbox-acceptance-torch.py")
     cpu = args.torch_device == "cpu"
     if cpu:
@@ -367,6 +383,24 @@ def torch_figures(result, python, gpus, args):
         if value:
             common += [flag, str(value)]
     started = time.monotonic()
+    # each GPU nvidia-smi lists, in its order; on the CPU only with --each-gpu-on-cpu (the tests' way through this path)
+    each = [g for g in gpus or [] if isinstance(g.get("index"), int)] if (not cpu or args.each_gpu_on_cpu) else []
+    if each:
+        result["per_gpu"] = []
+        for number, gpu in enumerate(each):
+            entry = per_gpu_entry(gpu)
+            result["per_gpu"].append(entry)
+            for part in [p for p in parts if p in PER_GPU_PARTS]:
+                argv = [python, script, "--part", part, "--gpu", str(gpu["index"])] + common
+                rc, out, err, timed_out = run_part(argv, args.part_timeout)
+                report = part_report(part, rc, out, err, timed_out, args.part_timeout)
+                merge_part(entry, report)
+                if number == 0:
+                    merge_part(result, report)
+                elif "error" in report:
+                    merge_part(result, report, gpu=gpu["index"])
+            entry.pop("torch", None)
+        parts = [p for p in parts if p not in PER_GPU_PARTS]
     for part in parts:
         argv = [python, script, "--part", part] + common
         timeout = args.part_timeout
@@ -415,6 +449,9 @@ def main(argv=None):
     parser.add_argument("--torch-device", choices=("auto", "cpu"), default="auto",
                         help="cpu: measure matmul, DataLoader and a gloo all-reduce on the CPU (no GPU needed)")
     parser.add_argument("--parts", default="", help="only these PyTorch parts (comma-separated)")
+    parser.add_argument("--each-gpu-on-cpu", action="store_true",
+                        help="with --torch-device cpu: run the per-GPU parts once for each GPU nvidia-smi lists, "
+                             "measured on the CPU (how the tests run the per-GPU path without a GPU)")
     parser.add_argument("--part-timeout", type=float, default=300, help="seconds each PyTorch part may take")
     parser.add_argument("--matmul-n", type=int, default=0)
     parser.add_argument("--iterations", type=int, default=0)

@@ -8,7 +8,7 @@ fingerprints are computed here from the key packets themselves (RFC 9580: a v4 k
 SHA-1 over ``0x99``, a two-octet length and the public-key packet body; v5 and v6 use SHA-256 with a
 four-octet length), so neither ``gpg`` nor a keyring directory is needed, also in check mode.
 
-    fingerprints(<NVIDIA's 3bf863cc.pub>)  -> ['EB693B3035CD5710E231E123A4B469963BF863CC']
+    fingerprints(<NVIDIA's 3bf863cc.pub>)  -> ['<its 40 hex digits, as in data/repositories.yml>']
     keyring_bytes(<the same>)              -> the binary packets apt reads from a ``.gpg`` keyring
 
 I/O (downloading, reading and writing files) stays in the ``apt_keyring`` module.

@@ -868,7 +868,11 @@ def parse_nvidia_proc_version(text):
 
 
 def parse_proc_modules(text):
-    """``/proc/modules`` -> ``{"nouveau_loaded", "nvidia_loaded", "nvidia_modules"}``."""
+    """``/proc/modules`` -> ``{"nouveau_loaded", "nvidia_loaded", "nvidia_modules", "infiniband_modules"}``.
+
+    ``infiniband_modules``: the loaded ConnectX/InfiniBand modules (``mlx5_*``, ``ib_*``): NVLSM on NVLink5 HGX boards
+    needs ``mlx5_core``, ``mlx5_ib`` and ``ib_umad`` (NVIDIA/gpu-operator#2781).
+    """
     names = []
     for line in (text or "").splitlines():
         parts = line.split()
@@ -879,6 +883,7 @@ def parse_proc_modules(text):
         "nouveau_loaded": "nouveau" in names,
         "nvidia_loaded": "nvidia" in names,
         "nvidia_modules": nvidia,
+        "infiniband_modules": sorted(n for n in names if n.startswith(("mlx5_", "ib_"))),
     }
 
 
@@ -1125,16 +1130,6 @@ def parse_nv_tegra_release_line(text):
         if sep and key.strip():
             out[key.strip().lower()] = value.strip() or None
     return out
-
-
-def parse_nv_tegra_release(text):
-    """``/etc/nv_tegra_release`` -> L4T version string.
-
-    ``# R36 (release), REVISION: 4.3, GCID: ...`` -> ``36.4.3``; ``REVISION: 2.1`` with R35 ->
-    ``35.2.1``. None when the header is missing. The whole line: ``parse_nv_tegra_release_line``.
-    """
-    parsed = parse_nv_tegra_release_line(text)
-    return parsed["l4t"] if parsed else None
 
 
 def _environ_container(environ):
@@ -1442,6 +1437,7 @@ def build_host_facts(raw):
             "nouveau_loaded": modules["nouveau_loaded"],
             "nvidia_loaded": modules["nvidia_loaded"],
             "nvidia_version": modules["nvidia_version"],
+            "infiniband_modules": modules.get("infiniband_modules") or [],
         },
         "gpus": gpus,
         "nvswitches": nvswitches,

@@ -70,13 +70,13 @@ EXAMPLES = r"""
 - name: Trust NVIDIA's CUDA repository key, and nothing else
   dlbox.stack.apt_keyring:
     url: https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64/3bf863cc.pub
-    fingerprint: EB693B3035CD5710E231E123A4B469963BF863CC
+    fingerprint: "{{ cuda_key_fingerprint }}"  # the key's full fingerprint (NVIDIA's: data/repositories.yml)
     dest: /etc/apt/keyrings/dlbox-cuda-archive-keyring.gpg
 
 - name: The same key from a file on the controller
   dlbox.stack.apt_keyring:
     content: "{{ lookup('ansible.builtin.file', 'files/3bf863cc.pub') }}"
-    fingerprint: EB69 3B30 35CD 5710 E231  E123 A4B4 6996 3BF8 63CC
+    fingerprint: "{{ cuda_key_fingerprint }}"  # spaces allowed, as gpg prints it in groups of four
     dest: /etc/apt/keyrings/dlbox-cuda-archive-keyring.gpg
 """
 
@@ -86,7 +86,7 @@ fingerprints:
   returned: when a key was read
   type: list
   elements: str
-  sample: ["EB693B3035CD5710E231E123A4B469963BF863CC"]
+  sample: ["0123456789ABCDEF0123456789ABCDEF01234567"]
 dest:
   description: The keyring written (or that would be written in check mode).
   returned: always

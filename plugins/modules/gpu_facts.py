@@ -150,9 +150,12 @@ ansible_facts:
                    l4t_release: {release: "36", revision: "4.3", board: generic, gcid: "38968081"},
                    power_mode: {id: 0, name: MAXN, set: true}}
         modules:
-          description: Kernel modules. C(nvidia_version) from C(/proc/driver/nvidia/version), V(null) when not loaded.
+          description: >-
+            Kernel modules. C(nvidia_version) from C(/proc/driver/nvidia/version), V(null) when not loaded.
+            C(infiniband_modules) the loaded C(mlx5_*) and C(ib_*) modules (NVLSM on NVLink5 HGX boards needs
+            C(mlx5_core), C(mlx5_ib) and C(ib_umad)).
           type: dict
-          sample: {nouveau_loaded: false, nvidia_loaded: true, nvidia_version: "550.54.14"}
+          sample: {nouveau_loaded: false, nvidia_loaded: true, nvidia_version: "550.54.14", infiniband_modules: [ib_umad, mlx5_core, mlx5_ib]}
         gpus:
           description:
             - One item per NVIDIA display/3D controller. Keys from C(nvidia-smi) when the driver answers

@@ -39,11 +39,6 @@ def installed_versions(dpkg_query):
     return names
 
 
-def installed_names(dpkg_query):
-    """The names of the installed packages (see installed_versions)."""
-    return set(installed_versions(dpkg_query))
-
-
 def auto_names(extended_states):
     """Names apt marked as installed automatically, from the text of ``/var/lib/apt/extended_states``."""
     names = set()

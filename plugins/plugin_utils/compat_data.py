@@ -123,7 +123,7 @@ DISTRO_DRIVERS = _Record(
             {"sources": _List(_Record({"archive": _Enum("ubuntu", "debian", "debian-security"), "suites": _List(TEXT),
                                        "components": _List(TEXT)}, {"arch": TEXT})),
              "branches": _DISTRO_BRANCHES,
-             "cuda_toolkit": _Optional(_Record(_DISTRO_PACKAGE, {"nvcc": VERSION})),
+             "cuda_toolkit": _Optional(_Record(_DISTRO_PACKAGE, {"nvcc": VERSION, "home": TEXT})),
              "nccl": _Optional(_Record(_DISTRO_PACKAGE)),
              "cudnn": _Optional(_Record(_DISTRO_PACKAGE, {"cuda": _Optional(VERSION), "downloads_from_nvidia": BOOL}))},
             {"backports": _DISTRO_BRANCHES}, sourced=True)},
@@ -165,6 +165,8 @@ SCHEMA = _Record(
         }, {
             # read by the cuda role (plugin_utils.cuda_plan)
             "repo_packages": _Record({"toolkit": _List(TEXT), "compat": TEXT}, {"nccl": _List(TEXT)}, sourced=True),
+            # read by playbooks/ci_image.yml (plugin_utils.ci_image)
+            "runtime_set": _Record({"packages": _List(TEXT), "repo_packages": _List(TEXT), "nccl": _List(TEXT)}, sourced=True),
             "host_gcc": _List(_Record({"cuda_min": VERSION, "gcc_max": INT}, sourced=True)),
             "pip_wheels": _List(_Record({"cuda": VERSION, "version": VERSION, "root": TEXT, "packages": _List(TEXT)},
                                         sourced=True)),
@@ -184,6 +186,8 @@ SCHEMA = _Record(
              # read by the nvidia_driver role (plugin_utils.nvidia_driver_plan): the distributions' archives
              "distro": _Map(DISTRO_DRIVER_NAMES),
              "upgrade_blacklist": _List(TEXT)},
+            # read by plugin_utils.nvidia_driver_plan's branch pin (issue 48): each archive's Release Origin
+            {"origins": _Map(TEXT)},
             sourced=True),
         "cudnn": _List(_Record(
             {"version": VERSION, "builds": _Map(_List(VERSION), VERSION), "cc_min": VERSION, "cc_max": VERSION},

@@ -183,16 +183,20 @@ def decide(data, plan, options, resolve=None, installed=None, compilers=None):
         distro = (((data.get("distro_drivers") or {}).get("distros") or {}).get(os_key) or {}).get("distro") or {}
         toolkit = distro.get("cuda_toolkit")
         if not toolkit:
-            errors.append("cuda_method: distro: %s has no nvidia-cuda-toolkit in data/compat.yml; use cuda_method nvidia_repo." % os_key)
+            errors.append("cuda_method: distro: %s has no CUDA toolkit in data/compat.yml; use cuda_method nvidia_repo." % os_key)
             return out
         distro_version = _major_minor(toolkit.get("nvcc") or toolkit["version"])
         if versions and versions != [distro_version]:
-            errors.append("cuda_versions %s: cuda_method: distro installs only %s's nvidia-cuda-toolkit, CUDA %s; leave "
-                          "cuda_versions empty or [\"%s\"], or use cuda_method nvidia_repo." % (versions, os_key, distro_version, distro_version))
+            errors.append("cuda_versions %s: cuda_method: distro installs only %s's %s, CUDA %s; leave "
+                          "cuda_versions empty or [\"%s\"], or use cuda_method nvidia_repo." % (
+                              versions, os_key, toolkit["package"], distro_version, distro_version))
             return out
         versions = [distro_version]
+        # Debian's nvidia-cuda-toolkit: /usr/lib/nvidia-cuda-toolkit, nvcc in /usr/bin. Canonical's cuda-toolkit (Ubuntu
+        # 26.04): NVIDIA's layout, the data's home (/usr/local/cuda-13.1), nvcc in its bin/ and not on PATH.
+        home = toolkit.get("home") or _DISTRO_HOME
         out["distro"] = {"version": distro_version, "package": toolkit["package"], "package_version": toolkit["package_version"],
-                         "home": _DISTRO_HOME, "nvcc": "/usr/bin/nvcc"}
+                         "home": home, "nvcc": "%s/bin/nvcc" % home if toolkit.get("home") else "/usr/bin/nvcc"}
     elif not versions:
         if not planned:
             errors.append("cuda_versions is empty and the plan has no CUDA (no GPU was planned); name the toolkits, "
@@ -232,10 +236,10 @@ def decide(data, plan, options, resolve=None, installed=None, compilers=None):
                               "over it. Move it away (nothing of it is touched) or use its method." % (
                                   pos, toolkit["version"], item["path"], item["source"], method))
     if method == "distro":
-        toolkits[0].update(path=_DISTRO_HOME, nvcc="/usr/bin/nvcc")
+        toolkits[0].update(path=out["distro"]["home"], nvcc=out["distro"]["nvcc"])
         if options.get("default"):
-            errors.append("cuda_default_version '%s': cuda_method: distro sets no /usr/local/cuda (its nvcc is /usr/bin/nvcc); "
-                          "leave cuda_default_version empty." % options["default"])
+            errors.append("cuda_default_version '%s': cuda_method: distro leaves /usr/local/cuda to the distribution's package "
+                          "(its nvcc is %s); leave cuda_default_version empty." % (options["default"], out["distro"]["nvcc"]))
     else:
         default = options.get("default") or (planned if planned in versions else sorted(versions, key=version_key)[-1])
         if default not in versions and default not in installed_versions:

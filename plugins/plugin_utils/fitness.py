@@ -712,16 +712,56 @@ def _ratio_status(value, ref, share):
     return "pass" if value >= ref * share else "fail"
 
 
+def _peer_values(figures):
+    """(figure id, label, unit, value) of the figures a GPU is compared with its peers on."""
+    figures = figures or {}
+    out = [("matmul_%s" % d, "dense matmul %s" % d, "TFLOPS", (figures.get("matmul_tflops") or {}).get(d))
+           for d in REFERENCE_DTYPES]
+    out += [("h2d", "host-to-device copy", "GB/s", figures.get("h2d_gb_s")),
+            ("d2h", "device-to-host copy", "GB/s", figures.get("d2h_gb_s")),
+            ("d2d", "device-to-device copy", "GB/s", figures.get("d2d_gb_s"))]
+    return [item for item in out if item[3] is not None]
+
+
+def _median(values):
+    values = sorted(values)
+    middle = len(values) // 2
+    return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2.0
+
+
+def slow_against_peers(per_gpu, share):
+    """Each GPU's figures against the median of the other GPUs of the same model (same PCI device id, else the same
+    name) on this host: ``{index: {"peers": [indexes], "slow": [(label, value, median, unit)]}}``; a GPU without
+    another of its model has ``peers`` empty. A figure is slow below ``share`` of the others' median."""
+    def model(entry):
+        dev = _gpu_catalog.pci_id(str(entry.get("pci_device_id") or "").lower()[2:6]) if entry.get("pci_device_id") else None
+        return dev or entry.get("name")
+
+    out = {}
+    for entry in per_gpu:
+        index = entry.get("index")
+        peers = [p for p in per_gpu if p is not entry and model(p) == model(entry)]
+        slow = []
+        for cid, label, unit, value in _peer_values(entry.get("figures")):
+            others = [v for p in peers for c, _l, _u, v in _peer_values(p.get("figures")) if c == cid]
+            if others and value < share * _median(others):
+                slow.append((label, value, float("%.4g" % _median(others)), unit))
+        out[index] = {"peers": [p.get("index") for p in peers], "slow": slow}
+    return out
+
+
 def judge_acceptance(measured, reference, limits=None, catalog=None):
     """Compare the output of ``dlbox-acceptance`` with the reference figures.
 
-    ``limits``: ``{"matmul": 0.6, "bandwidth": 0.8, "disk": 0.8, "dataloader_min": 1000}`` (shares of the
-    reference; the DataLoader floor in samples/s). ``catalog``: data/gpu_catalog.yml, read when a GPU comes without
-    its PCI device id (see ``reference_for``).
+    ``limits``: ``{"matmul": 0.6, "bandwidth": 0.8, "disk": 0.8, "dataloader_min": 1000, "peers": 0.85}`` (shares of
+    the reference; the DataLoader floor in samples/s; the share of its same-model peers' median a GPU must reach).
+    ``catalog``: data/gpu_catalog.yml, read when a GPU comes without its PCI device id (see ``reference_for``).
+    GPU 0's figures are judged under their plain ids (``matmul_bf16``, ``h2d``, ...); on a host with several GPUs each
+    other GPU N's under ``gpuN_<id>``, against its own reference, and every GPU against its peers (``gpuN_peers``).
     """
     if not isinstance(measured, dict) or "checks" not in measured:
         raise FitnessError("judge_acceptance expects the JSON of dlbox-acceptance (with 'checks')")
-    share = {"matmul": 0.6, "bandwidth": 0.8, "disk": 0.8, "dataloader_min": 1000}
+    share = {"matmul": 0.6, "bandwidth": 0.8, "disk": 0.8, "dataloader_min": 1000, "peers": 0.85}
     for key, value in (limits or {}).items():
         if key not in share or isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
             raise FitnessError("dlbox_acceptance_thresholds.%s must be a positive number (known: %s), got %r"
@@ -739,76 +779,124 @@ def judge_acceptance(measured, reference, limits=None, catalog=None):
     gpus = measured.get("gpus") or []
     figures = measured.get("figures") or {}
     skipped = measured.get("skipped") or {}
-    ref, no_ref = reference_for(gpus[0], reference, catalog) if gpus else (None, "no GPU")
-    for dtype in REFERENCE_DTYPES:
-        value = (figures.get("matmul_tflops") or {}).get(dtype)
-        cid = "matmul_%s" % dtype
-        if value is None and dtype in ("tf32", "fp8") and not skipped.get(cid):
-            continue  # measured only where dlbox-acceptance was asked to
-        if value is None:
-            add(cid, "dense matmul %s" % dtype, "skipped", unit="TFLOPS", reason=skipped.get("matmul") or skipped.get(cid))
-        elif ref is None:
-            add(cid, "dense matmul %s" % dtype, "finding", value, unit="TFLOPS", reason=no_ref)
-        elif ref["tflops"].get(dtype) is None:
-            add(cid, "dense matmul %s" % dtype, "finding", value, unit="TFLOPS",
-                reason="no dense %s figure for %s in data/acceptance.yml (%s)" % (dtype, ref["name"], ref["source"]))
-        else:
-            target = ref["tflops"][dtype]
-            add(cid, "dense matmul %s" % dtype, _ratio_status(value, target, share["matmul"]), value, target, "TFLOPS",
-                "needs %d%% of %s" % (share["matmul"] * 100, target), ref["source"])
-    link = figures.get("pcie_under_load") or {}
     lane = reference["pcie_gb_s_per_lane"]["value"]
     achievable = reference["achievable"]
-    own_gen, own_width, own_from = _acceptance_own_link(gpus[0] if gpus else {}, link, ref)
-    if figures.get("h2d_gb_s") is None:
-        add("h2d", "host-to-device copy", "skipped", unit="GB/s", reason=skipped.get("h2d") or skipped.get("matmul"))
-    else:
-        per_lane = lane.get(own_gen) or lane.get(str(own_gen))
-        if not per_lane or not own_width:
-            add("h2d", "host-to-device copy", "finding", figures["h2d_gb_s"], unit="GB/s",
-                reason="the card's own PCIe link is unknown (%s)" % own_from)
+
+    def judge_gpu(gpu, figures, skipped, prefix="", of=""):
+        """One GPU's matmul, copies and link against its own reference; its items' ids start with ``prefix``."""
+        ref, no_ref = reference_for(gpu, reference, catalog) if gpu else (None, "no GPU")
+        first = len(results)
+        for dtype in REFERENCE_DTYPES:
+            value = (figures.get("matmul_tflops") or {}).get(dtype)
+            cid = "matmul_%s" % dtype
+            label = "dense matmul %s%s" % (dtype, of)
+            if value is None and dtype in ("tf32", "fp8") and not skipped.get(cid):
+                continue  # measured only where dlbox-acceptance was asked to
+            if value is None:
+                add(prefix + cid, label, "skipped", unit="TFLOPS", reason=skipped.get("matmul") or skipped.get(cid))
+            elif ref is None:
+                add(prefix + cid, label, "finding", value, unit="TFLOPS", reason=no_ref)
+            elif ref["tflops"].get(dtype) is None:
+                add(prefix + cid, label, "finding", value, unit="TFLOPS",
+                    reason="no dense %s figure for %s in data/acceptance.yml (%s)" % (dtype, ref["name"], ref["source"]))
+            else:
+                target = ref["tflops"][dtype]
+                add(prefix + cid, label, _ratio_status(value, target, share["matmul"]), value, target, "TFLOPS",
+                    "needs %d%% of %s" % (share["matmul"] * 100, target), ref["source"])
+        link = figures.get("pcie_under_load") or {}
+        own_gen, own_width, own_from = _acceptance_own_link(gpu or {}, link, ref)
+        if figures.get("h2d_gb_s") is None:
+            add(prefix + "h2d", "host-to-device copy" + of, "skipped", unit="GB/s",
+                reason=skipped.get("h2d") or skipped.get("matmul"))
         else:
-            share_link = achievable["h2d_share_of_link"]["value"]
-            target = round(per_lane * own_width * share_link, 1)
-            add("h2d", "host-to-device copy", _ratio_status(figures["h2d_gb_s"], target, share["bandwidth"]),
-                figures["h2d_gb_s"], target, "GB/s",
-                "needs %d%% of %s GB/s, what a healthy PCIe Gen%s x%s reaches (%s of %.1f GB/s: packet overhead); the "
-                "card's own link (%s), so a slot that holds it back fails here"
-                % (share["bandwidth"] * 100, target, own_gen, own_width, share_link, per_lane * own_width, own_from),
-                "%s; %s" % (reference["pcie_gb_s_per_lane"]["source"], achievable["h2d_share_of_link"]["source"]))
-    if figures.get("d2d_gb_s") is None:
-        add("d2d", "device-to-device copy", "skipped", unit="GB/s", reason=skipped.get("d2d") or skipped.get("matmul"))
-    elif ref is None:
-        add("d2d", "device-to-device copy", "finding", figures["d2d_gb_s"], unit="GB/s", reason=no_ref)
-    else:
-        share_mem = achievable["d2d_share_of_memory"]["value"]
-        target = round(ref["mem_gb_s"] * share_mem, 1)
-        add("d2d", "device-to-device copy", _ratio_status(figures["d2d_gb_s"], target, share["bandwidth"]),
-            figures["d2d_gb_s"], target, "GB/s", "needs %d%% of %s GB/s (%s of the %s GB/s peak a copy reaches)"
-            % (share["bandwidth"] * 100, target, share_mem, ref["mem_gb_s"]),
-            "%s; %s" % (ref["source"], achievable["d2d_share_of_memory"]["source"]))
-    if not link:
-        add("pcie_link", "PCIe link under load", "skipped", reason=skipped.get("pcie_under_load") or skipped.get("matmul"))
-    else:
-        # the card's own link (gpumax / sysfs LnkCap / its reference), not NVML's max, the lower of GPU and slot
-        value = "Gen%s x%s" % (link.get("gen_current"), link.get("width_current"))
-        expected = "Gen%s x%s" % (own_gen or "?", own_width or "?")
-        short = [w for w, have, full in (("Gen%s" % link.get("gen_current"), link.get("gen_current"), own_gen),
-                                         ("x%s" % link.get("width_current"), link.get("width_current"), own_width))
-                 if have and full and have < full]
-        if short:
-            slot = [what for what, smi, own in (("Gen%s" % link.get("gen_max"), link.get("gen_max"), own_gen),
-                                                ("x%s" % link.get("width_max"), link.get("width_max"), own_width))
-                    if smi and own and smi < own]
-            why = ("runs at %s of the card's own %s (%s)%s" % (" ".join(short), expected, own_from,
-                   "; slot-limited: nvidia-smi's maximum (the lower of GPU and slot) is %s" % " ".join(slot) if slot else ""))
-            add("pcie_link", "PCIe link under load", "fail", value, expected, reason=why)
-        elif not own_gen or not own_width:
-            add("pcie_link", "PCIe link under load", "finding", value, expected,
-                reason="the card's own %s unknown (%s): not judged against nvidia-smi's maximum, the lower of GPU and "
-                       "slot" % ("generation" if not own_gen else "width", own_from))
+            per_lane = lane.get(own_gen) or lane.get(str(own_gen))
+            if not per_lane or not own_width:
+                add(prefix + "h2d", "host-to-device copy" + of, "finding", figures["h2d_gb_s"], unit="GB/s",
+                    reason="the card's own PCIe link is unknown (%s)" % own_from)
+            else:
+                share_link = achievable["h2d_share_of_link"]["value"]
+                target = round(per_lane * own_width * share_link, 1)
+                add(prefix + "h2d", "host-to-device copy" + of, _ratio_status(figures["h2d_gb_s"], target, share["bandwidth"]),
+                    figures["h2d_gb_s"], target, "GB/s",
+                    "needs %d%% of %s GB/s, what a healthy PCIe Gen%s x%s reaches (%s of %.1f GB/s: packet overhead); "
+                    "the card's own link (%s), so a slot that holds it back fails here"
+                    % (share["bandwidth"] * 100, target, own_gen, own_width, share_link, per_lane * own_width, own_from),
+                    "%s; %s" % (reference["pcie_gb_s_per_lane"]["source"], achievable["h2d_share_of_link"]["source"]))
+        if figures.get("d2d_gb_s") is None:
+            add(prefix + "d2d", "device-to-device copy" + of, "skipped", unit="GB/s",
+                reason=skipped.get("d2d") or skipped.get("matmul"))
+        elif ref is None:
+            add(prefix + "d2d", "device-to-device copy" + of, "finding", figures["d2d_gb_s"], unit="GB/s", reason=no_ref)
         else:
-            add("pcie_link", "PCIe link under load", "pass", value, expected, reason="the card's own link (%s)" % own_from)
+            share_mem = achievable["d2d_share_of_memory"]["value"]
+            target = round(ref["mem_gb_s"] * share_mem, 1)
+            add(prefix + "d2d", "device-to-device copy" + of, _ratio_status(figures["d2d_gb_s"], target, share["bandwidth"]),
+                figures["d2d_gb_s"], target, "GB/s", "needs %d%% of %s GB/s (%s of the %s GB/s peak a copy reaches)"
+                % (share["bandwidth"] * 100, target, share_mem, ref["mem_gb_s"]),
+                "%s; %s" % (ref["source"], achievable["d2d_share_of_memory"]["source"]))
+        if not link:
+            add(prefix + "pcie_link", "PCIe link under load" + of, "skipped",
+                reason=skipped.get("pcie_under_load") or skipped.get("matmul"))
+        else:
+            # the card's own link (gpumax / sysfs LnkCap / its reference), not NVML's max, the lower of GPU and slot
+            value = "Gen%s x%s" % (link.get("gen_current"), link.get("width_current"))
+            expected = "Gen%s x%s" % (own_gen or "?", own_width or "?")
+            short = [w for w, have, full in (("Gen%s" % link.get("gen_current"), link.get("gen_current"), own_gen),
+                                             ("x%s" % link.get("width_current"), link.get("width_current"), own_width))
+                     if have and full and have < full]
+            if short:
+                slot = [what for what, smi, own in (("Gen%s" % link.get("gen_max"), link.get("gen_max"), own_gen),
+                                                    ("x%s" % link.get("width_max"), link.get("width_max"), own_width))
+                        if smi and own and smi < own]
+                why = ("runs at %s of the card's own %s (%s)%s" % (" ".join(short), expected, own_from,
+                       "; slot-limited: nvidia-smi's maximum (the lower of GPU and slot) is %s" % " ".join(slot) if slot else ""))
+                add(prefix + "pcie_link", "PCIe link under load" + of, "fail", value, expected, reason=why)
+            elif not own_gen or not own_width:
+                add(prefix + "pcie_link", "PCIe link under load" + of, "finding", value, expected,
+                    reason="the card's own %s unknown (%s): not judged against nvidia-smi's maximum, the lower of GPU and "
+                           "slot" % ("generation" if not own_gen else "width", own_from))
+            else:
+                add(prefix + "pcie_link", "PCIe link under load" + of, "pass", value, expected,
+                    reason="the card's own link (%s)" % own_from)
+        busy = gpu_busy(gpu) if gpu else None
+        if busy:
+            # a GPU in MIG mode, shared with other processes or held down by its clocks measures low without a fault
+            for item in results[first:]:
+                if item["status"] == "fail" and item["id"][len(prefix):].startswith(("matmul_", "h2d", "d2d")):
+                    item.update(status="finding", reason="%s; not judged: %s" % (item["reason"], busy))
+        return ref, busy
+
+    ref, busy = judge_gpu(gpus[0] if gpus else {}, figures, skipped)
+    per_gpu = [e for e in measured.get("per_gpu") or [] if isinstance(e, dict)]
+    by_index = {g.get("index"): g for g in gpus}
+    where = {}
+    if len(per_gpu) > 1:
+        for entry in per_gpu:
+            index = entry.get("index")
+            where[index] = "GPU %s (%s)" % (index, entry.get("bus_id") or "bus id unknown")
+        for entry in per_gpu[1:]:
+            index = entry.get("index")
+            gpu = dict(by_index.get(index) or {}, **{k: v for k, v in entry.items() if k not in ("figures", "skipped", "errors")})
+            judge_gpu(gpu, entry.get("figures") or {}, entry.get("skipped") or {}, "gpu%s_" % index, " of %s" % where[index])
+        peers = slow_against_peers(per_gpu, share["peers"])
+        for entry in per_gpu:
+            index = entry.get("index")
+            found = peers[index]
+            cid, label = "gpu%s_peers" % index, "%s against the other GPUs of its model" % where[index]
+            if not found["peers"]:
+                add(cid, label, "skipped", reason="no other GPU of its model (%s) on this host" % entry.get("name"))
+                continue
+            others = "GPU %s" % ", ".join(str(i) for i in found["peers"])
+            if not found["slow"]:
+                add(cid, label, "pass", reason="every figure within %d%% of the median of %s"
+                    % (share["peers"] * 100, others), source="dlbox_acceptance_thresholds.peers")
+                continue
+            slow = "; ".join("%s %s %s against %s" % (label_, value, unit, median) for label_, value, median, unit in found["slow"])
+            state = gpu_busy(by_index.get(index))
+            add(cid, label, "finding" if state else "fail", slow, unit=None,
+                reason="below %d%% of the median of %s (%s)%s" % (
+                    share["peers"] * 100, others, entry.get("name"), "; not judged: %s" % state if state else ""),
+                source="dlbox_acceptance_thresholds.peers")
     if figures.get("allreduce_busbw_gb_s") is None:
         add("allreduce", "all-reduce bus bandwidth", "skipped", unit="GB/s", reason=skipped.get("allreduce"))
     else:
@@ -834,12 +922,7 @@ def judge_acceptance(measured, reference, limits=None, catalog=None):
         add("dataloader", "DataLoader samples/s", _ratio_status(figures["dataloader_samples_s"], share["dataloader_min"], 1),
             figures["dataloader_samples_s"], share["dataloader_min"], "samples/s",
             "synthetic dataset, %s workers" % figures.get("dataloader_workers"), "dlbox_acceptance_thresholds.dataloader_min")
-    busy = gpu_busy(gpus[0]) if gpus else None
     if busy:
-        # a GPU in MIG mode, shared with other processes or held down by its clocks measures low without a fault
-        for item in results:
-            if item["status"] == "fail" and item["id"].startswith(("matmul_", "h2d", "d2d")):
-                item.update(status="finding", reason="%s; not judged: %s" % (item["reason"], busy))
         add("gpu_state", "GPU 0's state during the run", "finding", busy,
             reason="figures measured in this state are findings, not hardware failures")
     failed = [r["id"] for r in results if r["status"] == "fail"]

@@ -16,8 +16,20 @@ Its input is what the run left in each host's variables:
 - ``dlbox_edge``: what edge.yml left on a Jetson, ``{"jetpack", "l4t", "power_mode", "power_pending", "pytorch"}``: its
   row shows the JetPack and L4T, the power mode (and a pending reboot) and PyTorch.
 
-A host with neither report, end of batch nor failure was not reached: the rollout stopped before its batch (failure budget), and
-it is untouched. :func:`fleet_rows` gives one row per host, :func:`fleet_text`, :func:`fleet_markdown` the table.
+- ``dlbox_plan``: the host's plan (plan.yml); a plan that is not ``ok`` refused the host before any change, for the
+  plan's ``errors``;
+- ``dlbox_refusal``: ``{"task": ..., "message": ...}`` where a scenario's own preflight refused the host before any
+  change (edge.yml's Jetson preflight).
+
+Each host of the rollout has one status: ``changed``, ``unchanged`` (its scenario got to the end of its batch),
+``failed`` (the task and its message), ``unreachable`` (lost mid-run: the step it was lost at; the run was interrupted
+there), ``refused`` (the reason, nothing changed), ``not run`` (the rollout stopped, or has not got there yet, before
+its batch or its group). :func:`fleet_rows` gives one row per host, :func:`fleet_text`, :func:`fleet_markdown` the
+table.
+
+The failure budget is counted here too (:func:`parse_serial`, :func:`parse_budget`, :func:`batches`,
+:func:`batch_verdict`): Ansible's ``max_fail_percentage`` counts failed hosts only, not unreachable ones
+(ansible/ansible#56265); the rollout counts both against the budget of the batch.
 """
 
 from __future__ import annotations
@@ -35,7 +47,7 @@ COLUMNS = (
     ("pending_reboot", "pending reboot"),
     ("jetson", "JetPack / L4T / power"),
     ("fitness", "fitness"),
-    ("failure", "failure"),
+    ("failure", "failure / reason"),
 )
 
 # The fitness reports of the same run, in the same report folder (preflight.yml): linked from the Markdown.
@@ -85,16 +97,39 @@ def _edge(value, host):
     return cell, frameworks, pending
 
 
-def fleet_rows(hosts, hostvars, scenario=None):
-    """One row per host of ``hosts`` (in that order) from ``hostvars`` (host -> its variables); ``scenario``: the
-    scenario of the hosts that did not note theirs (not reached), one name or a mapping host -> name (site.yml's
-    plays, one per group)."""
+STATUSES = ("changed", "unchanged", "failed", "unreachable", "refused", "not run")
+
+
+def _refusal(hv, host):
+    """The reason a host was refused before any change (its plan, or a scenario's preflight), or None."""
+    value = hv.get("dlbox_refusal")
+    if value not in (None, {}, ""):
+        if not isinstance(value, dict):
+            raise FleetSummaryError("fleet_summary: dlbox_refusal of %s must be a mapping with task and message, not %r"
+                                    % (host, value))
+        return "%s: %s" % (value.get("task") or "(preflight)", " ".join(str(value.get("message") or "").split()))
+    plan = hv.get("dlbox_plan")
+    if isinstance(plan, dict) and plan.get("ok") is False:
+        return "the plan: " + ("; ".join(str(e) for e in plan.get("errors") or []) or "refused")
+    return None
+
+
+def fleet_rows(hosts, hostvars, scenario=None, lost=None, stopped=None, played=None):
+    """One row per host of ``hosts`` (in that order) from ``hostvars`` (host -> its variables).
+
+    ``scenario``: the scenario of the hosts that did not note theirs (not run), one name or a mapping host -> name
+    (site.yml's plays, one per group); ``lost``: the hosts the rollout found unreachable at the end of their batch
+    (their ``dlbox_rollout_step`` says where); ``stopped``: why the rollout stopped ("" or None: it did not);
+    ``played``: the hosts of the plays that have run so far (None: all of ``hosts``), to tell a host whose batch did
+    not run from one whose group did not."""
     if not isinstance(hosts, (list, tuple)) or not all(isinstance(h, str) for h in hosts):
         raise FleetSummaryError("fleet_summary: hosts must be a list of host names, not %r" % (hosts,))
     if not (scenario is None or isinstance(scenario, str)
             or (isinstance(scenario, dict) and all(isinstance(v, str) for v in scenario.values()))):
         raise FleetSummaryError("fleet_summary: scenario must be a name such as workstation or a mapping host -> name,"
                                 " not %r" % (scenario,))
+    lost = set(lost or [])
+    played = set(hosts if played is None else played)
     rows = []
     for host in hosts:
         hv = hostvars.get(host) or {}
@@ -105,7 +140,24 @@ def fleet_rows(hosts, hostvars, scenario=None):
         installed = (report or {}).get("installed") or {}
         pending = [p for p in (report or {}).get("pending") or [] if "reboot" in p]
         done = report is not None or bool(hv.get("dlbox_rollout_done"))
-        status = "failed" if failure else ("ok" if done else "not reached")
+        changed = [c["component"] for c in (report or {}).get("changed") or []] if report is not None else None
+        refused = _refusal(hv, host)
+        step = str(hv.get("dlbox_rollout_step") or "before its changes")
+        reason = None
+        if refused:
+            status, reason = "refused", refused + " (nothing was changed)"
+        elif failure:
+            status = "failed"
+        elif host in lost:
+            status, reason = "unreachable", "lost at: %s (interrupted there)" % step
+        elif done:
+            # edge.yml has no summary role: what changed is not known there, and the row says changed
+            status = "changed" if changed is None or changed else "unchanged"
+        else:
+            status = "not run"
+            where = "its batch" if host in played else "its group's play"
+            reason = ("the rollout stopped before %s: %s" % (where, stopped) if stopped
+                      else "%s has not run yet" % where)
         play_scenario = scenario.get(host) if isinstance(scenario, dict) else scenario
         jetson, edge_frameworks, edge_pending = _edge(hv.get("dlbox_edge"), host)
         rows.append({
@@ -117,11 +169,13 @@ def fleet_rows(hosts, hostvars, scenario=None):
             "cudnn": installed.get("cudnn"),
             "nccl": installed.get("nccl"),
             "frameworks": installed.get("environments") or edge_frameworks,
-            "changed": [c["component"] for c in (report or {}).get("changed") or []] if report is not None else None,
+            "changed": changed,
             "pending_reboot": pending if report is not None else edge_pending,
             "jetson": jetson,
             "fitness": _fitness(hv.get("dlbox_fitness"), host),
             "failure": failure,
+            "step": step if status == "unreachable" else None,
+            "reason": reason,
         })
     return rows
 
@@ -129,7 +183,9 @@ def fleet_rows(hosts, hostvars, scenario=None):
 def _cell(row, key):
     value = row[key]
     if key == "failure":
-        return "%s: %s" % (value["task"], value["message"]) if value else "-"
+        if value:
+            return "%s: %s" % (value["task"], value["message"])
+        return row.get("reason") or "-"
     if key == "changed":
         return "-" if value is None else (", ".join(value) or "nothing")
     if key == "pending_reboot":
@@ -138,44 +194,200 @@ def _cell(row, key):
 
 
 def fleet_counts(rows):
-    """{"hosts", "ok", "failed", "not_reached", "pending_reboot"}."""
-    return {
-        "hosts": len(rows),
-        "ok": sum(r["status"] == "ok" for r in rows),
-        "failed": sum(r["status"] == "failed" for r in rows),
-        "not_reached": sum(r["status"] == "not reached" for r in rows),
-        "pending_reboot": sum(bool(r["pending_reboot"]) for r in rows),
-    }
+    """{"hosts", "changed", "unchanged", "failed", "unreachable", "refused", "not_run", "pending_reboot"}."""
+    counts = {"hosts": len(rows)}
+    for status in STATUSES:
+        counts[status.replace(" ", "_")] = sum(r["status"] == status for r in rows)
+    counts["pending_reboot"] = sum(bool(r["pending_reboot"]) for r in rows)
+    return counts
 
 
-def fleet_text(rows):
-    """The table as lines of text, columns aligned, then one line of counts."""
+def _counts_line(counts):
+    return ("%(hosts)d hosts: %(changed)d changed, %(unchanged)d unchanged, %(failed)d failed, %(unreachable)d "
+            "unreachable, %(refused)d refused, %(not_run)d not run, %(pending_reboot)d with a reboot pending" % counts)
+
+
+def fleet_text(rows, stopped=None):
+    """The table as lines of text, columns aligned, then one line of counts (and why the rollout stopped)."""
     cells = [[label for _key, label in COLUMNS]] + [[_cell(r, key) for key, _label in COLUMNS] for r in rows]
     widths = [max(len(line[i]) for line in cells) for i in range(len(COLUMNS))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    counts = fleet_counts(rows)
-    lines.append("%(hosts)d hosts: %(ok)d ok, %(failed)d failed, %(not_reached)d not reached (untouched), "
-                 "%(pending_reboot)d with a reboot pending" % counts)
+    lines.append(_counts_line(fleet_counts(rows)))
+    if stopped:
+        lines.append("The rollout stopped: %s" % stopped)
     return lines
 
 
-def fleet_markdown(rows, title="Fleet summary"):
+def fleet_markdown(rows, title="Fleet summary", stopped=None):
     """The table as a Markdown document."""
     def esc(text):
         return text.replace("|", "\\|").replace("\n", " ")
     lines = ["# %s" % title, "", "| %s |" % " | ".join(label for _key, label in COLUMNS),
              "|%s" % ("---|" * len(COLUMNS))]
     lines.extend("| %s |" % " | ".join(esc(_cell(r, key)) for key, _label in COLUMNS) for r in rows)
-    counts = fleet_counts(rows)
-    lines += ["", "%(hosts)d hosts: %(ok)d ok, %(failed)d failed, %(not_reached)d not reached (untouched), "
-              "%(pending_reboot)d with a reboot pending." % counts, ""]
+    lines += ["", _counts_line(fleet_counts(rows)) + ".", ""]
+    if stopped:
+        lines += ["The rollout stopped: %s" % stopped, ""]
     if any(r["fitness"] for r in rows):
         lines += [FITNESS_LINKS, ""]
     return "\n".join(lines)
 
 
-def fleet_summary(hosts, hostvars, scenario=None):
-    """{"rows", "counts", "text", "markdown"} for the hosts of a rollout."""
-    rows = fleet_rows(hosts, hostvars, scenario)
-    return {"rows": rows, "counts": fleet_counts(rows), "text": fleet_text(rows), "markdown": fleet_markdown(rows)}
+def fleet_summary(hosts, hostvars, scenario=None, lost=None, stopped=None, played=None):
+    """{"rows", "counts", "stopped", "text", "markdown"} for the hosts of a rollout (arguments: :func:`fleet_rows`)."""
+    rows = fleet_rows(hosts, hostvars, scenario, lost=lost, stopped=stopped, played=played)
+    return {"rows": rows, "counts": fleet_counts(rows), "stopped": stopped or None,
+            "text": fleet_text(rows, stopped), "markdown": fleet_markdown(rows, stopped=stopped)}
+
+
+def site_hosts(groups, site_groups):
+    """Every host of site.yml's groups with its scenario, in the order of the groups (a host in two groups: the
+    first); ``groups``: Ansible's ``groups``; ``site_groups``: group -> scenario."""
+    if not isinstance(site_groups, dict) or not all(isinstance(v, str) for v in site_groups.values()):
+        raise FleetSummaryError("fleet_summary: site_groups must be a mapping group -> scenario, not %r" % (site_groups,))
+    out = {}
+    for group, name in site_groups.items():
+        for host in (groups or {}).get(group) or []:
+            out.setdefault(host, name)
+    return out
+
+
+# --- Batches and the failure budget ---------------------------------------------------------------------------------
+
+def _serial_item(item, text):
+    if isinstance(item, bool):
+        raise FleetSummaryError("dlbox_serial: %r is not a batch size (a number or a percentage such as 25%%)" % (text,))
+    if isinstance(item, int):
+        value = item
+    else:
+        item = str(item).strip()
+        number = item[:-1].strip() if item.endswith("%") else item
+        if not number.isdigit():
+            raise FleetSummaryError("dlbox_serial: %r is not a batch size: give a number of hosts, a percentage such as "
+                                    "25%%, a list such as [1, \"25%%\"] or the same as text, \"1,25%%\"" % (text,))
+        if item.endswith("%"):
+            if not 0 < int(number) <= 100:
+                raise FleetSummaryError("dlbox_serial: %r: a percentage is 1%% to 100%%" % (text,))
+            return "%d%%" % int(number)
+        value = int(number)
+    if value < 0:
+        raise FleetSummaryError("dlbox_serial: %r: a batch size is 0 (all hosts) or more" % (text,))
+    return value
+
+
+def parse_serial(value):
+    """``dlbox_serial`` as Ansible's ``serial`` list: a number, a percentage, a list of them, or the same list as text
+    (a survey field: ``"1,25%"``, ``"[1, '25%']"`` is not needed). None, "" and 0: one batch of all hosts ([])."""
+    if value is None or value == "" or value == 0 or value == "0":
+        return []
+    if isinstance(value, (list, tuple)):
+        items = list(value)
+    elif isinstance(value, str):
+        items = [part for part in value.strip().strip("[]").replace(";", ",").split(",") if part.strip()]
+        items = [part.strip().strip("'\"") for part in items]
+    else:
+        items = [value]
+    if not items:
+        return []
+    out = [_serial_item(item, value) for item in items]
+    return [] if out == [0] else out
+
+
+def parse_budget(value):
+    """``dlbox_max_fail_percentage`` as a number 0-100: a number, or text such as "34" or "34%" (a survey field).
+    None or "": 100 (go on, within Ansible's own rule that a batch whose hosts all fail stops the run)."""
+    if value is None or value == "":
+        return 100
+    if isinstance(value, bool):
+        raise FleetSummaryError("dlbox_max_fail_percentage: %r is not a percentage 0-100" % (value,))
+    text = str(value).strip()
+    number = text[:-1].strip() if text.endswith("%") else text
+    try:
+        budget = float(number)
+    except ValueError:
+        raise FleetSummaryError("dlbox_max_fail_percentage: %r is not a percentage 0-100 (e.g. 0, 34 or \"34%%\")"
+                                % (value,)) from None
+    if not 0 <= budget <= 100:
+        raise FleetSummaryError("dlbox_max_fail_percentage: %r is not a percentage 0-100" % (value,))
+    return int(budget) if budget == int(budget) else budget
+
+
+def batches(hosts, serial):
+    """The batches Ansible makes of a play's hosts for ``serial`` (playbook_executor._get_serialized_batches with
+    utils.helpers.pct_to_int: a percentage of all the play's hosts, rounded down, at least 1; the list's last size
+    repeats)."""
+    hosts = list(hosts)
+    sizes = parse_serial(serial) or [0]
+    total, out, i = len(hosts), [], 0
+    while hosts:
+        item = sizes[i]
+        size = (int(int(item[:-1]) / 100.0 * total) or 1) if isinstance(item, str) else int(item)
+        if size <= 0:
+            out.append(hosts)
+            break
+        out.append(hosts[:size])
+        hosts = hosts[size:]
+        i = min(i + 1, len(sizes) - 1)
+    return out
+
+
+def _batch_stats(batch, index, alive, hostvars, budget, done_ok):
+    """One batch counted: failed (recorded failures and preflight refusals), unreachable (not alive, neither failed
+    nor refused by the plan, and, where ``done_ok``, not at the end of the batch), refused (by the plan)."""
+    failed, unreachable, refused = [], [], []
+    for host in batch:
+        hv = hostvars.get(host) or {}
+        plan = hv.get("dlbox_plan")
+        if isinstance(plan, dict) and plan.get("ok") is False:
+            refused.append(host)
+        elif hv.get("dlbox_failure") or hv.get("dlbox_refusal"):
+            failed.append(host)
+        elif host not in alive and not (done_ok and hv.get("dlbox_rollout_done")):
+            unreachable.append(host)
+    bad = len(failed) + len(unreachable)
+    candidates = len(batch) - len(refused)
+    percent = 100.0 * bad / len(batch)
+    over = percent > budget
+    whole = candidates > 0 and bad == candidates
+    message = None
+    if over or whole:
+        what = "%d of the %d hosts of batch %d (%s) failed or were unreachable" % (
+            bad, len(batch), index, ", ".join(failed + unreachable))
+        message = ("%s: %.0f%%, more than the failure budget dlbox_max_fail_percentage=%s%%" % (what, percent, budget)
+                   if over else "%s: every host of the batch (Ansible ends the run whatever the budget)" % what)
+    return {"index": index, "hosts": list(batch), "failed": failed, "unreachable": unreachable, "refused": refused,
+            "percent": round(percent, 1), "budget": budget, "stop": bool(over or whole), "message": message}
+
+
+def batch_verdict(play_hosts, alive, hostvars, serial, budget, counted=None):
+    """The end of a batch, as the rollout counts it: which batch this is (the one ``alive``, Ansible's
+    ``ansible_play_batch``, belongs to), its failed hosts (recorded failures and preflight refusals), its unreachable
+    hosts (in the batch, not alive, neither failed nor refused by the plan), and whether the rollout stops.
+
+    It stops when failed + unreachable hosts are more than ``budget`` percent of the batch (Ansible's rule, over
+    ``len(batch)``, with the unreachable counted too), or when every host of the batch that the plan did not refuse
+    failed or is unreachable (Ansible's own rule: playbook_executor ends the run whatever max_fail_percentage says).
+
+    ``counted``: the indices of this play's batches counted before. An earlier batch that was not (every host it had
+    left was lost, so none got to its end; Ansible goes on when some of its hosts had failed in an earlier play) is
+    counted now: its hosts that did not get to the end are unreachable, and it stops the rollout from here if it is
+    over the budget (the batch that has just run could not be held back)."""
+    budget = parse_budget(budget)
+    alive = list(alive)
+    all_batches = batches(play_hosts, serial)
+    index = next((i for i, b in enumerate(all_batches) if set(b) & set(alive)), None)
+    if index is None:
+        raise FleetSummaryError("fleet_summary: none of the batch's hosts %r is a host of the play" % (alive,))
+    counted = set(counted or [])
+    missed = [_batch_stats(all_batches[i], i + 1, [], hostvars, budget, True)
+              for i in range(index) if i + 1 not in counted]
+    out = _batch_stats(all_batches[index], index + 1, alive, hostvars, budget, False)
+    for earlier in missed:
+        out["unreachable"] = earlier["unreachable"] + out["unreachable"]
+    stops = [b for b in missed if b["stop"]] + ([out] if out["stop"] else [])
+    if stops and not out["stop"]:
+        out["message"] = stops[0]["message"] + " (counted at the end of batch %d: no host of it was left)" % (index + 1)
+    out.update({"batches": len(all_batches), "stop": bool(stops), "missed": [b["index"] for b in missed],
+                "later": [h for b in all_batches[index + 1:] for h in b]})
+    return out

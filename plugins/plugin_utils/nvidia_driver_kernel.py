@@ -35,6 +35,7 @@ from ansible_collections.dlbox.stack.plugins.module_utils import kernel as k
 from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import LazyModule
 
 _plan = LazyModule("plugin_utils.nvidia_driver_plan")  # it imports this module: its branch_pin, on first use
+_holds = LazyModule("plugin_utils.nvidia_driver_holds")  # the hold rule (issue 48)
 
 # Packages that must follow the kernel (never held, never kept from unattended-upgrades).
 KERNEL_FOLLOWERS = re.compile(r"^linux-(?:modules|objects|signatures)-nvidia-")
@@ -138,15 +139,16 @@ def signed_module(branch, server, open_, flavour, kernel_facts, running):
 
 
 def keep_lists(holds, blacklist, signing, branch):
-    """Holds and the unattended-upgrades blacklist without what must follow the kernel.
-
-    Never ``linux-{modules,objects,signatures}-nvidia-*``. On the signed precompiled path nothing is held at all: the
-    per-ABI module requires ``nvidia-kernel-common-<branch>`` at exactly its own driver version (recorded Depends,
-    tests/fixtures/kernel/), which a hold on the userland would freeze; the branch pin keeps the branch.
-    """
-    common = "nvidia-kernel-common-%s" % branch
-    keep_out = [n for n in blacklist or () if not KERNEL_FOLLOWERS.match(n) and not (signing == "precompiled" and n == common)]
-    held = [] if signing == "precompiled" else [n for n in holds or () if not KERNEL_FOLLOWERS.match(n)]
+    """Holds and the unattended-upgrades blacklist without what must follow the kernel (the rule of
+    :mod:`nvidia_driver_holds`, issue 48): never ``linux-{modules,objects,signatures}-nvidia-*`` nor
+    ``nvidia-kernel-common-<branch>[-server]`` held; on the signed precompiled path nothing is held (the per-ABI module
+    requires ``nvidia-kernel-common-<branch>`` at exactly its own driver version, which a hold on the userland would
+    freeze; the branch pin keeps the branch). Nor is anything blacklisted there: the kernel meta, the module meta,
+    ``nvidia-kernel-common`` and the user space move together in unattended-upgrades (Ubuntu's design,
+    :func:`nvidia_driver_holds.blacklist`)."""
+    del branch  # the rule reads the names
+    keep_out = [] if signing == "precompiled" else [n for n in blacklist or () if not _holds.follows_kernel(n)]
+    held = [] if signing == "precompiled" else [n for n in holds or () if not _holds.follows_kernel(n)]
     return held, keep_out
 
 
@@ -190,7 +192,8 @@ def finish(out):
         the_set["packages"] = the_set["packages"] + [n for n in extra if n not in the_set["packages"]]
     if the_set and the_set.get("signing") == "precompiled" and out.get("pin") is None:
         out["pin"] = _plan.branch_pin((out.get("driver") or {}).get("branch"), out.get("family") or [],
-                                      "Ubuntu's signed modules: the driver keeps its branch by name, the module packages follow the kernel")
+                                      "Ubuntu's signed modules: the driver keeps its branch by name, the module packages follow the kernel",
+                                      (out.get("origins") or {}).get("ubuntu"))
     if "holds" in out and the_set:
         out["holds"], out["blacklist"] = keep_lists(out.get("holds"), out.get("blacklist"), the_set.get("signing"),
                                                     (out.get("driver") or {}).get("branch"))
@@ -305,6 +308,53 @@ def persistence_dropin(unit_text, unit_path=""):
         "WantedBy=multi-user.target\n" % ((" (%s)" % unit_path) if unit_path else "", command))
 
 
+def _unit_settings(unit_text, keys):
+    """The (section, key) settings of a unit file among ``keys`` ({key: section}), in file order."""
+    section, found = None, []
+    for line in (unit_text or "").splitlines():
+        match = _SECTION.match(line)
+        if match:
+            section = match.group("name").strip()
+            continue
+        stripped = line.strip()
+        if "=" not in stripped or stripped.startswith(("#", ";")):
+            continue
+        key = stripped.split("=", 1)[0].strip()
+        if keys.get(key) == section:
+            found.append(stripped)
+    return found
+
+
+def overriding_dropins(dropins, ours):
+    """The drop-ins that would undo the role's persistence drop-in: [(path, [settings])].
+
+    systemd merges a unit's ``.conf`` drop-ins in the alphanumeric order of their file names, whatever directory holds
+    them, after the unit file (systemd.unit(5), "drop-in"); a later file's ``ExecStart=`` (a reset and a command) and
+    ``StopWhenUnneeded=`` replace the earlier ones. ``dropins``: {path: text} of the unit's drop-ins (``systemctl show -p
+    DropInPaths``) other than the role's own; ``ours``: the role's drop-in path. A user's ``override.conf`` (what
+    ``systemctl edit`` writes) sorts after ``dlbox-persistence-mode.conf``. Only what defeats persistence mode counts:
+    a later command with ``--no-persistence-mode`` (or none), a later ``StopWhenUnneeded`` that is true. NVIDIA's own
+    role's override.conf (``--persistence-mode``) is no problem."""
+    name = ours.rsplit("/", 1)[-1]
+    found = []
+    for path in sorted(dropins or {}, key=lambda p: p.rsplit("/", 1)[-1]):
+        if path == ours or path.rsplit("/", 1)[-1] <= name:
+            continue
+        bad = []
+        text = dropins[path]
+        starts = _unit_settings(text, {"ExecStart": "Service"})
+        if starts:
+            command = starts[-1].split("=", 1)[1].strip()
+            if not command or "--no-persistence-mode" in command.split():
+                bad.append(starts[-1] if command else "ExecStart= (no command)")
+        for setting in _unit_settings(text, {"StopWhenUnneeded": "Unit"}):
+            if setting.split("=", 1)[1].strip().lower() in ("1", "yes", "true", "on"):
+                bad.append(setting)
+        if bad:
+            found.append((path, bad))
+    return found
+
+
 def loaded_module_version(sys_version="", state=None):
     """The version of the NVIDIA module the kernel has loaded: ``/sys/module/nvidia/version`` (the module's own
     MODULE_VERSION), else the ``loaded_version`` of ``nvidia_driver_state`` (nvidia-smi, else /proc/driver/nvidia/version,
@@ -317,12 +367,15 @@ def loaded_module_version(sys_version="", state=None):
     return None
 
 
-def persistence_daemon(manage, build_only, installed, loaded, persistence_mode, unit_text="", unit_path="", check_mode=False):
+def persistence_daemon(manage, build_only, installed, loaded, persistence_mode, unit_text="", unit_path="", check_mode=False,
+                       dropins=None, dropin_path=""):
     """What the role does with nvidia-persistenced: {manage, dropin, dropin_state, start, message, problem}.
 
     ``manage``: the server profile with ``nvidia_driver_persistenced`` on a host systemd runs. ``installed``: the driver
     version installed. ``loaded``: :func:`loaded_module_version`. ``unit_text``/``unit_path``: the shipped unit
-    (its FragmentPath), "" when systemd knows none.
+    (its FragmentPath), "" when systemd knows none. ``dropins``/``dropin_path``: the unit's other drop-ins ({path: text})
+    and the role's own path: one that systemd applies after the role's and sets ExecStart or StopWhenUnneeded is refused
+    (:func:`overriding_dropins`), before the role writes anything, instead of a drop-in that silently does nothing.
 
     The drop-in is written with ``persistence_mode`` (removed without it). The daemon is started only when the loaded
     module is the installed one: against an older module (a reinstall, a branch change) or none, the user-space daemon
@@ -347,6 +400,18 @@ def persistence_daemon(manage, build_only, installed, loaded, persistence_mode, 
                               "nvidia_driver_persistence_mode: false to keep the unit as it is." % (PERSISTENCED_UNIT, unit_path or "?"))
             return out
         out["dropin_state"] = "present"
+        later = overriding_dropins(dropins, dropin_path) if dropin_path else []
+        if later:
+            out["problem"] = (
+                "nvidia_driver_persistence_mode: %s would not take effect: %s. systemd merges a unit's drop-ins in the "
+                "order of their file names and the later setting wins (systemd.unit(5)), so persistence mode would stay as "
+                "that file has it. Move those lines out of it (or rename it to sort before %s), or set "
+                "nvidia_driver_persistence_mode: false to keep the daemon as your drop-in runs it. The persistence "
+                "daemon's unit was not changed." % (
+                    dropin_path, "; ".join("%s (after it) sets %s" % (p, ", ".join(v)) for p, v in later),
+                    dropin_path.rsplit("/", 1)[-1]))
+            out["dropin"], out["dropin_state"] = None, "absent"
+            return out
     if build_only:
         out["message"] = "Build-only mode: %s is enabled, not started (no module is loaded here)." % PERSISTENCED_UNIT
         return out

@@ -21,7 +21,9 @@ from __future__ import annotations
 import re
 
 from ansible_collections.dlbox.stack.plugins.module_utils import _nvidia_driver as nd
+from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_holds as nh
 from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_kernel as nk
+from ansible_collections.dlbox.stack.plugins.plugin_utils import nvlink5_fabric as nf
 from ansible_collections.dlbox.stack.plugins.plugin_utils.versions import compare_versions
 
 
@@ -246,15 +248,77 @@ def keep_plan(packages, archive_files):
     return out
 
 
-def branch_pin(branch, family, reason=""):
-    """apt preferences that keep every driver package of the family on ``branch`` (priority 1000).
+def branch_names_pattern(branch):
+    """apt preferences' regular expressions of the package names that carry ``branch`` (Ubuntu's names, which NVIDIA's
+    Ubuntu repository shares before 590): ``libnvidia-compute-580``, ``nvidia-kernel-common-580-server``,
+    ``nvidia-firmware-580-580.196.07``, ``linux-modules-nvidia-580-open-generic``, ``cuda-drivers-580``."""
+    b = int(branch)
+    return ("/^(lib)?nvidia.*-%d(-|$)/ /^linux-(modules|objects|signatures)-nvidia-%d-/ /^xserver-xorg-video-nvidia-%d$/ "
+            "/^cuda-drivers(-fabricmanager)?-%d$/" % (b, b, b, b))
 
-    Without it apt takes the newest branch: NVIDIA's versioned metas before 590 (``cuda-drivers-580``)
-    depend on ``nvidia-driver (>= 580.65.06)`` and so pull 590 or later.
+
+# NVIDIA's packages without a branch number that must come from the driver's archive (issue 48 red-team 5):
+# data/compat.yml (NSCQ and IMEX carry no branch number from 580); Fabric Manager, the persistence daemon and
+# nvidia-settings in NVIDIA's repository (nvidia-fabricmanager, nvidia-persistenced, nvidia-settings)
+BRANCHLESS_NAMES = "/^(nvidia-fabricmanager|libnvidia-nscq|nvidia-imex|nvidia-persistenced|nvidia-settings|nvidia-modprobe)(-dev)?$/"
+
+
+def _not_number(branch):
+    """A POSIX extended regular expression (apt's) of any decimal number but ``branch`` (no look-ahead in apt)."""
+    digits = str(int(branch))
+    alternatives = ["[0-9]{1,%d}" % (len(digits) - 1)] if len(digits) > 1 else []
+    alternatives.append("[0-9]{%d,}" % (len(digits) + 1))
+    for i, digit in enumerate(digits):
+        others = "".join(d for d in "0123456789" if d != digit)
+        alternatives.append(digits[:i] + "[" + others + "]" + "[0-9]" * (len(digits) - i - 1))
+    return "(%s)" % "|".join(alternatives)
+
+
+def other_branches_pattern(branch):
+    """apt preferences' regular expressions of the driver package names of every branch but ``branch``
+    (``nvidia-driver-595``, ``libnvidia-compute-570-server``, ``linux-modules-nvidia-595-open-generic``,
+    ``cuda-drivers-595``): the branch number is a whole name token followed only by words (``-server``, ``-open``)."""
+    n = _not_number(branch)
+    return ("/^(lib)?nvidia(-[a-z0-9.]+)*-%s(-[a-z]+)*$/ /^linux-(modules|objects|signatures)-nvidia-%s-/ "
+            "/^xserver-xorg-video-nvidia-%s$/ /^cuda-drivers(-fabricmanager)?-%s$/" % (n, n, n, n))
+
+
+def branch_pin(branch, family, reason="", origin=None):
+    """apt preferences that keep every driver package of the family on ``branch`` (priority 1000) and, with ``origin``
+    (the Release ``Origin`` of the driver's archive: ``Ubuntu`` or ``Debian`` for the distribution's driver, ``NVIDIA`` for
+    NVIDIA's repository), from that archive only.
+
+    Stanzas, in order (for a package version apt takes the first matching specific pin):
+
+    1. the branch's names and NVIDIA's branch-less names (:data:`BRANCHLESS_NAMES`) from ``origin``: 1000; then the same
+       names from any other release: -1. A positive pin: a PPA, a mirror rewriting ``Origin`` or a third archive never
+       wins (a pin against one named origin let them through). Without it the 580.* pin admits both archives under the
+       same names (NVIDIA's Ubuntu repository uses Ubuntu's names before 590): one driver from two archives, e.g.
+       ``nvidia-dkms-575 : Depends: nvidia-kernel-common-575 (= 575.57.08-0ubuntu1) but 575.64.03-0ubuntu0.24.04.1 is to
+       be installed`` (a user's apt with NVIDIA's repository beside Ubuntu's, tests/fixtures/SOURCES.md);
+    2. the driver names of every other branch: -1. When Ubuntu retires a branch its metas become transitional packages
+       of the next one (packages.ubuntu.com: nvidia-driver-590 590.48.01-0ubuntu0.25.10.5 Depends nvidia-driver-595;
+       linux-modules-nvidia-590-generic a dummy transitional package): the version pin alone lets them pull the next
+       branch and remove this one;
+    3. the family at ``<branch>.*``: 1000. Without it apt takes the newest branch: NVIDIA's versioned metas before 590
+       (``cuda-drivers-580``) depend on ``nvidia-driver (>= 580.65.06)`` and so pull 590 or later.
     """
-    text = "# dlbox.stack.nvidia_driver: keeps the NVIDIA driver on branch %s%s.\n" % (int(branch), reason and " (%s)" % reason)
+    b = int(branch)
+    text = "# dlbox.stack.nvidia_driver: keeps the NVIDIA driver on branch %s%s.\n" % (b, reason and " (%s)" % reason)
     text += "# Changed by the role when the branch changes (nvidia_driver_change_branch); do not edit.\n"
-    text += "Package: %s\nPin: version %s.*\nPin-Priority: 1000\n" % (" ".join(family), int(branch))
+    if origin:
+        # NVIDIA's repository carries the branch-less names of every branch (nvidia-fabricmanager 580.95.05, 595.71.05,
+        # ...): at 1000 from o=NVIDIA whatever the version they outranked the family's <branch>.* pin below and apt took
+        # the newest branch's Fabric Manager (found by the clean-clone make test, molecule server and
+        # nvidia_driver_repo). There they stay with the family's version pin; the distributions ship none of them, so
+        # from Ubuntu's or Debian's origin only (none) keeps NVIDIA's out (issue 48 red-team 5).
+        names = branch_names_pattern(b) if origin == "NVIDIA" else "%s %s" % (branch_names_pattern(b), BRANCHLESS_NAMES)
+        text += "# One driver from one archive: branch %s and NVIDIA's branch-less packages from Origin %s only.\n" % (b, origin)
+        text += "Package: %s\nPin: release o=%s\nPin-Priority: 1000\n\n" % (names, origin)
+        text += "Package: %s\nPin: release *\nPin-Priority: -1\n\n" % names
+    text += "# Never a driver package of another branch (a retired branch's transitional metas depend on the next one).\n"
+    text += "Package: %s\nPin: release *\nPin-Priority: -1\n\n" % other_branches_pattern(b)
+    text += "Package: %s\nPin: version %s.*\nPin-Priority: 1000\n" % (" ".join(family), b)
     return text
 
 
@@ -456,7 +520,8 @@ def decide(data, options, plan, host=None, facts=None):
            "method": method, "method_reason": planned.get("method_reason"), "profile": profile,
            "profile_reason": planned.get("profile_reason"), "fm_check": None, "fm_install_names": [],
            "family": list((data.get("driver_package_names") or {}).get("family") or []),
-           "upgrade_blacklist": list((data.get("driver_package_names") or {}).get("upgrade_blacklist") or [])}
+           "upgrade_blacklist": list((data.get("driver_package_names") or {}).get("upgrade_blacklist") or []),
+           "origins": dict((data.get("driver_package_names") or {}).get("origins") or {})}
     if distribution not in SUPPORTED:
         return _refused(out, "dlbox.stack.nvidia_driver installs the drivers of Debian's and Ubuntu's own archives; this host runs "
                              "%s. Nothing was changed." % distribution)
@@ -474,6 +539,11 @@ def decide(data, options, plan, host=None, facts=None):
     out["driver"], out["fabric_manager"] = driver, fm
     if driver is not None and driver.get("family"):
         out["family"] = list(driver["family"])
+    # NVLink5 hosts (issue 49): NSCQ, libnvsdm, NVLSM (HGX B200/B300) or IMEX (GB200/GB300 NVL) beside the driver
+    out["fabric"] = nf.fabric_set(fm, driver)
+    out["fabric_install_names"] = []
+    out["madison"] = ([fm["package"]] if fm is not None else []) + nf.names(out["fabric"])
+    out["repo_packages"] = out["family"] + nf.names(out["fabric"])
     if driver is not None and method == "distro" and names.get("handled"):
         primary = driver.get("archive_package") or (driver.get("packages") or [names["handled"][0]])[0]
         if primary not in names["handled"]:
@@ -552,7 +622,9 @@ def decide(data, options, plan, host=None, facts=None):
         out["set"] = {"packages": list(driver["packages"]), "primary": driver["packages"][0],
                       "same_version": list(repo.get("same_version") or []) + [repo["kernel_package"]],
                       "kernel_package": repo["kernel_package"], "dkms_module": repo.get("dkms_module"), "signing": signing["path"]}
-        out["pin"] = branch_pin(branch, out["family"], "nvidia_driver_method: nvidia_repo")
+        # NVLink5 companions at the driver's version (libnvsdm matches no driver glob) stay on the branch with it
+        pinned = out["family"] + [n for n in (out["fabric"] or {}).get("same_version", []) if n not in out["family"]]
+        out["pin"] = branch_pin(branch, pinned, "nvidia_driver_method: nvidia_repo", out["origins"].get("nvidia_repo"))
     if "installed" not in facts:
         return out
     installed = nd.installed_driver(facts["installed"], out["family"])
@@ -571,7 +643,8 @@ def decide(data, options, plan, host=None, facts=None):
                        "pin_text": out["pin"] or ""}
     if changing:
         out["keep_path"] = "%s/R%s-%s" % (o.get("keep_dir"), installed["branch"], installed["version"] or "unknown")
-        out["rollback_pin"] = branch_pin(installed["branch"], out["family"], "nvidia_driver_method: nvidia_repo")
+        out["rollback_pin"] = branch_pin(installed["branch"], out["family"], "nvidia_driver_method: %s" % method,
+                                         out["origins"].get("nvidia_repo" if method == "nvidia_repo" else distribution.lower()))
         out["announce"] = ("Changing the NVIDIA driver from R%s (%s) to R%s: its %d packages are kept in %s first and reinstalled "
                            "if the new branch fails to install." % (change["from_branch"], installed["version"], change["to_branch"],
                                                                     len(installed["packages"]), o.get("keep_dir")))
@@ -709,6 +782,12 @@ def _judge(out, o, driver, facts, installed):
                                  "GPUs run no CUDA work. Ask for a driver branch whose version has a Fabric Manager build "
                                  "(nvidia_driver_branch). Nothing was changed." % (
                                      fm["package"], out["target_version"], branch, ", ".join(out["fm"]["available"]) or "no version of it"))
+    if out.get("fabric"):
+        extra = nf.versions(out["fabric"], facts.get("madison") or "", out["target_version"], pending=pending)
+        out["fabric_versions"] = extra
+        if not extra["ok"]:
+            return _refused(out, nf.refusal(out["fabric"], extra["problems"], out["target_version"], branch))
+        out["fabric_install_names"] = extra["install_names"]
     return out
 
 
@@ -736,12 +815,9 @@ def _after(out, o, driver, facts):
     the_set = out["set"]
     now = dict((n, v) for n, v, _a in nd.package_items(facts["after"]))
     names = sorted(now)
-    holds = [n for n in the_set["packages"] if n in now] + (
-        [p["name"] for p in nd.installed_driver(facts["after"], out["family"])["packages"]] if o.get("method") == "nvidia_repo" else [])
-    out["holds"] = [n for i, n in enumerate(holds) if n not in holds[:i]]
-    patterns = [re.compile(p) for p in out["upgrade_blacklist"]]
-    out["blacklist"] = sorted(set(the_set["packages"] + [n for n in names if any(p.search(n) for p in patterns)]))
-    nk.finish(out)  # nothing that must follow the kernel is held (issue 25)
+    nk.finish(out)  # the running kernel's module package joins the set (issue 25)
+    nh.apply(out, o.get("method"), names, [p["name"] for p in nd.installed_driver(facts["after"], out["family"])["packages"]],
+             facts.get("kernel"))  # holds and the unattended-upgrades blacklist: one rule (issue 48)
     if _bool(o.get("check_mode", False)) and (the_set["primary"] not in now or (out["change"] or {}).get("action") == "change"):
         out["after"] = None
         return
@@ -768,5 +844,11 @@ def _after(out, o, driver, facts):
     if fm is not None and fm["package"] in now and nd.upstream_version(now[fm["package"]]) != version:
         problems.append("%s is %s, the driver %s: Fabric Manager must have exactly the driver's version."
                         % (fm["package"], now[fm["package"]], version))
+    fabric = nf.after(out.get("fabric"), now, version)
+    problems += fabric["problems"]
+    out["holds"] += [n for n in fabric["holds"] if n not in out["holds"]]
     out["after"] = {"version": version, "branch": dpkg_branch, "problems": problems,
                     "fm_installed": fm is not None and fm["package"] in now}
+    if out.get("fabric"):
+        out["after"].update(fabric_installed=fabric["installed"], fabric_versions=fabric["versions"],
+                            fabric_summary=nf.summary(out["fabric"], fabric))

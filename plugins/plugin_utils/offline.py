@@ -335,11 +335,6 @@ def nccl_request(run, install=True, version="", plan=None, cuda_version="", tool
     return {"pick": {"packages": names, "version": version, "cuda": ".".join(cuda.split(".")[:2])}}
 
 
-def index_versions(index_text, name):
-    """The versions of `name` in an apt Packages index (the folder's apt/Packages)."""
-    return [s["version"] for s in parse_packages(index_text).get(name) or []]
-
-
 def pick_upstream(versions, version):
     """The newest apt version of upstream release `version` (any epoch, any Debian revision: X.Y.Z-*), as apt
     takes name=X.Y.Z-*. Returns {version} or {error}."""

@@ -36,6 +36,8 @@ ACCESS_LOG_FORMAT = "'%%(h)s %%(t)s \"%%(r)s\" %%(s)s %%(B)s %%(D)s'"
 # Where the clients' apt proxy was written before the common role became its one writer (removed there on its run).
 OLD_APT_CLIENT_FILE = "/etc/apt/apt.conf.d/90dlbox-package-cache"
 ACNG_CONF_FILE = "/etc/apt-cacher-ng/zz_dlbox.conf"
+# Larger than any start time to come (a 32-bit int, the option's type): freeze detection off (acng_conf).
+ACNG_FREEZE_DETECT_OFF = 2147483647
 
 
 def _url(value, schemes=("http", "https")):
@@ -153,6 +155,16 @@ def acng_conf(opts):
         "BindAddress: %s" % opts["bind_address"],
         # one line a transfer in apt-cacher.log: |I| bytes fetched upstream, |O| bytes served, with the client
         "VerboseLog: 1",
+        # Concurrent requests for the same index (a batch of hosts refreshing their lists at once) must share one
+        # download. apt-cacher-ng 3.7.4 (Debian 12) moves a volatile file's item "out of the way" when
+        # now > its download's start + ResponseFreezeDetectTime (its file item registry's Create, as its source reads), and an
+        # item whose download has not started yet has start 0: each concurrent request for an InRelease displaced the
+        # one before, to <path>.<seconds>; two in the same second collide (link: errno File exists, "Failure to move
+        # file ... out of the way"), answered 503 "Error creating file item", and the displaced transfers were cut.
+        # 12 clients x 6 rounds at one InRelease (2026-12-06, tests: docs/fleet.md): 19 of 72 answered 503 and 4 cut
+        # with the package's setting, 72 of 72 whole with this one. The cost: an item held by a client for more than
+        # this time is never re-downloaded under it (upstream transfers are still bounded by NetworkTimeout).
+        "ResponseFreezeDetectTime: %d" % ACNG_FREEZE_DETECT_OFF,
     ]
     if opts.get("apt_upstream_proxy") or opts.get("upstream_proxy"):
         lines.append("Proxy: %s" % (opts.get("apt_upstream_proxy") or opts["upstream_proxy"]))

@@ -19,15 +19,18 @@ PROXY_KEYS = {
     "no_proxy": "comma-separated hosts or domains that bypass the proxy",
     "apt": "proxy for apt's http:// sources only (an apt cache such as apt-cacher-ng)",
 }
-# The keys of dlbox_site_mirrors: the upstream root each one replaces.
-MIRROR_KEYS = {
-    "cuda": "https://developer.download.nvidia.com/compute/cuda/repos",
-    "container_toolkit": "https://nvidia.github.io/libnvidia-container",
-    "jetson": "https://repo.download.nvidia.com/jetson",
-    "docker": "https://download.docker.com",
-    "pytorch_index": "https://download.pytorch.org/whl",
-    "pypi": "https://pypi.org/simple",
-}
+# The keys of dlbox_site_mirrors. The upstream root each one replaces is a vendor fact: data/repositories.yml
+# (data/jetson.yml for jetson), read by site_roots().
+MIRROR_KEYS = ("cuda", "container_toolkit", "jetson", "docker", "pytorch_index", "pypi")
+
+
+def site_roots():
+    """{mirror key: the vendor root it replaces}, from data/ (plugin_utils/roles/_vendor.py)."""
+    # pylint: disable-next=import-outside-toplevel
+    from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import _vendor
+
+    return _vendor.site_roots()
+
 
 _PROXY_URL = re.compile(r"^https?://[^\s/@]+(@[^\s/@]+)?(:[0-9]{1,5})?/?$")
 _MIRROR_URL = re.compile(r"^(https?://[^\s/]+|file://)(/[^\s]*)?$")
@@ -77,7 +80,7 @@ def mirror_problems(mirrors, name="dlbox_site_mirrors"):
             continue
         if not isinstance(value, str) or not _MIRROR_URL.match(value):
             out.append("%s.%s must be empty or an http://, https:// or file:/// URL that stands in for %s; got %r."
-                       % (name, key, MIRROR_KEYS[key], value))
+                       % (name, key, site_roots().get(key, key), value))
     return out
 
 

@@ -394,9 +394,29 @@ def cuda_advice(plan, report, rel):
             guess = rel.get("toolkit_driver_min_unconfirmed")
             report.warn("CUDA %s no longer bundles a Linux driver and its driver floor is unconfirmed%s; only the CUDA %s.x "
                         "floor is certain." % (version, " (>= %s reported)" % guess if guess else "", major_of(version)))
+    archive = archive_cuda_toolkit(plan)
+    same_major = archive is not None and major_of(archive["version"]) == major_of(version)
     if plan.os_key and plan.os_entry and plan.os_key not in (rel.get("os") or []):
+        if archive is not None and ".".join(archive["version"].split(".")[:2]) == version:
+            report.note("CUDA %s is not in NVIDIA's repository %s (data/compat.yml lists it for %s only); %s's own archive "
+                        "ships it (%s %s, %s): install it with cuda_method: distro." % (
+                            version, plan.os_entry.get("repo_distro"), ", ".join(rel.get("os") or []) or "no OS",
+                            plan.os_key, archive["package"], archive["package_version"], archive["suite"]))
+            return
         report.warn("CUDA %s is not listed for %s in data/compat.yml (the per-OS list is unconfirmed); check NVIDIA's "
                     "repository %s." % (version, plan.os_key, plan.os_entry.get("repo_distro")))
+    elif same_major and archive.get("home") and not archive["version"].startswith(version + "."):
+        # Ubuntu 26.04: Canonical's packaging of NVIDIA's CUDA (NVIDIA's layout, /usr/local/cuda-X.Y) is an alternative of
+        # the same major; an older major (Debian 12's 11.8, Debian 13's 12.4 beside CUDA 13) is no alternative and not named.
+        report.note("CUDA %s comes from NVIDIA's repository %s (cuda_method: nvidia_repo, the cuda role's default); %s's own "
+                    "archive ships CUDA %s (%s %s, %s; files in %s), which cuda_method: distro installs instead." % (
+                        version, plan.os_entry.get("repo_distro") if plan.os_entry else "?", plan.os_key,
+                        archive["version"], archive["package"], archive["package_version"], archive["suite"], archive["home"]))
+
+
+def archive_cuda_toolkit(plan):
+    """The OS archive's CUDA toolkit (distro_drivers.distros.<os>.distro.cuda_toolkit), or None."""
+    return ((plan.index.distro_drivers.get(plan.os_key) or {}).get("distro") or {}).get("cuda_toolkit")
 
 
 def pick_cuda(plan, report, tf):
@@ -646,6 +666,16 @@ def pick_tensorflow(plan, report):
                 continue
             return rel
         majors = sorted(set(major_of(r["cuda"]) for r in plan.index.tensorflow))
+        newest = plan.index.tensorflow[0] if plan.index.tensorflow else None
+        if plan.python and newest and not any(in_range(plan.python, r["python"]) for r in plan.index.tensorflow):
+            # Python is the reason (Ubuntu 26.04's only python3 is 3.14): say which Python would do and how to get it
+            report.add(["No TensorFlow release in data/compat.yml has wheels for Python %s (the newest, %s, supports Python "
+                        "%s to %s)%s: install a Python in that range (e.g. `uv python install %s`), name it in "
+                        "python_env_interpreters and request python: \"%s\"." % (
+                            plan.python, newest["version"], newest["python"]["min"], newest["python"]["max"],
+                            "; Python %s is %s's python3" % (plan.python, plan.os_key) if plan.python == os_python(plan) else "",
+                            newest["python"]["max"], newest["python"]["max"])])
+            return None
         report.add(["No TensorFlow release in data/compat.yml fits Python %s%s; TensorFlow is built for CUDA %s only."
                     % (plan.python, " and CUDA %s" % plan.request["cuda"] if plan.asked("cuda") else "",
                        "/".join("%s.x" % m for m in majors))])
@@ -751,6 +781,11 @@ def _nvlink5_packages(plan, report, branch):
                     "dlbox.stack yet (data/compat.yml fabric_manager.nvlink5.installed_by_roles: false); install them at "
                     "the versions above before starting nvidia-fabricmanager, or the fabric stays In Progress."
                     % ", ".join(same + own))
+    else:
+        report.note("dlbox.stack.nvidia_driver installs %s in the driver's apt transaction (refused before any change when one "
+                    "is missing at the driver's version), holds them with the driver, loads %s at boot and checks them "
+                    "before nvidia-fabricmanager starts (its start script starts NVLSM first)."
+                    % (", ".join(same + own), ", ".join((nvl5.get("hgx") or {}).get("kernel_modules") or [])))
     return {"same_version": same, "own_version": own, "left_out": left_out,
             "kernel_modules": list((nvl5.get("hgx") or {}).get("kernel_modules") or [])}
 
@@ -788,6 +823,11 @@ def pick_imex(plan, report):
     if not (plan.index.fabric.get("nvlink5") or {}).get("installed_by_roles", True):
         report.warn("The nvidia_driver role does not install IMEX yet: %s is planned but not installed by dlbox.stack "
                     "(data/compat.yml fabric_manager.nvlink5.installed_by_roles: false)." % ", ".join(packages))
+    else:
+        report.note("dlbox.stack.nvidia_driver installs %s with the driver at its version, writes %s from "
+                    "nvidia_driver_imex_nodes, creates IMEX channel 0 at module load (nvidia_driver_imex_channel: channel0; "
+                    "none leaves channels to the scheduler) and starts %s once the module is loaded."
+                    % (", ".join(packages), nvl.get("nodes_config"), nvl.get("service")))
     return {"package": packages[0], "version": exact or "%s.*" % branch, "packages": packages, "service": nvl.get("service"),
             "nodes_config": nvl.get("nodes_config"), "method": method}
 

@@ -141,7 +141,9 @@ def workstation_roles(plan, switches=None):
             roles.append({"role": role, "run": True, "switch": None,
                           "why": "the baseline: apt cache, build tools, CA certificates and proxies"})
             continue
-        planned = gpus if role == "python_env" else stack.get(part) is not None
+        # python_env: on a GPU host, and on a CPU-only host (not a Jetson) whose plan has a framework: the plan's CPU
+        # wheels, as the plan prints them (issue 45)
+        planned = (gpus or (bool(_frameworks(stack)) and not _jetson(plan))) if role == "python_env" else stack.get(part) is not None
         chosen = flags[switch]
         if role in CUDA_REPO_ROLES and _jetson(plan):
             # no switch turns these on over L4T: they would add NVIDIA's x86_64/sbsa repository
@@ -151,14 +153,14 @@ def workstation_roles(plan, switches=None):
         run = planned if chosen is None else chosen
         if run and chosen and not planned:
             why = "%s (-e %s=true)" % (_runs(role, plan), var)
+        elif run and role == "python_env" and not gpus and not _jetson(plan):
+            why = "%s; no NVIDIA GPU on this host: the CPU build (-e %s=false skips it)" % (_runs(role, plan), var)
         elif run:
             why = _runs(role, plan)
         elif chosen is False:
             why = "-e %s=false" % var
         elif role == "python_env":
-            what = _frameworks(stack)
-            why = ("no NVIDIA GPU on this host: %s is planned but not installed; -e %s=true builds it (needs PyTorch's "
-                   "index, a mirror or a wheelhouse)" % (what, var)) if what else "no framework in the plan"
+            why = "no framework in the plan"
         elif role == "docker" and no_parts(stack, part):
             why = "%s; -e %s=true installs Docker anyway" % (_skip_reason(role, plan), var)
         else:

@@ -24,6 +24,9 @@ import re
 COMPONENTS = (
     ("driver", (re.compile(r"^nvidia-driver(-\d+)?(-open|-server|-server-open)?$"), re.compile(r"^nvidia-open(-\d+)?$"),
                 re.compile(r"^cuda-drivers(-\d+)?$"))),
+    # NVSwitch / NVLink5 hosts: Fabric Manager and what the fabric needs beside it (NSCQ, libnvsdm, NVLSM; IMEX on
+    # GB200/GB300 NVL trays), all listed (one pattern), by their names with or without the branch
+    ("fabric", (re.compile(r"^(nvidia-fabricmanager|libnvidia-nscq|libnvsdm|nvidia-imex)(-\d+)?$|^nvlsm$"),)),
     ("cuda", (re.compile(r"^cuda-toolkit-\d+-\d+$"), re.compile(r"^nvidia-cuda-toolkit$"))),
     ("cudnn", (re.compile(r"^libcudnn\d+(-cuda-\d+)?$"), re.compile(r"^cudnn\d*-cuda-\d+$"))),
     ("nccl", (re.compile(r"^libnccl2$"),)),
@@ -34,6 +37,7 @@ COMPONENTS = (
 )
 LABELS = {
     "driver": "driver",
+    "fabric": "NVLink fabric",
     "cuda": "CUDA",
     "cudnn": "cuDNN",
     "nccl": "NCCL",

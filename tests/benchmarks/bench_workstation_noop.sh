@@ -44,7 +44,10 @@ printf '%s ansible_connection=community.docker.docker\n' "$name" > "$work/hosts"
 run() {
   local start rc
   start=$(date +%s%N)
-  ansible-playbook -i "$work/hosts" playbooks/workstation.yml >"$work/run-$1.log" 2>&1
+  # python_env off: since issue 45 a CPU-only host builds the plan's CPU PyTorch by default, from PyTorch's index,
+  # which this machine cannot reach (and no CPU torch for ubuntu2404's Python 3.12 is on its disk); the figures
+  # are the no-op run of the other roles, as before
+  ansible-playbook -i "$work/hosts" playbooks/workstation.yml -e dlbox_workstation_python_env=false >"$work/run-$1.log" 2>&1
   rc=$?
   if [ $rc -ne 0 ]; then
     tail -40 "$work/run-$1.log" >&2

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Build dlbox.stack's systemd test images without a registry: debootstrap -> docker import -> Dockerfile.
 #
-#   tests/images/build.sh [debian12] [ubuntu2204] [ubuntu2404] [debian13]   (default: the first three)
+#   tests/images/build.sh [debian12] [ubuntu2204] [ubuntu2404] [ubuntu2604] [debian13]   (default: the first four)
 #
 # debian13 (trixie) is built only when named: the quickstart test (tests/integration/test_quickstart.py)
-# uses it, the Molecule scenarios do not (each would run once more on it).
+# uses it, the Molecule scenarios do not (each would run once more on it). ubuntu2604 (resolute, Ubuntu 26.04 LTS) is
+# built by default (about 60 s) but is an opt-in platform of tests/scripts/molecule.sh: only the scenarios that name it
+# in .config/molecule/scenarios.txt run on it (and the quickstart test); "all" and unlisted scenarios do not.
 #
 # Each image carries the label org.dlbox.recipe=<hash of its recipe>; an image whose label matches
 # is reused, so a second run builds nothing. Ubuntu platforms are built only when Ubuntu's archive
@@ -21,7 +23,7 @@ UBUNTU_MIRROR=${UBUNTU_MIRROR:-http://archive.ubuntu.com/ubuntu}
 EXTRA_CA_DIR=${EXTRA_CA_DIR:-/usr/local/share/ca-certificates}
 BASE_RECIPE=1   # bump when the debootstrap step below changes
 distros=("$@")
-[ ${#distros[@]} -gt 0 ] || distros=(debian12 ubuntu2204 ubuntu2404)
+[ ${#distros[@]} -gt 0 ] || distros=(debian12 ubuntu2204 ubuntu2404 ubuntu2604)
 
 log() { printf '[images] %s\n' "$*"; }
 
@@ -31,7 +33,8 @@ recipe() {  # distro -> "id codename mirror"
     debian13)   echo "debian trixie -" ;;
     ubuntu2204) echo "ubuntu jammy $UBUNTU_MIRROR" ;;
     ubuntu2404) echo "ubuntu noble $UBUNTU_MIRROR" ;;
-    *) echo "unknown test platform '$1' (known: debian12 debian13 ubuntu2204 ubuntu2404)" >&2; return 2 ;;
+    ubuntu2604) echo "ubuntu resolute $UBUNTU_MIRROR" ;;
+    *) echo "unknown test platform '$1' (known: debian12 debian13 ubuntu2204 ubuntu2404 ubuntu2604)" >&2; return 2 ;;
   esac
 }
 
@@ -55,12 +58,13 @@ build_one() {
   fi
 
   local ctx; ctx=$(mktemp -d)
-  cp "$here/Dockerfile" "$here/sources.sh" "$here/dlbox_zipimport_cache.py" "$here/dlbox_zipimport_cache.pth" "$ctx/"
+  cp "$here/Dockerfile" "$here/sources.sh" "$here/dlbox_zipimport_cache.py" "$here/dlbox_zipimport_cache.pth" \
+     "$here/systemd-cgroup2.sh" "$ctx/"
   ca_context "$ctx"
-  # The recipe: this script, the Dockerfile, the sources writer, the distro line and the CAs.
+  # The recipe: this script, the Dockerfile, the sources writer, the systemd shim, the distro line and the CAs.
   local base_hash full_hash
   base_hash=$(echo "base-recipe-$BASE_RECIPE $distro $id $codename $mirror" | sha256sum | cut -c1-16)
-  full_hash=$( { echo "$base_hash"; cat "$0" "$here/Dockerfile" "$here/sources.sh" "$here"/dlbox_zipimport_cache.*; cat "$ctx"/ca/*.crt 2>/dev/null; } | sha256sum | cut -c1-16)
+  full_hash=$( { echo "$base_hash"; cat "$0" "$here/Dockerfile" "$here/sources.sh" "$here"/dlbox_zipimport_cache.* "$here/systemd-cgroup2.sh"; cat "$ctx"/ca/*.crt 2>/dev/null; } | sha256sum | cut -c1-16)
 
   local image="dlbox-test:$distro" base="dlbox-base:$distro"
   if [ "$(label_of "$image")" = "$full_hash" ]; then

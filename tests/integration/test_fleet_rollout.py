@@ -201,17 +201,20 @@ def test_failure_in_batch_two_stops_the_rollout_and_leaves_batch_three_untouched
     # batches of 1: the workstation play ran for hosts 1 and 2, one batch each, and stopped there
     assert out.count("PLAY [Deep-learning workstation]") == 2, out[-4000:]
     assert "NO MORE HOSTS LEFT" in out
-    assert counts == {"hosts": 3, "ok": 1, "failed": 1, "not_reached": 1, "pending_reboot": 1}, rows
+    assert counts == {"hosts": 3, "changed": 1, "unchanged": 0, "failed": 1, "unreachable": 0, "refused": 0,
+                      "not_run": 1, "pending_reboot": 1}, rows
     one, two, three = (rows[name] for name in HOSTS)
-    assert one["status"] == "ok" and "build_tools" in one["changed"] and "driver" in one["changed"]
+    assert one["status"] == "changed" and "build_tools" in one["changed"] and "driver" in one["changed"]
     assert one["pending_reboot"] and one["driver"].startswith("nvidia-")         # installed, not loaded: pending
     assert two["status"] == "failed"
     assert two["failure"]["task"] == "Install build tools and probes"
     assert "dlbox-no-such-package" in two["failure"]["message"]
-    assert three["status"] == "not reached" and three["scenario"] == "workstation"
+    assert three["status"] == "not run" and three["scenario"] == "workstation"
+    assert three["reason"].startswith("the rollout stopped before its batch: 1 of the 1 hosts of batch 2")
     # the table in the run, as text lines (no JSON quoting without ansible.cfg)
     assert "\nFleet summary:\nhost " in out
-    assert "3 hosts: 1 ok, 1 failed, 1 not reached (untouched), 1 with a reboot pending" in out
+    assert ("3 hosts: 1 changed, 0 unchanged, 1 failed, 0 unreachable, 0 refused, 1 not run, 1 with a reboot pending"
+            in out)
     md = (fleet / "reports" / "rollout" / "summary.md").read_text()
     assert "| %s | workstation | failed |" % HOSTS[1] in md
     # joined with the fitness report of the same run (preflight.yml, same report folder): each host's verdict, the
@@ -241,7 +244,8 @@ def test_rerun_converges_with_rolling_reboots_batch_by_batch(fleet):
     proc, rows, counts = rollout(fleet, "run2")
     out = proc.stdout
     assert proc.returncode == 0, out[-4000:]
-    assert counts == {"hosts": 3, "ok": 3, "failed": 0, "not_reached": 0, "pending_reboot": 1}, rows
+    assert counts == {"hosts": 3, "changed": 2, "unchanged": 1, "failed": 0, "unreachable": 0, "refused": 0,
+                      "not_run": 0, "pending_reboot": 1}, rows
     assert rows[HOSTS[0]]["changed"] == [] and rows[HOSTS[0]]["pending_reboot"]   # converged in run 1, not rebooted
     for name in HOSTS[1:]:
         assert {"build_tools", "driver"} <= set(rows[name]["changed"]), rows[name]

@@ -22,6 +22,12 @@ authorized_keys in each container, writes the container's address into build/mol
 through build/molecule-ssh/config, the `-F` file) and waits until sshd answers. destroy first ends the container's
 master connection: Docker gives a freed address to the next container, which must not inherit a stale master.
 
+One platform definition for the suite: .config/molecule/platform.yml (the test image, systemd, the capability, tmpfs
+and volumes every test container needs). A platform that does not set `command` is that base plus what it names
+(a scenario's molecule.yml holds only what differs): its list items are added to the base's, an item for the same
+mount point (tmpfs `/tmp:exec`, a volume's container path) replacing the base's in place, and its other keys win.
+A platform that sets `command` is taken as written (a container that must lack the base's package cache, say).
+
 A platform key this script does not know is refused, naming it, so that no setting is silently dropped.
 destroy also removes the containers' anonymous volumes (`docker rm -v`; the driver kept them: one per Docker-in-Docker
 run) and the networks the platforms name that carry owner=molecule.
@@ -30,12 +36,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+import yaml
 
 LABEL = "owner=molecule"
 # Keys Molecule itself reads (inventory) or that say nothing to Docker here.
@@ -52,6 +61,9 @@ SSH_DIR = Path(__file__).resolve().parents[2] / "build" / "molecule-ssh"
 # (%C); config.yml's ssh_connection names the same folder and pattern, so Ansible, testinfra and this script share them.
 CONTROL_DIR = Path("/tmp/dlbox-cp")
 SSH_WAIT_S = 60
+BASE_PLATFORM = Path(__file__).resolve().parents[2] / ".config" / "molecule" / "platform.yml"
+# The part of a list item that names what it mounts: two items for the same mount point cannot both be given to docker.
+ITEM_KEYS = {"tmpfs": lambda item: item.split(":")[0], "volumes": lambda item: item.split(":")[1] if ":" in item else item}
 
 
 def fail(msg: str) -> None:
@@ -76,6 +88,35 @@ def networks(platforms: list[dict]) -> list[dict]:
         for net in p.get("networks") or []:
             seen.setdefault(net["name"], {"name": net["name"]})
     return list(seen.values())
+
+
+def expand(text: str, environ=None) -> str:
+    """${NAME} and ${NAME:-default} as Molecule expands them in molecule.yml (the default also for an empty value)."""
+    env = os.environ if environ is None else environ
+    return re.sub(r"\$\{(\w+)(?::-([^}]*))?\}", lambda m: env.get(m.group(1)) or (m.group(2) or ""), text)
+
+
+def base_platform(path: Path = BASE_PLATFORM, environ=None) -> dict:
+    """platform.yml with its variables filled in (MOLECULE_PROJECT_DIRECTORY: this tree, when Molecule did not say)."""
+    env = dict(os.environ if environ is None else environ)
+    env.setdefault("MOLECULE_PROJECT_DIRECTORY", str(BASE_PLATFORM.parents[2]))
+    return yaml.safe_load(expand(path.read_text(encoding="utf-8"), env))
+
+
+def with_base(p: dict, base: dict) -> dict:
+    """The platform as docker runs it: `p` alone when it sets `command`, else the base with `p` on top."""
+    if "command" in p:
+        return p
+    out = dict(base)
+    for key, value in p.items():
+        if key in LIST_OPTIONS and isinstance(value, list) and base.get(key):
+            ident = ITEM_KEYS.get(key, str)
+            mine = {ident(str(item)): item for item in value}
+            merged = [mine.pop(ident(str(item)), item) for item in base[key]]
+            out[key] = merged + [item for item in value if ident(str(item)) in mine]
+        else:
+            out[key] = value
+    return out
 
 
 def run_args(p: dict) -> list[str]:
@@ -214,6 +255,8 @@ def main() -> None:
     platforms = json.load(sys.stdin)
     if not isinstance(platforms, list) or not all(isinstance(p, dict) and p.get("name") for p in platforms):
         fail("stdin must be a JSON list of platforms, each with a name")
+    base = base_platform()
+    platforms = [with_base(p, base) for p in platforms]
     try:
         (create if sys.argv[1] == "create" else destroy)(platforms)
     except subprocess.CalledProcessError as e:

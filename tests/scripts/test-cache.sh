@@ -68,8 +68,10 @@ entry() {
 # dlbox-test-cache: apt-cacher-ng (3142) in the background, proxpi (3141) in the foreground.
 set -eu
 mkdir -p /cache/apt /cache/pip /cache/log/apt
+# ResponseFreezeDetectTime: concurrent requests for one InRelease share one download instead of displacing each other
+# (the package_cache role's setting: plugins/plugin_utils/package_cache_plan.py acng_conf says why)
 apt-cacher-ng -c /etc/apt-cacher-ng ForeGround=0 CacheDir=/cache/apt LogDir=/cache/log/apt Port=3142 \
-  BindAddress=0.0.0.0 VerboseLog=1
+  BindAddress=0.0.0.0 VerboseLog=1 ResponseFreezeDetectTime=2147483647
 export PROXPI_CACHE_DIR=/cache/pip PROXPI_CACHE_SIZE=42949672960 PROXPI_DOWNLOAD_TIMEOUT=1800 \
   PROXPI_INDEX_TTL=86400 PROXPI_LOGGING_LEVEL=DEBUG
 exec /opt/proxpi/bin/gunicorn --workers 1 --threads 32 --timeout 1800 --bind 0.0.0.0:3141 \
@@ -127,6 +129,16 @@ healthy() {
     && curl -s --max-time 5 -o /dev/null "http://127.0.0.1:$apt_port/acng-report.html"
 }
 
+live_users() {  # users registered other than $1 whose process lives
+  local f n=0
+  for f in "$dir"/users/*; do
+    [ -e "$f" ] || continue
+    [ "$(basename "$f")" = "${1:-}" ] && continue
+    kill -0 "$(basename "$f")" 2>/dev/null && n=$((n + 1))
+  done
+  echo "$n"
+}
+
 start() {
   local user=${1:-} want gw i
   exec 9>"$dir/.lock"
@@ -135,6 +147,13 @@ start() {
   want=$(recipe)
   gw=$(gateway)
   build_image "$want"
+  # a running cache of an older recipe stays while another test run uses it (replacing it would cut their downloads)
+  if [ "$(docker inspect -f '{{ .State.Running }}' "$name" 2>/dev/null)" = true ] && [ "$(label "$name")" != "$want" ] \
+     && [ "$(live_users "$user")" -gt 0 ] && docker port "$name" | grep -q "$gw:$apt_port" && healthy; then
+    write_client "$gw"
+    log "reuse $name of an older recipe: $(live_users "$user") other user(s); the new one starts when none is left"
+    return 0
+  fi
   if [ "$(docker inspect -f '{{ .State.Running }}' "$name" 2>/dev/null)" = true ] && [ "$(label "$name")" = "$want" ] \
      && docker port "$name" | grep -q "$gw:$apt_port"; then
     write_client "$gw"

@@ -139,8 +139,10 @@ def test_a_failing_part_leaves_the_other_figures_with_its_own_error(tmp_path, py
 
 def test_a_hang_is_cut_by_the_timeout_and_leaves_nothing_running(tmp_path, python):
     # all-reduce rank 1 never arrives (stuck before init_process_group); the dataloader part hangs outright. Each
-    # writes its pid so the test can see it was killed.
-    result = accept(tmp_path, python, "--allreduce-timeout", "8", "--part-timeout", "3", "--parts",
+    # writes its pid so the test can see it was killed. The limits leave room for PyTorch's import on a loaded 2-core
+    # machine (rank 0 gives up at half the all-reduce limit, counted from its start: with 8 s it had not yet given up
+    # in a clean-clone make test, 2026-12-06, and a 3 s part limit cut matmul_bf16 during its import).
+    result = accept(tmp_path, python, "--allreduce-timeout", "30", "--part-timeout", "15", "--parts",
                     "matmul_bf16,dataloader,allreduce", inject="""
         def hang(name):
             open(os.path.join(%r, name + ".pid"), "w").write(str(os.getpid()))
@@ -151,12 +153,12 @@ def test_a_hang_is_cut_by_the_timeout_and_leaves_nothing_running(tmp_path, pytho
             hang("dataloader")
     """ % str(tmp_path))
     errors = result["errors"]
-    assert errors["allreduce"].startswith("RuntimeError: all-reduce timed out after 8.0 s (gloo backend, 2 ranks): "
+    assert errors["allreduce"].startswith("RuntimeError: all-reduce timed out after 30.0 s (gloo backend, 2 ranks): "
                                           "rank 1 had not finished; rank 0 exited 1: "), errors
     assert errors["allreduce"].endswith("RuntimeError: Wait timeout"), errors   # gloo's own words, from rank 0
-    assert errors["dataloader"].startswith("timed out after 3.0 s and was killed"), errors
+    assert errors["dataloader"].startswith("timed out after 15.0 s and was killed"), errors
     assert result["figures"]["matmul_tflops"]["bf16"] > 0
-    assert result["wall_s"] < 60
+    assert result["wall_s"] < 120
     for name in ("rank1", "dataloader"):
         pid = int((tmp_path / (name + ".pid")).read_text())
         with pytest.raises(ProcessLookupError):
@@ -278,3 +280,73 @@ def test_the_link_under_load_falls_back_to_the_older_fields():
 
     assert bench.link_query(newer) == {"gen_current": 4, "gen_max": 4, "width_current": 8, "width_max": 16,
                                        "gen_gpumax": 5, "gen_hostmax": 4}
+    asked = []
+
+    def gpu3(argv, **_kwargs):
+        asked.append(argv[1:3])
+        return subprocess.CompletedProcess(argv, 0, "4, 4, 16, 16, 4, 5\n", "")
+
+    bench.link_query(gpu3, index=3)                     # the per-GPU part asks about its own GPU
+    assert asked == [["-i", "3"]]
+
+
+# --- each GPU measured on its own (per_gpu), through the forced CPU path -------------------------------------------
+# The FAKE nvidia-smi above lists two RTX 3090s (bus ids 01:00.0 and 21:00.0); --each-gpu-on-cpu runs the per-GPU
+# parts once for each with --gpu N, measured on the CPU with the real PyTorch (no GPU here). GPU 1's matmul is slowed
+# from OUTSIDE the code under test (a sitecustomize.py that sleeps in torch.matmul in the processes of "--gpu 1"),
+# and one of its parts fails; the controller's judge (plugins/plugin_utils/fitness.py) then reads the JSON.
+
+def test_each_gpu_is_measured_by_its_index_and_a_slow_one_is_flagged_against_its_peer(tmp_path, python):
+    from ansible_collections.dlbox.stack.plugins.plugin_utils import fitness  # pylint: disable=import-outside-toplevel
+
+    bin_dir, _topo = fake_smi(tmp_path)
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(textwrap.dedent("""
+        import sys, time
+        argv = sys.argv
+        if "--gpu" in argv and argv[argv.index("--gpu") + 1] == "1":
+            part = argv[argv.index("--part") + 1]
+            import torch
+            if part == "matmul_fp16":
+                def broken(*args, **kwargs):
+                    raise RuntimeError("CUDA error: uncorrectable ECC error encountered")
+                torch.matmul = broken
+            else:
+                plain = torch.matmul
+                def slow(*args, **kwargs):
+                    time.sleep(0.2)
+                    return plain(*args, **kwargs)
+                torch.matmul = slow
+    """))
+    env = dict(os.environ, PATH=str(bin_dir), PYTHONPATH=str(site))
+    out = subprocess.run([sys.executable, str(SCRIPT), "--host", "t1", "--envs-root", str(tmp_path / "envs"),
+                          "--data-dir", str(tmp_path), "--python", python, "--each-gpu-on-cpu",
+                          "--parts", "matmul_bf16,matmul_fp16,matmul_fp32"] + TINY,
+                         capture_output=True, text=True, env=env, check=True, timeout=300)
+    result = json.loads(out.stdout)
+    per_gpu = result["per_gpu"]
+    assert [(g["index"], g["bus_id"], g["name"]) for g in per_gpu] == [
+        (0, "00000000:01:00.0", "NVIDIA GeForce RTX 3090"), (1, "00000000:21:00.0", "NVIDIA GeForce RTX 3090")]
+    assert set(per_gpu[0]["figures"]["matmul_tflops"]) == {"bf16", "fp16", "fp32"} and per_gpu[0]["errors"] == {}
+    assert set(per_gpu[1]["figures"]["matmul_tflops"]) == {"bf16", "fp32"}
+    assert per_gpu[1]["errors"] == {"matmul_fp16": "RuntimeError: CUDA error: uncorrectable ECC error encountered"}
+    # GPU 0's figures are the host's figures, as before; GPU 1's failure is named after it
+    assert result["figures"]["matmul_tflops"] == per_gpu[0]["figures"]["matmul_tflops"]
+    assert set(result["errors"]) == {"matmul_fp16@gpu1"}
+    assert result["checks"]["figure_matmul_fp16_gpu1"]["label"] == "PyTorch figure matmul_fp16 of GPU 1"
+    slow, fast = per_gpu[1]["figures"]["matmul_tflops"]["bf16"], per_gpu[0]["figures"]["matmul_tflops"]["bf16"]
+    assert slow < 0.5 * fast, (slow, fast)
+
+    report = fitness.judge_acceptance(result, fitness.load_reference_data())
+    by_id = {r["id"]: r for r in report["results"]}
+    peers = by_id["gpu1_peers"]
+    assert peers["label"] == "GPU 1 (00000000:21:00.0) against the other GPUs of its model"
+    assert peers["value"].startswith("dense matmul bf16 %s TFLOPS against %s" % (slow, fast))
+    # the FAKE's GPU 1 holds another user's process and thermal slowdowns: flagged, as a finding that says why
+    assert peers["status"] == "finding" and peers["reason"].startswith("below 85% of the median of GPU 0 ")
+    assert "not judged: other compute processes on it: /usr/bin/python3 (pid 4242)" in peers["reason"]
+    assert by_id["gpu0_peers"]["status"] == "pass"
+    assert by_id["figure_matmul_fp16_gpu1"]["status"] == "fail"
+    # each GPU against its own reference, the RTX 3090's by device id (CPU figures: far below it, as they must be)
+    assert by_id["gpu1_matmul_bf16"]["reference"] == by_id["matmul_bf16"]["reference"] == 71.0

@@ -22,7 +22,7 @@ def summaries():
 
 def test_first_run_summary(summaries, host):
     first, _again = summaries
-    check_first_run(first, host.package("build-essential").version)
+    check_first_run(first, host.package("build-essential").version, "2.13.0+cpu")
 
 
 def test_second_run_summary_changed_nothing(summaries):
@@ -36,5 +36,7 @@ def test_no_kernel_headers_without_a_driver(host):
     assert not host.package(meta).is_installed
 
 
-def test_no_framework_environment_on_a_cpu_only_host(host):
-    assert not host.file("/opt/dlbox/envs").exists
+def test_cpu_framework_environment_on_a_cpu_only_host(host):
+    """The plan's CPU PyTorch, built by default (issue 45): its dlbox-check runs on the CPU."""
+    out = host.check_output("/opt/dlbox/envs/torch/bin/python -c 'import torch; print(torch.__version__, torch.cuda.is_available())'")
+    assert out.split() == ["2.13.0+cpu", "False"]

@@ -79,9 +79,10 @@ def ssh_recorded(monkeypatch, tmp_path):
 
 
 def base_platform():
-    """config.yml's platform, as Molecule hands it over (its variables filled in)."""
+    """config.yml's platform with the suite's base (platform.yml) under it, as main() hands it to create (its variables
+    filled in)."""
     config = yaml.safe_load((ROOT / ".config" / "molecule" / "config.yml").read_text(encoding="utf-8"))
-    platform = config["platforms"][0]
+    platform = mc.with_base(config["platforms"][0], mc.base_platform(environ={"MOLECULE_PROJECT_DIRECTORY": "/srv"}))
     platform["name"] = "dlbox-gpu_facts-debian12"
     platform["image"] = "dlbox-test:debian12"
     platform["volumes"] = ["/sys/fs/cgroup:/sys/fs/cgroup:rw", "/srv/cache/apt.conf:/etc/apt/apt.conf.d/01cache:ro"]
@@ -240,3 +241,48 @@ def test_a_stopped_container_made_again_loses_its_old_master_first(monkeypatch, 
     ssh_recorded["ssh"].calls.clear()
     mc.create([dict(base_platform(), name="dlbox-b")])
     assert ssh_recorded["ssh"].calls[0] == ("dlbox-b", ("-O", "exit"), ())
+
+
+# --- one platform definition (.config/molecule/platform.yml): a scenario's platform holds only what differs ----------
+
+BASE = {"image": "dlbox-test:debian12", "pre_build_image": True, "command": "/lib/systemd/systemd",
+        "capabilities": ["SYS_ADMIN"], "tmpfs": ["/run", "/run/lock", "/tmp"],
+        "volumes": ["/sys/fs/cgroup:/sys/fs/cgroup:rw", "/srv/cache/apt.conf:/etc/apt/apt.conf.d/01cache:ro"]}
+
+
+def test_a_platform_without_command_is_the_base_with_what_it_names_on_top():
+    thin = {"name": "dlbox-python_env-debian12", "tmpfs": ["/tmp:exec"], "shm_size": "1g",
+            "volumes": ["/srv/wheelhouse:/srv/wheelhouse:ro"], "capabilities": ["NET_ADMIN", "SYS_ADMIN"]}
+    got = mc.with_base(thin, BASE)
+    assert got["tmpfs"] == ["/run", "/run/lock", "/tmp:exec"]          # the same mount point replaced in place
+    assert got["volumes"] == BASE["volumes"] + ["/srv/wheelhouse:/srv/wheelhouse:ro"]
+    assert got["capabilities"] == ["SYS_ADMIN", "NET_ADMIN"]           # once each
+    assert (got["shm_size"], got["command"], got["name"]) == ("1g", "/lib/systemd/systemd", thin["name"])
+    assert BASE["tmpfs"] == ["/run", "/run/lock", "/tmp"]              # the base itself is left as it was
+
+
+def test_a_platform_with_its_own_command_is_taken_as_written():
+    cut = {"name": "dlbox-offline-debian12", "command": "/lib/systemd/systemd", "volumes": ["/sys/fs/cgroup:/sys/fs/cgroup:rw"]}
+    assert mc.with_base(cut, BASE) is cut                              # no package cache volumes added
+
+
+@pytest.mark.parametrize("environ, want", [({}, "dlbox-test:debian12"), ({"MOLECULE_DISTRO": ""}, "dlbox-test:debian12"),
+                                           ({"MOLECULE_DISTRO": "ubuntu2404"}, "dlbox-test:ubuntu2404")])
+def test_the_base_file_is_expanded_as_molecule_expands_molecule_yml(environ, want):
+    assert mc.base_platform(environ=environ)["image"] == want
+
+
+def test_thin_platforms_repeat_nothing_of_the_base():
+    """A scenario's platform without `command` names only what differs from .config/molecule/platform.yml."""
+    base = mc.base_platform(environ={})
+    repeated = []
+    for path in sorted((ROOT / "molecule").glob("*/molecule.yml")) + [ROOT / ".config" / "molecule" / "dind.yml"]:
+        for platform in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("platforms") or []:
+            if "command" in platform:
+                continue
+            for key, value in platform.items():
+                if isinstance(value, list) and isinstance(base.get(key), list):
+                    repeated += ["%s: %s %s" % (path.relative_to(ROOT), key, item) for item in value if item in base[key]]
+                elif key in base and key != "image" and value == base[key]:
+                    repeated.append("%s: %s" % (path.relative_to(ROOT), key))
+    assert repeated == []

@@ -193,6 +193,27 @@ def test_library_versions_are_read_from_the_package_version(kind, name, version,
     assert data_refresh.library_entry(kind, {}) is None
 
 
+def test_canonicals_cuda_toolkit_wins_over_nvidia_cuda_toolkit_and_names_its_nvcc_and_home():
+    """Ubuntu 26.04's multiverse has both: Debian's repackaged nvidia-cuda-toolkit 12.4.1 and Canonical's packaging of
+    NVIDIA's CUDA, cuda-toolkit 13.1.1 (source cuda-meta-13-1) whose compiler is cuda-nvcc-13-1 in /usr/local/cuda-13.1.
+    Versions as in http://archive.ubuntu.com/ubuntu/dists/resolute/multiverse/binary-amd64/Packages.xz (2026-12-06)."""
+    packages = {
+        "nvidia-cuda-toolkit": ({"Package": "nvidia-cuda-toolkit", "Version": "12.4.131~12.4.1-8"}, "resolute"),
+        "cuda-toolkit": ({"Package": "cuda-toolkit", "Version": "13.1.1-0ubuntu1", "Depends": "cuda-toolkit-13-1 (>= 13.1.1)"},
+                         "resolute"),
+        "cuda-nvcc-13-1": ({"Package": "cuda-nvcc-13-1", "Version": "13.1.115-0ubuntu1"}, "resolute"),
+    }
+    entry = data_refresh.library_entry("cuda_toolkit", packages)
+    assert entry == {"package": "cuda-toolkit", "package_version": "13.1.1-0ubuntu1", "suite": "resolute", "version": "13.1.1",
+                     "nvcc": "13.1.115", "home": "/usr/local/cuda-13.1"}
+    del packages["cuda-nvcc-13-1"]   # no compiler package read: nvcc's version is the release's
+    assert data_refresh.library_entry("cuda_toolkit", packages)["nvcc"] == "13.1.1"
+    del packages["cuda-toolkit"]     # Debian, Ubuntu up to 24.04: nvidia-cuda-toolkit, no home (its nvcc is /usr/bin/nvcc)
+    assert "home" not in data_refresh.library_entry("cuda_toolkit", packages)
+    # the index filter keeps the compiler's stanza (merged_packages reads only the names it uses)
+    assert any(p.match("cuda-nvcc-13-1") for p in data_refresh._USED_NAMES)  # pylint: disable=protected-access
+
+
 def test_replace_section_appends_when_absent_and_keeps_one_blank_line_before_the_next():
     rendered = "distro_drivers:\n  grade: P\n"
     assert data_refresh.replace_section("a: 1\n", rendered) == "a: 1\n\n" + rendered

@@ -72,22 +72,33 @@ def test_gpu_plan_has_docker_and_toolkit_lines():
     assert "kernel headers (for the driver's DKMS module)" in roles["common"]
 
 
-def test_cpu_only_plan_says_frameworks_are_not_installed_and_matches_the_default():
+def test_cpu_only_plan_builds_the_cpu_frameworks_by_default_and_matches_the_playbook():
+    """Issue 45 (the CPU default a newcomer meets): the CPU PyTorch the plan prints is what make workstation builds."""
     plan = resolve_stack({"arch": "x86_64", "os": {"key": "debian-12"}, "gpus": []}, {})
     decided = workstation_roles(plan, {})
     lines = plan_text(plan, "box", roles=decided)
     assert _line(lines, "Docker:") == "Docker:     -" and _line(lines, "Toolkit:") == "Toolkit:    -"
-    assert "(not installed by workstation.yml here: see python_env below)" in _line(lines, "PyTorch:")
-    roles = _role_lines(lines)
-    assert "skipped  no NVIDIA GPU on this host: PyTorch 2.15.0 cpu is planned but not installed" in roles["python_env"]
-    assert decided["run"]["python_env"] is False           # the playbook follows the same decision
-    assert "no kernel headers (no driver to build)" in roles["common"] and decided["kernel_headers"] is False
-    # with the switch on, the plan says it runs, and the PyTorch line no longer says otherwise
-    on = workstation_roles(plan, {"python_env": "true"})
-    lines = plan_text(plan, "box", roles=on)
-    assert on["run"]["python_env"] is True
-    assert "(-e dlbox_workstation_python_env=true)" in _role_lines(lines)["python_env"]
     assert "not installed" not in _line(lines, "PyTorch:")
+    roles = _role_lines(lines)
+    assert ("runs     virtualenvs for PyTorch 2.15.0 cpu; no NVIDIA GPU on this host: the CPU build "
+            "(-e dlbox_workstation_python_env=false skips it)") in roles["python_env"]
+    assert decided["run"]["python_env"] is True            # the playbook follows the same decision
+    assert "no kernel headers (no driver to build)" in roles["common"] and decided["kernel_headers"] is False
+    for role in ("nvidia_driver", "cuda", "cudnn", "nccl", "docker", "nvidia_container_toolkit"):
+        assert decided["run"][role] is False, role
+    # with the switch off, the plan says so, and the PyTorch line says it is not installed
+    off = workstation_roles(plan, {"python_env": "false"})
+    lines = plan_text(plan, "box", roles=off)
+    assert off["run"]["python_env"] is False
+    assert "skipped  -e dlbox_workstation_python_env=false" in _role_lines(lines)["python_env"]
+    assert "(not installed by workstation.yml here: see python_env below)" in _line(lines, "PyTorch:")
+
+
+def test_cpu_only_plan_without_a_framework_skips_python_env():
+    plan = resolve_stack({"arch": "x86_64", "os": {"key": "debian-12"}, "gpus": []}, {"pytorch": "none"})
+    decided = workstation_roles(plan, {})
+    assert decided["run"]["python_env"] is False
+    assert next(r for r in decided["roles"] if r["role"] == "python_env")["why"] == "no framework in the plan"
 
 
 def test_cuda_split_line_says_why_the_toolkit_and_pytorch_differ():

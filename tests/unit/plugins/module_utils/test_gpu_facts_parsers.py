@@ -718,7 +718,7 @@ def test_detect_wsl(release, expected):
     ],
 )
 def test_parse_nv_tegra_release(text, expected):
-    assert hf.parse_nv_tegra_release(text) == expected
+    assert (hf.parse_nv_tegra_release_line(text) or {}).get("l4t") == expected
 
 
 def test_detect_jetson_from_tegra_release_and_model():

@@ -128,6 +128,23 @@ def test_distro_method_takes_the_distributions_version(plan):
     assert "cuda_method: distro installs only debian-12's nvidia-cuda-toolkit" in refused["errors"][0]
 
 
+def test_distro_method_on_ubuntu_2604_is_canonicals_cuda_toolkit_in_nvidias_layout():
+    """Ubuntu 26.04: data names Canonical's cuda-toolkit with its home; nvcc is <home>/bin/nvcc, not /usr/bin/nvcc."""
+    import copy
+    data = copy.deepcopy(DATA)
+    data["distro_drivers"]["distros"]["ubuntu-26.04"] = {"distro": {"cuda_toolkit": {
+        "package": "cuda-toolkit", "package_version": "13.1.1-0ubuntu1", "suite": "resolute", "version": "13.1.1",
+        "nvcc": "13.1.115", "home": "/usr/local/cuda-13.1"}}}
+    plan_2604 = {"ok": True, "host": {"os": "ubuntu-26.04", "compute_capabilities": ["8.9"]}, "stack": {"cuda": {"version": "13.5"}}}
+    out = cp.decide(data, plan_2604, options(method="distro"), resolve=lambda v: {"ok": True}, compilers=GXX12)
+    assert out["ok"], out["errors"]
+    assert out["distro"] == {"version": "13.1", "package": "cuda-toolkit", "package_version": "13.1.1-0ubuntu1",
+                             "home": "/usr/local/cuda-13.1", "nvcc": "/usr/local/cuda-13.1/bin/nvcc"}
+    assert out["toolkits"][0]["path"] == "/usr/local/cuda-13.1" and out["toolkits"][0]["nvcc"] == "/usr/local/cuda-13.1/bin/nvcc"
+    refused = cp.decide(data, plan_2604, options(method="distro", versions=["13.5"]), compilers=GXX12)
+    assert "installs only ubuntu-26.04's cuda-toolkit, CUDA 13.1" in refused["errors"][0]
+
+
 INSTALLED = {"cuda_toolkits": [
     {"version": "12.4", "path": "/usr/local/cuda-12.4", "source": "nvidia_repo"},
     {"version": "12.2", "path": "/usr/local/cuda-12.2", "source": "unknown"},

@@ -42,7 +42,8 @@ def hostvars_fixture():
 def test_rows_one_per_host_in_order_with_status(hostvars):
     rows = fs.fleet_rows(["ws-4", "ws-1", "ws-2", "ws-3"], hostvars)
     assert [(r["host"], r["status"]) for r in rows] == [
-        ("ws-4", "ok"), ("ws-1", "ok"), ("ws-2", "failed"), ("ws-3", "not reached")]
+        ("ws-4", "unchanged"), ("ws-1", "changed"), ("ws-2", "failed"), ("ws-3", "not run")]
+    assert rows[3]["reason"] == "its batch has not run yet"
 
 
 def test_installed_changed_and_pending_reboot_come_from_the_host_report(hostvars):
@@ -79,11 +80,13 @@ def test_text_table_and_counts(hostvars):
     assert "failed" in ws2 and "Baseline (apt cache, build tools): No package matching 'no-such-package'" in ws2
     ws1 = next(line for line in text if line.startswith("ws-1"))
     assert " yes " in ws1
-    assert text[-1] == "4 hosts: 2 ok, 1 failed, 1 not reached (untouched), 1 with a reboot pending"
-    assert summary["counts"] == {"hosts": 4, "ok": 2, "failed": 1, "not_reached": 1, "pending_reboot": 1}
+    assert text[-1] == ("4 hosts: 1 changed, 1 unchanged, 1 failed, 0 unreachable, 0 refused, 1 not run, "
+                        "1 with a reboot pending")
+    assert summary["counts"] == {"hosts": 4, "changed": 1, "unchanged": 1, "failed": 1, "unreachable": 0,
+                                 "refused": 0, "not_run": 1, "pending_reboot": 1}
     # aligned: every row's status column starts at the same offset as the header's
     offset = text[0].index("status")
-    assert all(line[offset:].split()[0] in ("ok", "failed", "not") for line in text[2:-1])
+    assert all(line[offset:].split()[0] in ("changed", "unchanged", "failed", "not") for line in text[2:-1])
 
 
 def test_markdown_table_escapes_pipes(hostvars):
@@ -121,9 +124,10 @@ def test_a_report_that_is_not_the_summary_roles_is_refused():
 def test_filter_reads_only_its_keys_and_unknown_hosts(hostvars):
     hostvars["ws-1"]["ansible_password"] = "secret"
     out = flt.fleet_summary(hostvars, ["ws-1", "elsewhere"])
-    assert [r["status"] for r in out["rows"]] == ["ok", "not reached"]
+    assert [r["status"] for r in out["rows"]] == ["changed", "not run"]
     assert "secret" not in json.dumps(out)
-    assert set(flt.FilterModule().filters()) == {"fleet_summary"}
+    assert set(flt.FilterModule().filters()) == {
+        "fleet_summary", "rollout_serial", "rollout_budget", "rollout_batch", "rollout_site_hosts"}
 
 
 def test_filter_refuses_bad_input():
@@ -155,10 +159,10 @@ def test_site_plays_give_a_scenario_per_host_and_a_host_without_report_that_fini
     rows = fs.fleet_rows(["ws-1", "srv-1", "edge-1"], hostvars,
                          scenario={"ws-1": "workstation", "srv-1": "server", "edge-1": "edge"})
     assert [(r["host"], r["scenario"], r["status"]) for r in rows] == [
-        ("ws-1", "workstation", "ok"), ("srv-1", "server", "not reached"), ("edge-1", "edge", "ok")]
+        ("ws-1", "workstation", "unchanged"), ("srv-1", "server", "not run"), ("edge-1", "edge", "changed")]
     assert rows[2]["driver"] is None and rows[2]["changed"] is None
     out = flt.fleet_summary(hostvars, ["edge-1"], scenario={"edge-1": "edge"})
-    assert out["counts"]["ok"] == 1
+    assert out["counts"]["changed"] == 1
     with pytest.raises(AnsibleFilterError, match="mapping host -> name"):
         flt.fleet_summary(hostvars, ["edge-1"], scenario={"edge-1": 3})
 
@@ -168,7 +172,7 @@ def test_the_fitness_verdict_of_the_same_run_joins_each_row_and_the_markdown_lin
     hostvars["ws-4"]["dlbox_fitness"] = {"host": "ws-4", "ok": False, "problems": ["ram", "data_disk_raid"]}
     out = flt.fleet_summary(hostvars, ["ws-1", "ws-4", "ws-3"])
     assert [r["fitness"] for r in out["rows"]] == ["fit", "NOT fit: ram, data_disk_raid", None]
-    assert "| ws-4 | workstation | ok |" in out["markdown"] and "| NOT fit: ram, data_disk_raid |" in out["markdown"]
+    assert "| ws-4 | workstation | unchanged |" in out["markdown"] and "| NOT fit: ram, data_disk_raid |" in out["markdown"]
     assert "[../fleet.md](../fleet.md)" in out["markdown"]
     assert "fleet.md" not in fs.fleet_summary(["ws-3"], hostvars)["markdown"]     # no fitness report: no link
     with pytest.raises(AnsibleFilterError, match="dlbox_fitness of ws-3 must be preflight.yml's fitness report"):
@@ -197,3 +201,147 @@ def test_an_edge_row_shows_jetpack_l4t_power_mode_and_pytorch():
 def test_an_edge_record_that_is_not_a_mapping_is_refused():
     with pytest.raises(fs.FleetSummaryError, match="dlbox_edge of h must be edge.yml's mapping"):
         fs.fleet_rows(["h"], {"h": {"dlbox_edge": "6.2"}})
+
+
+# --- every host one status ---------------------------------------------------------------------------------------
+def test_unreachable_refused_and_not_run_rows_say_why():
+    hostvars = {
+        "lost": {"dlbox_scenario": "workstation", "dlbox_rollout_step": "workstation: baseline (common)"},
+        "planned-out": {"dlbox_plan": {"ok": False, "errors": ["no driver branch supports GPU 10de:1234"]}},
+        "not-a-jetson": {"dlbox_scenario": "edge", "dlbox_rollout_done": True,
+                         "dlbox_refusal": {"task": "Refuse a host that is not a Jetson", "message": "no L4T\nhere"}},
+        "later-batch": {}, "later-group": {},
+    }
+    rows = fs.fleet_rows(list(hostvars), hostvars, lost=["lost"], stopped="budget exceeded",
+                         played=["lost", "planned-out", "not-a-jetson", "later-batch"])
+    by = {r["host"]: r for r in rows}
+    assert by["lost"]["status"] == "unreachable" and by["lost"]["step"] == "workstation: baseline (common)"
+    assert by["lost"]["reason"] == "lost at: workstation: baseline (common) (interrupted there)"
+    assert by["planned-out"]["status"] == "refused"
+    assert by["planned-out"]["reason"] == "the plan: no driver branch supports GPU 10de:1234 (nothing was changed)"
+    assert by["not-a-jetson"]["status"] == "refused"                           # refused wins over "got to the end"
+    assert by["not-a-jetson"]["reason"] == "Refuse a host that is not a Jetson: no L4T here (nothing was changed)"
+    assert by["later-batch"]["reason"] == "the rollout stopped before its batch: budget exceeded"
+    assert by["later-group"]["reason"] == "the rollout stopped before its group's play: budget exceeded"
+    assert {r["status"] for r in rows} <= set(fs.STATUSES)
+    summary = fs.fleet_summary(list(hostvars), hostvars, lost=["lost"], stopped="budget exceeded")
+    assert summary["stopped"] == "budget exceeded" and summary["text"][-1] == "The rollout stopped: budget exceeded"
+    assert "The rollout stopped: budget exceeded" in summary["markdown"]
+    assert summary["counts"]["unreachable"] == 1 and summary["counts"]["refused"] == 2
+
+
+def test_a_failure_wins_over_lost_and_an_unreachable_host_without_step_was_lost_before_its_changes():
+    rows = fs.fleet_rows(["a", "b"], {"a": {"dlbox_failure": {"task": "t", "message": "m"}}, "b": {}}, lost=["a", "b"])
+    assert [r["status"] for r in rows] == ["failed", "unreachable"]
+    assert rows[1]["step"] == "before its changes"
+
+
+def test_a_refusal_that_is_not_a_mapping_is_refused_naming_the_variable():
+    with pytest.raises(fs.FleetSummaryError, match="dlbox_refusal of h must be a mapping"):
+        fs.fleet_rows(["h"], {"h": {"dlbox_refusal": "no"}})
+
+
+# --- batches and the failure budget -----------------------------------------------------------------------------
+@pytest.mark.parametrize("value, want", [
+    (None, []), ("", []), (0, []), ("0", []), (3, [3]), ("3", [3]), ("25%", ["25%"]), ([1, "25%"], [1, "25%"]),
+    ("1,25%", [1, "25%"]), (" 1 , 25 % ", [1, "25%"]), ("[1, '25%']", [1, "25%"]), ("1;2;50%", [1, 2, "50%"]),
+])
+def test_serial_as_ansible_reads_it_and_as_survey_text(value, want):
+    assert fs.parse_serial(value) == want
+    assert flt.rollout_serial(value) == want
+
+
+@pytest.mark.parametrize("value", ["x", "1,x", "0%", "101%", [1, -2], True, "1.5"])
+def test_a_bad_serial_is_refused_naming_the_variable(value):
+    with pytest.raises(fs.FleetSummaryError, match="dlbox_serial"):
+        fs.parse_serial(value)
+    with pytest.raises(AnsibleFilterError, match="dlbox_serial"):
+        flt.rollout_serial(value)
+
+
+@pytest.mark.parametrize("value, want", [(None, 100), ("", 100), (0, 0), ("34", 34), ("34%", 34), (12.5, 12.5)])
+def test_budget_as_a_number_or_survey_text(value, want):
+    assert fs.parse_budget(value) == want
+
+
+@pytest.mark.parametrize("value", ["lots", -1, 101, "120%", True])
+def test_a_bad_budget_is_refused_naming_the_variable(value):
+    with pytest.raises(AnsibleFilterError, match="dlbox_max_fail_percentage"):
+        flt.rollout_budget(value)
+
+
+HOSTS10 = ["h%02d" % i for i in range(1, 11)]
+
+
+@pytest.mark.parametrize("serial, sizes", [
+    (0, [10]), (3, [3, 3, 3, 1]), ("25%", [2, 2, 2, 2, 2]), ([1, "25%"], [1, 2, 2, 2, 2, 1]),
+    ("1,50%", [1, 5, 4]), ([1, 3, "100%"], [1, 3, 6]), ("5%", [1] * 10),
+])
+def test_batches_are_ansibles(serial, sizes):
+    """As playbook_executor._get_serialized_batches with pct_to_int: a percentage of all the play's hosts, rounded
+    down, at least 1; the list's last item repeats."""
+    out = fs.batches(HOSTS10, serial)
+    assert [len(b) for b in out] == sizes and sum(out, []) == HOSTS10
+
+
+def verdict(alive, hostvars, serial=3, budget=34, hosts=("a", "b", "c", "d", "e", "f"), counted=(1,)):
+    return fs.batch_verdict(list(hosts), alive, hostvars, serial, budget, counted=list(counted))
+
+
+def test_one_failure_of_three_is_within_34_percent_and_two_are_over():
+    out = verdict(["a", "b", "c"], {"b": {"dlbox_failure": {"task": "t", "message": "m"}}})
+    got = (out["index"], out["hosts"], out["failed"], out["percent"], out["stop"])
+    assert got == (1, ["a", "b", "c"], ["b"], 33.3, False)
+    assert out["later"] == ["d", "e", "f"]
+    out = verdict(["d", "e", "f"], {"d": {"dlbox_failure": {"task": "t", "message": "m"}},
+                                    "e": {"dlbox_failure": {"task": "t", "message": "m"}}})
+    assert out["index"] == 2 and out["stop"] and "67%, more than the failure budget dlbox_max_fail_percentage=34%" \
+        in out["message"]
+
+
+def test_an_unreachable_host_counts_against_the_budget():
+    """Ansible's max_fail_percentage counts failed hosts only (ansible/ansible#56265): a batch with one failure and
+    one host lost is 2 of 3 here."""
+    out = verdict(["d", "e"], {"e": {"dlbox_failure": {"task": "t", "message": "m"}}})
+    assert out["unreachable"] == ["f"] and out["failed"] == ["e"] and out["stop"]
+    out = verdict(["d", "e"], {}, budget=34)
+    assert out["unreachable"] == ["f"] and not out["stop"]                       # 1 of 3: within 34 %
+
+
+def test_a_batch_whose_hosts_all_fail_stops_whatever_the_budget_and_plan_refusals_count_for_nothing():
+    out = verdict(["a"], {"b": {"dlbox_failure": {"task": "t", "message": "m"}},
+                          "c": {"dlbox_refusal": {"task": "t", "message": "m"}}}, budget=100)
+    assert out["stop"] is False                                                  # a is fine
+    out = verdict(["a"], {"a": {"dlbox_failure": {"task": "t", "message": "m"}}}, serial=1, budget=100)
+    assert out["stop"] and "every host of the batch" in out["message"]
+    refused = {"b": {"dlbox_plan": {"ok": False, "errors": ["x"]}}}
+    out = verdict(["a", "c"], refused, budget=0)
+    assert out["refused"] == ["b"] and out["failed"] == [] and out["unreachable"] == [] and not out["stop"]
+
+
+def test_a_batch_verdict_needs_a_host_of_the_play():
+    with pytest.raises(AnsibleFilterError, match="none of the batch's hosts"):
+        flt.rollout_batch({}, ["a"], ["z"], 1, 0)
+
+
+def test_the_site_hosts_in_group_order_with_their_scenario():
+    groups = {"all": ["w1", "s1", "e1", "w2"], "workstations": ["w1", "w2"], "servers": ["s1", "w2"], "edge": ["e1"]}
+    out = flt.rollout_site_hosts(groups, {"workstations": "workstation", "servers": "server", "edge": "edge"})
+    assert list(out.items()) == [("w1", "workstation"), ("w2", "workstation"), ("s1", "server"), ("e1", "edge")]
+    assert flt.rollout_site_hosts(groups, {}) == {}
+    with pytest.raises(AnsibleFilterError, match="site_groups must be a mapping"):
+        flt.rollout_site_hosts(groups, {"edge": 1})
+
+
+def test_a_batch_that_lost_every_host_it_had_left_is_counted_at_the_next_batchs_end():
+    """Batch 1 [a, b]: a refused by its plan (failed in the plan play), b lost: no host of it gets to its end, and
+    Ansible goes on (1 unreachable of 2 is not the whole batch to it). At the end of batch 2 the rollout counts batch
+    1 too: b is unreachable, and batch 1 was over the budget, so the rollout stops here."""
+    hostvars = {"a": {"dlbox_plan": {"ok": False, "errors": ["x"]}}, "c": {"dlbox_rollout_done": True}}
+    out = fs.batch_verdict(["a", "b", "c", "d"], ["c"], hostvars, [2, 1], 34, counted=[])
+    assert out["index"] == 2 and out["missed"] == [1] and out["unreachable"] == ["b"]
+    assert out["stop"] and out["message"].startswith("1 of the 2 hosts of batch 1 (b) failed or were unreachable")
+    assert out["message"].endswith("(counted at the end of batch 2: no host of it was left)")
+    assert out["later"] == ["d"]
+    out = fs.batch_verdict(["a", "b", "c", "d"], ["c"], hostvars, [2, 1], 34, counted=[1])
+    assert out["missed"] == [] and out["unreachable"] == [] and not out["stop"]

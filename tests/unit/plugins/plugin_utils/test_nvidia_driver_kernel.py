@@ -173,8 +173,9 @@ def test_decide_hwe_running_kernel_installs_the_hwe_meta_and_the_per_abi_package
     assert "linux-modules-nvidia-580-open-generic-hwe-24.04" in out["set"]["packages"]
     assert out["set"]["packages"][-1] == "linux-modules-nvidia-580-open-7.0.0-44-generic"
     assert out["kernel"]["flavour"] == "generic-hwe-24.04" and out["pending_reboot_reason"] == ""
-    # the branch is kept by name (the pin), not by holds
+    # the branch is kept by name (the pin), not by holds; never a package of the branch from NVIDIA's repository (issue 48)
     assert "Pin: version 580.*" in out["pin"]
+    assert "Pin: release o=Ubuntu\nPin-Priority: 1000" in out["pin"] and "Pin: release *\nPin-Priority: -1" in out["pin"]
 
 
 def test_decide_ambiguous_is_refused_before_any_change():
@@ -223,8 +224,9 @@ def test_after_install_on_the_signed_path_holds_nothing_that_follows_the_kernel(
     out = p.decide(DATA, _options(running), _ubuntu_plan(), host={"secure_boot": True},
                    facts={"kernel": kernel_facts("ubuntu2404", "hwe-desktop", running), "installed": [], "after": after})
     assert out["holds"] == []
-    assert not [n for n in out["blacklist"] if n.startswith(("linux-modules-nvidia", "linux-objects-nvidia", "linux-signatures-nvidia"))]
-    assert "nvidia-kernel-common-580" not in out["blacklist"] and "nvidia-utils-580" in out["blacklist"]
+    # issue 48 (red-team): Ubuntu's design: kernel meta, module meta, nvidia-kernel-common and user space move together
+    # in unattended-upgrades (security kernels included): nothing of them is blacklisted on the signed path
+    assert out["blacklist"] == []
 
 
 def test_keep_lists_on_the_dkms_path_keeps_the_userland_holds():
@@ -232,7 +234,7 @@ def test_keep_lists_on_the_dkms_path_keeps_the_userland_holds():
                                     ["nvidia-driver-580-open", "linux-objects-nvidia-580-open-6.8.0-90-generic",
                                      "linux-signatures-nvidia-6.8.0-90-generic", "nvidia-kernel-common-580"], "dkms", 580)
     assert held == ["nvidia-driver-580-open"]
-    assert blacklist == ["nvidia-driver-580-open", "nvidia-kernel-common-580"]
+    assert blacklist == ["nvidia-driver-580-open"]  # issue 48: nvidia-kernel-common follows the kernel
 
 
 def test_the_data_blacklist_keeps_no_kernel_follower():

@@ -207,3 +207,48 @@ def test_server_defaults_turn_persistence_mode_on():
     defaults = yaml.safe_load((ROOT / "roles" / "nvidia_driver" / "defaults" / "main.yml").read_text(encoding="utf-8"))
     assert defaults["nvidia_driver_persistenced"] is True
     assert defaults["nvidia_driver_persistence_mode"] is True
+
+
+# ---------------------------------------------------------------- a user's drop-in after the role's (issue 44)
+# systemd merges drop-ins in file-name order, the later setting wins (systemd.unit(5)): `systemctl edit` writes
+# override.conf, which sorts after the role's dlbox-persistence-mode.conf. The defeating drop-in is built from RECORDED
+# lines: Ubuntu's unit's own ExecStart (--no-persistence-mode) and StopWhenUnneeded=true; NVIDIA's role's override.conf
+# (recorded, --persistence-mode) keeps persistence mode on and is no problem.
+OURS = "/etc/systemd/system/nvidia-persistenced.service.d/dlbox-persistence-mode.conf"
+USER_OVERRIDE = "/etc/systemd/system/nvidia-persistenced.service.d/override.conf"
+UBUNTU_EXEC = [line for line in UBUNTU_UNIT.splitlines() if line.startswith("ExecStart=")][-1]
+UBUNTU_STOP = [line for line in UBUNTU_UNIT.splitlines() if line.startswith("StopWhenUnneeded=")][-1]
+
+
+def _decide(dropins):
+    return nk.persistence_daemon(True, False, VERSION, VERSION, True, UBUNTU_UNIT, "/usr/lib/systemd/system/nvidia-persistenced.service",
+                                 dropins=dropins, dropin_path=OURS)
+
+
+def test_a_users_override_conf_that_turns_persistence_off_is_refused_naming_the_file():
+    out = _decide({USER_OVERRIDE: "[Service]\nExecStart=\n%s\n" % UBUNTU_EXEC})
+    assert out["problem"] and USER_OVERRIDE in out["problem"] and "--no-persistence-mode" in out["problem"]
+    assert "nvidia_driver_persistence_mode" in out["problem"] and "file names" in out["problem"]
+    assert out["dropin"] is None and out["start"] is False
+
+
+def test_a_later_stop_when_unneeded_is_refused():
+    out = _decide({USER_OVERRIDE: "[Unit]\n%s\n" % UBUNTU_STOP})
+    assert out["problem"] and "StopWhenUnneeded=true" in out["problem"]
+
+
+def test_nvidia_roles_override_conf_keeps_persistence_on_and_passes():
+    out = _decide({USER_OVERRIDE: NVIDIA_ROLE_DROPIN})
+    assert out["problem"] is None and out["dropin_state"] == "present" and out["start"] is True
+
+
+def test_a_drop_in_sorting_before_the_roles_is_overridden_by_it():
+    out = _decide({"/etc/systemd/system/nvidia-persistenced.service.d/10-local.conf": "[Service]\nExecStart=\n%s\n" % UBUNTU_EXEC})
+    assert out["problem"] is None and out["dropin_state"] == "present"
+
+
+def test_overriding_dropins_order_is_by_file_name_across_folders():
+    later = nk.overriding_dropins({"/run/systemd/system/nvidia-persistenced.service.d/zz.conf": "[Unit]\nStopWhenUnneeded=yes\n",
+                                   "/usr/lib/systemd/system/nvidia-persistenced.service.d/a.conf": "[Unit]\nStopWhenUnneeded=yes\n"},
+                                  OURS)
+    assert later == [("/run/systemd/system/nvidia-persistenced.service.d/zz.conf", ["StopWhenUnneeded=yes"])]

@@ -250,6 +250,11 @@ def test_a_change_asked_for_simulates_without_the_old_branch():
     assert "Pin: version 595.*" in out["simulate"]["pin_text"]
     assert out["keep_path"] == "/var/backups/dlbox-nvidia-driver/R580-580.95.05"
     assert "Pin: version 580.*" in out["rollback_pin"]
+    # issue 48: NVIDIA's repository on Debian takes the branch's packages from Origin NVIDIA only (any other release -1),
+    # before and after a rollback (red-team: a positive pin, a third archive never wins)
+    for text in (out["rollback_pin"], out["pin"]):
+        assert "Pin: release o=NVIDIA\nPin-Priority: 1000" in text and "Pin: release *\nPin-Priority: -1" in text
+    assert "o=Debian" not in out["pin"]
     assert "from R580 (580.95.05) to R595" in out["announce"]
 
 

@@ -72,7 +72,9 @@ def test_hgx_b200_gets_the_server_profile_and_the_nvlink5_fabric_packages(data, 
     assert fm["packages"] == [fm["package"]] + fm["nvlink5"]["same_version"] + ["nvlsm"]
     assert driver["imex"] is None
     assert any("no PCI devices (no class 0680" in note for note in plan["notes"])
-    assert any("installs the driver and Fabric Manager only" in w for w in plan["warnings"])  # the roles do not yet
+    # the nvidia_driver role installs them (data installed_by_roles: true): the plan says so instead of warning
+    assert not any("installs the driver and Fabric Manager only" in w for w in plan["warnings"])
+    assert any(n.startswith("dlbox.stack.nvidia_driver installs libnvidia-nscq") for n in plan["notes"])
 
 
 def test_hgx_b300_is_planned_the_same_way(data):

@@ -322,9 +322,12 @@ def test_nccl_build_is_picked_from_the_folder_with_the_cuda_key():
     assert "Version: 2.27.7-1+cuda13.0" in result["packages_text"] and "+cuda12.9" not in result["packages_text"]
     # a toolkit of a minor with no build of its own takes a build of the same major (the role's pick_build: here
     # the only 12.x build of 2.27.7, 12.9's, through minor-version compatibility)
-    need = offline.needs(GPU, [], None, {"picks": {"nccl": dict(NCCL_PICK, cuda="12.8")}, "keys": ["cuda"]})
-    got = offline.resolve_picks(need, {"nccl": offline.index_versions(NCCL_INDEX, "libnccl2")})
-    assert got["vendor"]["nccl"] == ["libnccl2=2.27.7-1+cuda12.9", "libnccl-dev=2.27.7-1+cuda12.9"]
+    # (picked from the folder's index by check(), as offline.yml does)
+    need = offline.needs(GPU, ["build-essential"], None, dict(VENDOR, picks={"nccl": dict(NCCL_PICK, cuda="12.8")}))
+    files = VENDOR_FILES + ["apt/libnccl2_2.27.7-1+cuda12.9_amd64.deb", "apt/libnccl-dev_2.27.7-1+cuda12.9_amd64.deb"]
+    result = offline.check(need, mirror(files=files, index=NCCL_INDEX), INSTALLED, "debian bookworm")
+    assert result["ok"], result["text"]
+    assert "Version: 2.27.7-1+cuda12.9" in result["packages_text"] and "+cuda13.0" not in result["packages_text"]
 
 
 def test_nccl_build_is_picked_from_apt_cache_madison_for_the_mirror():

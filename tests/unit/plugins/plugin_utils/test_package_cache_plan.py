@@ -58,6 +58,8 @@ def test_the_server_configures_apt_cacher_ng_with_remaps_and_proxy():
                             apt_backends={"debian": ["http://deb.debian.org/debian/"]}))
     lines = got["server"]["acng_conf"].splitlines()
     assert "Port: 3142" in lines and "Proxy: http://proxy.lab:3128" in lines and "VerboseLog: 1" in lines
+    # concurrent requests for one InRelease share one download (no "Failure to move file ... File exists")
+    assert "ResponseFreezeDetectTime: 2147483647" in lines
     assert "Remap-dlboxnvidiacuda: /nvidia-cuda ; https://developer.download.nvidia.com/compute/cuda/repos/" in lines
     assert got["server"]["backends"] == {"debian": "http://deb.debian.org/debian/\n"}
     # the client's base URL for that vendor repository: plain HTTP on the cache, no proxy needed

@@ -49,7 +49,7 @@ def test_a_bad_no_proxy_is_refused(value):
 def test_a_bad_mirror_names_the_key_and_what_it_replaces(key):
     out = site_network.problems(None, {key: "mirror.lab/path"})
     assert out == ["dlbox_site_mirrors.%s must be empty or an http://, https:// or file:/// URL that stands in for %s;"
-                   " got 'mirror.lab/path'." % (key, site_network.MIRROR_KEYS[key])]
+                   " got 'mirror.lab/path'." % (key, site_network.site_roots()[key])]
 
 
 def test_unknown_keys_and_wrong_types_are_named():

@@ -1022,3 +1022,19 @@ def test_machine_facts_come_from_the_data(data):
     assert "pytorch_variant: 'cu130' was requested, but PyTorch ships no CUDA build for aarch64" in errors_text(plan)
     plan = plan_for(data, {"gpus": ["H100 SXM"], "os": "ubuntu-24.04", "arch": "aarch64"})
     assert plan["stack"]["cuda"]["repository"] == "ubuntu2404/sbsa"
+
+
+def test_tensorflow_on_a_python_no_release_has_is_refused_naming_the_python_that_would_do(data):
+    """Ubuntu 26.04's only python3 is 3.14 (resolute main: python3 3.14.3); TensorFlow's releases in the data stop at
+    Python 3.13 (PyPI on 2026-12-06: cp314 wheels only for the pre-release 2.22.0rc0; issue 53)."""
+    plan = plan_for(data, {"gpus": ["RTX 4090"], "os": "ubuntu-26.04"}, {"tensorflow": "latest"})
+    assert not plan["ok"]
+    newest = data["tensorflow"][0]
+    text = errors_text(plan)
+    assert "No TensorFlow release in data/compat.yml has wheels for Python 3.14" in text
+    assert "supports Python %s to %s" % (newest["python"]["min"], newest["python"]["max"]) in text
+    assert "Python 3.14 is ubuntu-26.04's python3" in text and "python_env_interpreters" in text
+    # a named Python in TensorFlow's range is planned (the role then needs it: python_env_interpreters or the archive)
+    plan = plan_for(data, {"gpus": ["RTX 4090"], "os": "ubuntu-26.04"}, {"tensorflow": "latest", "python": newest["python"]["max"]})
+    assert plan["ok"], plan["errors"]
+    assert get(plan, "stack.python.version") == newest["python"]["max"]

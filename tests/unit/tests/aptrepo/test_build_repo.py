@@ -479,7 +479,7 @@ def test_serve_refuses_other_addresses(tmp_path, host):
         serve.make_server(tmp_path, 0, host)
 
 
-@pytest.mark.parametrize("spec", ["cuda-debian12.yml", "cuda-ubuntu2204.yml", "cuda-ubuntu2404.yml"])
+@pytest.mark.parametrize("spec", ["cuda-debian12.yml", "cuda-ubuntu2204.yml", "cuda-ubuntu2404.yml", "cuda-ubuntu2604.yml"])
 def test_no_fabric_manager_at_the_590_fixture_build(spec):
     versions = [p["version"] for p in _resolved(spec) if p["name"] == "nvidia-fabricmanager"]
     assert versions and "590.48.01-1" not in versions

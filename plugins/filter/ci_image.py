@@ -1,0 +1,35 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filter ``dlbox.stack.ci_image_plan``: what playbooks/ci_image.yml decides (plugin_utils.ci_image)."""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import LazyModule
+
+_ci_image = LazyModule("plugin_utils.ci_image")
+_role_plan = LazyModule("plugin_utils.role_plan")
+
+
+def ci_image_plan(plan, flavour="runtime", layer="all", image_env=None, archs=None, parts=None, recorded=None,
+                  data_path=None):
+    """``dlbox_plan`` -> the CI image's refusals, label, runtime set and architectures."""
+    if not isinstance(plan, dict) or "stack" not in plan:
+        raise AnsibleFilterError("ci_image_plan: expected the plan (dlbox_plan, the result of dlbox.stack.resolve_stack)")
+    if image_env is not None and not isinstance(image_env, dict):
+        raise AnsibleFilterError("ci_image_plan: image_env (dlbox_ci_image_env) must be a mapping")
+    try:
+        data = _role_plan.load_data(data_path)
+    except _role_plan.RolePlanError as exc:
+        raise AnsibleFilterError(str(exc)) from exc
+    return _ci_image.decide(plan, data, flavour=flavour, layer=layer, image_env=image_env, archs=archs,
+                            parts=parts, recorded=recorded if isinstance(recorded, dict) else None)
+
+
+class FilterModule(object):
+    """dlbox.stack ci_image_plan filter."""
+
+    def filters(self):
+        return {"ci_image_plan": ci_image_plan}

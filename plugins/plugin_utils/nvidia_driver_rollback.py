@@ -1,0 +1,93 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Rollback on request (``nvidia_driver_rollback: true``, issue 48; pure): after a branch change whose packages
+installed but whose checks failed later (the module build for another kernel, ``nvidia-smi`` after the reboot, Fabric
+Manager), the previous branch comes back from the copies kept before the change (tasks/keep.yml's
+``dlbox-kept.json``), with its pin and its holds as they were. An apt failure during the change is rolled back at once
+(tasks/rollback.yml); this is the same rollback, asked for by a later run."""
+
+from __future__ import annotations
+
+import json
+
+from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_holds as nh
+from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_plan as plan
+
+
+def latest_record(records):
+    """The newest kept record: ``records`` are {path, mtime, content (the file's text)} of ``<keep_dir>/*/dlbox-kept.json``.
+    Returns {path, folder, record} or None."""
+    good = []
+    for item in records or ():
+        try:
+            data = json.loads(item.get("content") or "")
+        except ValueError:
+            continue
+        if isinstance(data, dict) and data.get("packages"):
+            good.append((float(item.get("mtime") or 0), item["path"], data))
+    if not good:
+        return None
+    _mtime, path, data = max(good, key=lambda g: g[0])
+    return {"path": path, "folder": path.rsplit("/", 1)[0], "record": data}
+
+
+def simulate_argv(install, purge):
+    """The one apt transaction a rollback is, for ``apt-get -s``: the kept .debs installed and the newer branch removed
+    (``name-``) together."""
+    return (["apt-get", "-s", "install", "--allow-downgrades", "--allow-change-held-packages"] + list(install or ())
+            + ["%s-" % n for n in purge or ()])
+
+
+def simulation_problem(simulation):
+    """The reason ``apt-get -s`` of :func:`simulate_argv` refuses (``simulation``: {rc, stdout, stderr}), or ""."""
+    sim = simulation or {}
+    if sim.get("rc") in (0, None):
+        return ""
+    lines = [line.strip() for line in ((sim.get("stdout") or "") + "\n" + (sim.get("stderr") or "")).splitlines()]
+    unmet = [line for line in lines if " : Depends:" in line or " : Conflicts:" in line or " : Breaks:" in line or line.startswith("Depends:")]
+    errors = [line for line in lines if line.startswith("E:")]
+    return "exit status %s: %s" % (sim.get("rc"), " ".join(unmet + errors) or "no error line")
+
+
+def rollback_request(found, installed, family, keep_dir, present_files=None, simulation=None):
+    """{ok, branch, version, purge, install, pin, holds, message}: what ``nvidia_driver_rollback: true`` does.
+
+    ``found``: :func:`latest_record`'s result. ``installed``: dpkg's packages now. ``present_files``: the kept files that
+    exist (None: not checked). ``install``: the kept .deb paths; ``pin``: the previous branch's pin text (None: the
+    previous branch had none, the pin file is removed); ``holds``: the holds from before the change, without what
+    follows the kernel. ``simulate``: the argv of the one transaction to simulate first; with ``simulation`` (its
+    result) a transaction apt refuses is refused here before anything is purged.
+    """
+    out = {"ok": False, "branch": None, "version": None, "purge": [], "install": [], "pin": None, "holds": [], "simulate": [],
+           "message": ""}
+    if not found:
+        out["message"] = ("nvidia_driver_rollback: no kept driver branch in %s (a branch change keeps the previous branch there "
+                          "before it removes it; none happened on this host). Nothing was changed." % keep_dir)
+        return out
+    record = found["record"]
+    kept = record.get("packages") or []
+    missing = [k["file"] for k in kept if present_files is not None and "%s/%s" % (found["folder"], k["file"]) not in present_files]
+    if missing:
+        out["message"] = ("nvidia_driver_rollback: the kept copies of R%s in %s lack %s; the previous branch cannot be reinstalled "
+                          "from them. Nothing was changed." % (record.get("branch"), found["folder"], ", ".join(missing)))
+        return out
+    undo = plan.rollback_plan(installed, kept, family)
+    out.update(ok=True, branch=record.get("branch"), version=record.get("version"), purge=undo["purge"],
+               install=["%s/%s" % (found["folder"], k["file"]) for k in kept], pin=record.get("pin"),
+               holds=[n for n in record.get("holds") or [] if not nh.follows_kernel(n)])
+    out["simulate"] = simulate_argv(out["install"], out["purge"])
+    problem = simulation_problem(simulation) if simulation is not None else ""
+    if problem:
+        out["ok"] = False
+        out["message"] = ("nvidia_driver_rollback: apt cannot purge the newer branch and reinstall R%s (%s) from the copies kept "
+                          "in %s in one transaction (%s). Nothing was changed." % (
+                              out["branch"], out["version"], found["folder"], problem))
+        return out
+    out["message"] = ("nvidia_driver_rollback: driver R%s (%s) comes back from the copies kept in %s: %d packages purged, %d "
+                      "reinstalled, %s, holds as before (%s). The plan still names the newer branch: set "
+                      "nvidia_driver_branch: \"%s\" (and nvidia_driver_rollback: false) for the next runs; pending reboot." % (
+                          out["branch"], out["version"], found["folder"], len(out["purge"]), len(out["install"]),
+                          "its pin back" if out["pin"] else "no pin (it had none)", ", ".join(out["holds"]) or "none",
+                          out["branch"]))
+    return out

@@ -1,0 +1,144 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""NVLink5 systems in the ``nvidia_driver`` role: the packages besides the driver and Fabric Manager (pure, no I/O).
+
+The plan (``stack_resolver``) names them; this module decides what the role gives apt and checks afterwards:
+
+- HGX B200/B300 (``stack.fabric_manager.nvlink5``): NSCQ (``libnvidia-nscq``) and ``libnvsdm`` at exactly the driver's
+  version, NVLSM (``nvlsm``, versioned apart: date-based, e.g. ``2025.06.5``); the kernel modules NVLSM needs
+  (``mlx5_core``, ``mlx5_ib``, ``ib_umad``). Fabric Manager's packaged start script starts NVLSM first and waits for its
+  socket (``fm_sm_ipc.socket``) before ``nv-fabricmanager`` (siderolabs/extensions#717 quoting NVIDIA's Fabric Manager
+  user guide, and #893's log: "waiting for socket creation at /var/run/nvidia-fabricmanager/fm_sm_ipc.socket", then
+  "running command: /opt/nvidia/nvlsm/sbin/nvlsm --config /usr/share/nvidia/nvlsm/nvlsm.conf --guid ...").
+- GB200/GB300 NVL compute trays (``stack.driver.imex``): ``nvidia-imex`` at exactly the driver's version; Fabric Manager
+  and NVLSM run on the switch trays (NVIDIA IMEX guide, "Getting Started": the package registers ``nvidia-imex``
+  and "checks the currently loaded kernel driver stack version for compatibility, and ... aborts").
+
+NVIDIA's repository names these packages without the branch from R580 and pins them ``=<driver version>-1``
+(NVIDIA/gpu-driver-container ubuntu22.04/install.sh, data/compat.yml ``fabric_manager.nvlink5``).
+"""
+
+from __future__ import annotations
+
+from ansible_collections.dlbox.stack.plugins.module_utils import _nvidia_driver as nd
+
+
+def fabric_set(fabric_manager, driver):
+    """The NVLink5 packages of a plan: ``{kind, same_version, own_version, kernel_modules, imex}`` or None.
+
+    ``kind`` ``"hgx"`` (Fabric Manager with NVLSM) or ``"nvl"`` (IMEX); ``imex``: the plan's ``stack.driver.imex``
+    (service, nodes_config) on NVL trays.
+
+    >>> fabric_set({"package": "nvidia-fabricmanager", "nvlink5": {"same_version": ["libnvidia-nscq"],
+    ...             "own_version": ["nvlsm"], "kernel_modules": ["ib_umad"]}}, {})["same_version"]
+    ['libnvidia-nscq']
+    """
+    nvlink5 = (fabric_manager or {}).get("nvlink5")
+    if nvlink5:
+        return {"kind": "hgx", "same_version": list(nvlink5.get("same_version") or []),
+                "own_version": list(nvlink5.get("own_version") or []),
+                "kernel_modules": list(nvlink5.get("kernel_modules") or []), "imex": None}
+    imex = (driver or {}).get("imex")
+    if imex:
+        return {"kind": "nvl", "same_version": list(imex.get("packages") or [imex["package"]]), "own_version": [],
+                "kernel_modules": [], "imex": dict(imex)}
+    return None
+
+
+def names(fabric):
+    """Every package name of the set (for ``apt-cache madison`` and the repository's allow list)."""
+    if not fabric:
+        return []
+    return list(fabric["same_version"]) + list(fabric["own_version"])
+
+
+def versions(fabric, madison_text, driver_version, pending=False):
+    """What to give apt: ``{ok, install_names, versions, problems}``.
+
+    Each same-version package at the ``madison`` version whose upstream part is ``driver_version`` (``580.95.05`` ->
+    ``libnvsdm=580.95.05-1``); each own-version package by name (apt's candidate: NVLSM's date-based versions are not
+    the driver's). ``pending`` (check mode before the repository is set up): names only. A package the repositories
+    do not have at the driver's version (or at all) is a problem: the role refuses before any change.
+
+    >>> MAD = "libnvsdm | 580.95.05-1 | http://r ./ Packages\\nnvlsm | 2025.06.5-1 | http://r ./ Packages"
+    >>> versions({"same_version": ["libnvsdm"], "own_version": ["nvlsm"]}, MAD, "580.95.05")["install_names"]
+    ['libnvsdm=580.95.05-1', 'nvlsm']
+    """
+    out = {"ok": True, "install_names": [], "versions": {}, "problems": []}
+    if not fabric:
+        return out
+    if pending:
+        out["install_names"] = names(fabric)
+        return out
+    entries = nd.parse_madison(madison_text or "")
+    want = nd.upstream_version(driver_version or "")
+    for name in fabric["same_version"]:
+        mine = [e["version"] for e in entries if e["name"] == name]
+        match = next((v for v in mine if nd.upstream_version(v) == want), None)
+        if match is None:
+            available = sorted(set(nd.upstream_version(v) for v in mine))
+            out["problems"].append("%s at exactly the driver's version %s (the repositories have %s)" % (
+                name, want, ", ".join(available) or "no version of it"))
+            continue
+        out["versions"][name] = match
+        out["install_names"].append("%s=%s" % (name, match))
+    for name in fabric["own_version"]:
+        mine = [e["version"] for e in entries if e["name"] == name]
+        if not mine:
+            out["problems"].append("%s (the repositories have no version of it)" % name)
+            continue
+        out["install_names"].append(name)
+    out["ok"] = not out["problems"]
+    return out
+
+
+def refusal(fabric, problems, driver_version, branch):
+    """The refusal sentence for :func:`versions`' problems, naming the variable that would help."""
+    what = ("NVIDIA Fabric Manager's NVLink5 companions (NVSwitch management through NVLSM)" if fabric["kind"] == "hgx"
+            else "NVIDIA IMEX (nvidia-imex, the NVL compute tray's memory-export service)")
+    effect = ("Without them nvidia-fabricmanager.service does not start (NV_WARN_NOTHING_TO_DO) and the fabric stays In "
+              "Progress: CUDA fails with error 802." if fabric["kind"] == "hgx" else
+              "nvidia-imex aborts when the loaded driver is not its own version, and multi-node NVLink jobs fail.")
+    return ("This NVLink5 host needs %s: %s. %s Ask for a driver branch whose version has these builds "
+            "(nvidia_driver_branch, now %s), or check cuda_repo_base_url. Nothing was changed." % (
+                what, "; ".join(problems), effect, branch))
+
+
+def after(fabric, installed, driver_version):
+    """The check after the install: ``{installed, versions, problems, holds}``.
+
+    ``installed``: ``{name: version}`` from dpkg after the install. Same-version packages must be at the driver's
+    upstream version; own-version ones present. ``holds``: the names to hold with the driver (updated together).
+
+    >>> after({"same_version": ["libnvsdm"], "own_version": ["nvlsm"]},
+    ...       {"libnvsdm": "580.82.07-1", "nvlsm": "2025.06.5-1"}, "580.95.05")["problems"]
+    ["libnvsdm is 580.82.07-1, the driver 580.95.05: it must have exactly the driver's version."]
+    """
+    out = {"installed": False, "versions": {}, "problems": [], "holds": []}
+    if not fabric:
+        return out
+    want = nd.upstream_version(driver_version or "")
+    for name in names(fabric):
+        version = installed.get(name)
+        if version is None:
+            out["problems"].append("After installing, %s is not installed." % name)
+            continue
+        out["versions"][name] = version
+        out["holds"].append(name)
+        if name in fabric["same_version"] and nd.upstream_version(version) != want:
+            out["problems"].append("%s is %s, the driver %s: it must have exactly the driver's version." % (name, version, want))
+    out["installed"] = not any("not installed" in p for p in out["problems"])
+    return out
+
+
+def summary(fabric, result):
+    """One line for the run's summary: what was installed for the fabric, with versions."""
+    if not fabric:
+        return ""
+    got = result.get("versions") or {}
+    parts = ["%s %s" % (n, got.get(n, "missing")) for n in names(fabric)]
+    if fabric["kind"] == "hgx":
+        return "NVLink5 fabric (HGX): %s; kernel modules %s" % (", ".join(parts), ", ".join(fabric["kernel_modules"]))
+    imex = fabric["imex"]
+    return "NVLink5 NVL tray: %s (service %s, nodes %s)" % (", ".join(parts), imex.get("service"), imex.get("nodes_config"))

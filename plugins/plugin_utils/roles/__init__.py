@@ -1,0 +1,50 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One module per role, each with the same entry points (issue 47), reached by one filter (``dlbox.stack.role_module``).
+
+- ``options(role, given)``: the role's variables: the defaults of its ``meta/argument_specs.yml`` (never retyped
+  here) with what the inventory gives on top (:mod:`._spec`).
+- ``vendor()``: the vendor facts the role acts on, from ``data/`` (its repository, key fingerprints, layout).
+- ``needs(options, ...)``: what the role will download (apt packages, keys, picks from a repository), for the
+  offline mirror and its check, so that no playbook reads a role's files to find out.
+
+A role module defines the entry points it has; :func:`call` says which ones exist when asked for another. Modules
+so far: ``common``, ``cuda_repo``, ``cuda``, ``cudnn``, ``nccl``, ``python_env`` (what offline needs), ``docker``
+and ``nvidia_container_toolkit`` (their vendor facts); the rest of each role's decision still sits in its own filter
+(``cuda_plan``, ``nvidia_driver_plan``, ...), to move here one role at a time.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+ROLES = ("common", "cuda_repo", "cuda", "cudnn", "nccl", "python_env", "docker", "nvidia_container_toolkit")
+ENTRIES = ("options", "vendor", "needs")
+
+
+class RoleModuleError(Exception):
+    """A role or entry point that does not exist, or data that does not load (the filter raises it as its error)."""
+
+
+def module(role):
+    if role not in ROLES:
+        raise RoleModuleError("role_module: no module for role %r (modules: %s)" % (role, ", ".join(ROLES)))
+    return importlib.import_module("%s.%s" % (__name__, role))
+
+
+def call(role, entry, **kwargs):
+    """``entry`` of ``role``'s module with ``kwargs``; ``options`` for any role with an argument spec."""
+    if entry not in ENTRIES:
+        raise RoleModuleError("role_module: entry must be one of %s, not %r" % (", ".join(ENTRIES), entry))
+    if entry == "options":
+        # pylint: disable-next=import-outside-toplevel
+        from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import _spec
+
+        return _spec.options(role, kwargs.get("given"))
+    mod = module(role)
+    function = getattr(mod, entry, None)
+    if function is None:
+        has = [name for name in ENTRIES if name == "options" or hasattr(mod, name)]
+        raise RoleModuleError("role_module: role %s has no entry %r (it has: %s)" % (role, entry, ", ".join(has)))
+    return function(**kwargs)

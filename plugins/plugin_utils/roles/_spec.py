@@ -1,0 +1,48 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A role's options from its argument specs (``roles/<role>/meta/argument_specs.yml``, entry point ``main``).
+
+The spec is the one place a variable's default and choices live (the test suite checks that ``defaults/main.yml``
+agrees). ``options("cuda", {"cuda_method": "distro"})`` -> every option of the spec with its default, and the
+given value where the inventory sets one; keys the spec does not name are left out (another role's variables).
+A default that is a template (``{{ ... }}``) is returned as it is: only a role run templates it.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+ROLES_DIR = Path(__file__).resolve().parents[3] / "roles"
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class SpecError(Exception):
+    """The role has no argument spec, or a given value is not one of an option's choices."""
+
+
+@lru_cache(maxsize=None)
+def spec(role, roles_dir=None):
+    """The ``main`` entry point's options of ``role``: {name: {type, default, choices, ...}}."""
+    path = Path(roles_dir or ROLES_DIR) / role / "meta" / "argument_specs.yml"
+    try:
+        loaded = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)  # nosec - CSafeLoader/SafeLoader
+    except OSError as exc:
+        raise SpecError("role %s has no argument spec (%s)" % (role, path)) from exc
+    return (loaded.get("argument_specs") or {}).get("main", {}).get("options") or {}
+
+
+def options(role, given=None, roles_dir=None):
+    """Every option of ``role`` with its spec default, and ``given``'s value where given; a given value outside an
+    option's ``choices`` is refused naming the variable (as the role's own argument validation would)."""
+    out = {}
+    for name, entry in spec(role, roles_dir).items():
+        value = (given or {}).get(name, entry.get("default"))
+        choices = entry.get("choices")
+        if choices and name in (given or {}) and value not in choices:
+            raise SpecError("%s must be one of %s, not %r" % (name, ", ".join(map(str, choices)), value))
+        out[name] = value
+    return out

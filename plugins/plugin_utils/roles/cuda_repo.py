@@ -1,0 +1,72 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The cuda_repo role: NVIDIA's CUDA repository, set up once for the roles that install from it.
+
+``vendor()`` -> ``{"url", "signing_keys": {distro or "default": {file, fingerprint}}, "arch_dirs": {arch: dir}}``
+from data/repositories.yml and data/compat.yml ``machines`` (x86_64 -> x86_64, aarch64 -> sbsa).
+``needs()`` -> what setting it up downloads: the packages apt and deb822_repository need first (PREREQUISITES:
+roles/cuda_repo/tasks/keyring.yml installs exactly these) and the key; ``needs(run=...)`` what its consumers
+(cuda, cudnn, nccl) install from it.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat
+from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import _vendor
+
+PREREQUISITES = ("ca-certificates", "python3-debian")
+
+
+def vendor(data_path=None):
+    repo = _vendor.repository("cuda")
+    machines = load_compat(data_path).get("machines") or {}
+    return {"url": repo["url"],
+            "signing_keys": {name: {"file": key["file"], "fingerprint": key["fingerprint"]}
+                             for name, key in repo["signing_keys"].items()},
+            "arch_dirs": {arch: entry["cuda_repo"] for arch, entry in machines.items() if entry.get("cuda_repo")}}
+
+
+def needs(run=None, given=None, plan=None, host=None, request=None, hardware=None, arch="x86_64", host_cuda=None,
+          data_path=None):
+    """What comes from NVIDIA's CUDA repository.
+
+    Without ``run``: the role's own needs, ``{"apt": PREREQUISITES, "keys": ["cuda"]}`` (keyring.yml installs these).
+    With ``run`` (dlbox_workstation.run: which roles run): what its consumers cuda, cudnn and nccl install, each
+    decided by its own module (their options from the argument specs with ``given``, the inventory's values, on
+    top), in the shape offline.needs() takes as ``vendor``: ``{"packages": {"cuda": [...], "cudnn": [...], "nccl":
+    [...]}, "picks": {"nccl": {...}}, "nothing": {"nccl": why}, "unmet": [{role, name, why}], "keys": [{"name":
+    "cuda", "roles": [...]}]}``. A consumer that installs anything from the repository brings PREREQUISITES along.
+    ``host_cuda``: the toolkits the host already has (cuda_facts: ``cuda_toolkits``, ``cuda_default``), which nccl
+    may build for.
+    """
+    if run is None:
+        return {"apt": list(PREREQUISITES), "keys": ["cuda"]}
+    # pylint: disable-next=import-outside-toplevel
+    from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import cuda, cudnn, nccl
+
+    run = dict(run or {})
+    context = {"plan": plan, "host": host, "request": request, "hardware": hardware, "data_path": data_path}
+    cuda_needs = cuda.needs(given, run=run.get("cuda"), **context)
+    cudnn_needs = cudnn.needs(given, plan=plan, toolkits=cuda_needs["toolkits"], arch=arch, run=run.get("cudnn"),
+                              data_path=data_path)
+    installing = cuda_needs["apt"]
+    host_cuda = host_cuda or {}
+    toolkits = [t.get("version") for t in cuda_needs["toolkits"]] if installing else []
+    toolkits += [t.get("version") for t in host_cuda.get("cuda_toolkits") or []]
+    default = ((cuda_needs["default"] or {}).get("version") or "") if installing and cuda_needs["default"] \
+        else ((host_cuda.get("cuda_default") or {}).get("version") or "")
+    nccl_needs = nccl.needs(given, run=run.get("nccl"), toolkits=list(dict.fromkeys(toolkits)), default_toolkit=default,
+                            **context)
+    prereqs = list(PREREQUISITES)
+    unmet = [{"role": "nccl", "name": "a CUDA toolkit for NCCL", "why": nccl_needs["error"]}] if "error" in nccl_needs else []
+    any_from_it = bool(installing or cudnn_needs["apt"] or "pick" in nccl_needs or "error" in nccl_needs)
+    return {
+        "packages": {"cuda": installing + prereqs if installing else [],
+                     "cudnn": cudnn_needs["apt"] + prereqs if cudnn_needs["apt"] else [],
+                     "nccl": prereqs if "pick" in nccl_needs else []},
+        "picks": {"nccl": nccl_needs["pick"]} if "pick" in nccl_needs else {},
+        "nothing": {"nccl": nccl_needs["nothing"]} if "nothing" in nccl_needs else {},
+        "unmet": unmet,
+        "keys": [{"name": "cuda", "roles": ["cuda", "cudnn", "nccl"]}] if any_from_it else [],
+    }

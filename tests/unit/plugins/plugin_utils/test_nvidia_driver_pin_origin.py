@@ -1,0 +1,194 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The branch pin by origin and version (issue 48), read by the REAL apt of this machine (apt-cache policy on two local
+file: archives with the Release Origins of Ubuntu's and NVIDIA's archives; no root, no network). The two archives carry
+the same name at two 580 versions, as Ubuntu's noble-updates (580.196.07-0ubuntu0.24.04.1, tests/fixtures/holds/) and
+NVIDIA's Ubuntu repository (Ubuntu's names before 590, versions -0ubuntu1) do."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_plan as p
+
+FAMILY = ["*nvidia*", "libcuda*", "libnvcuvid*", "libnvoptix*", "libnvidia*", "cuda-drivers*"]
+UBUNTU_V = "580.196.07-0ubuntu0.24.04.1"
+NVIDIA_V = "580.200.01-0ubuntu1"
+
+pytestmark = pytest.mark.skipif(not shutil.which("apt-cache"), reason="apt is not installed here")
+
+
+def _archive(root, name, origin, packages):
+    path = os.path.join(root, name)
+    os.makedirs(path)
+    with open(os.path.join(path, "Packages"), "w") as fh:
+        for entry in packages:
+            package, version = entry[0], entry[1]
+            depends = "Depends: %s\n" % entry[2] if len(entry) > 2 and entry[2] else ""
+            extra = entry[3] if len(entry) > 3 else ""
+            fh.write("Package: %s\nVersion: %s\nArchitecture: amd64\n%s%sFilename: %s.deb\nSize: 1\nDescription: t\n\n"
+                     % (package, version, depends, extra, package))
+    with open(os.path.join(path, "Release"), "w") as fh:
+        fh.write("Origin: %s\nLabel: %s\nSuite: test\nCodename: test\nArchitectures: amd64\nComponents: main\n" % (origin, origin))
+    return path
+
+
+PPA_V = "580.210.03-0ubuntu0~ppa1"
+
+
+def _setup(tmp_path, pin_text, archives, status=""):
+    root = str(tmp_path)
+    paths = [_archive(root, name, origin, packages) for name, origin, packages in archives]
+    for sub in ("etc/preferences.d", "state/lists/partial", "cache/archives/partial"):
+        os.makedirs(os.path.join(root, sub))
+    with open(os.path.join(root, "state", "status"), "w") as fh:
+        fh.write(status)
+    with open(os.path.join(root, "etc", "sources.list"), "w") as fh:
+        fh.write("".join("deb [trusted=yes] file:%s ./\n" % path for path in paths))
+    with open(os.path.join(root, "etc", "preferences.d", "dlbox-00-nvidia-driver-branch.pref"), "w") as fh:
+        fh.write(pin_text)
+    opts = ["-o", "Dir::Etc=%s/etc" % root, "-o", "Dir::State=%s/state" % root, "-o", "Dir::Cache=%s/cache" % root,
+            "-o", "Dir::State::status=%s/state/status" % root, "-o", "Debug::NoLocking=1", "-o", "APT::Architecture=amd64"]
+    subprocess.run(["apt-get"] + opts + ["update", "-qq"], check=True, capture_output=True)
+    return opts
+
+
+def _policy(tmp_path, pin_text, names, third=False):
+    archives = [("ubuntu", "Ubuntu", [("libnvidia-compute-580", UBUNTU_V), ("nvidia-kernel-common-580", UBUNTU_V),
+                                      ("linux-modules-nvidia-580-open-generic", "6.8.0-151.151+1"),
+                                      ("nvidia-container-toolkit", "1.13.5-0ubuntu1")]),
+                ("nvidia", "NVIDIA", [("libnvidia-compute-580", NVIDIA_V), ("nvidia-kernel-common-580", NVIDIA_V),
+                                      ("nvidia-container-toolkit", "1.17.8-1"), ("nvidia-fabricmanager", "580.200.01-1"),
+                                      ("libnvidia-nscq", "580.200.01-1")])]
+    if third:
+        # a PPA (or a mirror rewriting Origin) with a newer 580 point release under the same names
+        archives.append(("ppa", "LP-PPA-graphics-drivers", [("libnvidia-compute-580", PPA_V), ("nvidia-kernel-common-580", PPA_V)]))
+    opts = _setup(tmp_path, pin_text, archives)
+    text = subprocess.run(["apt-cache"] + opts + ["policy"] + names, check=True, capture_output=True, text=True).stdout
+    out = {}
+    for block in re.split(r"\n(?=\S)", text):
+        name = block.split(":", 1)[0]
+        candidate = re.search(r"Candidate: (\S+)", block).group(1)
+        priorities = dict(re.findall(r"^\s+(?:\*\*\* )?(\S+) (-?\d+)$", block, re.M))
+        out[name] = {"candidate": candidate, "priorities": priorities}
+    return out
+
+
+def test_the_distributions_driver_never_takes_nvidias_packages_of_the_branch(tmp_path):
+    pin = p.branch_pin(580, FAMILY, "test", "Ubuntu")
+    got = _policy(tmp_path, pin, ["libnvidia-compute-580", "nvidia-kernel-common-580", "linux-modules-nvidia-580-open-generic",
+                                  "nvidia-container-toolkit"])
+    # NVIDIA's newer 580 point release would win on version alone; the origin stanza keeps Ubuntu's
+    assert got["libnvidia-compute-580"]["candidate"] == UBUNTU_V
+    assert got["libnvidia-compute-580"]["priorities"] == {NVIDIA_V: "-1", UBUNTU_V: "1000"}
+    assert got["nvidia-kernel-common-580"]["candidate"] == UBUNTU_V
+    assert got["linux-modules-nvidia-580-open-generic"]["candidate"] == "6.8.0-151.151+1"
+    # a package of no driver branch is left to apt's defaults (the newest)
+    assert got["nvidia-container-toolkit"]["candidate"] == "1.17.8-1"
+
+
+def test_nvidias_driver_never_takes_the_distributions_packages_of_the_branch(tmp_path):
+    pin = p.branch_pin(580, FAMILY, "test", "NVIDIA")
+    got = _policy(tmp_path, pin, ["libnvidia-compute-580", "nvidia-kernel-common-580"])
+    assert got["libnvidia-compute-580"]["priorities"] == {NVIDIA_V: "1000", UBUNTU_V: "-1"}
+    assert got["nvidia-kernel-common-580"]["candidate"] == NVIDIA_V
+
+
+def test_without_the_origin_the_branch_pin_admits_both_archives(tmp_path):
+    # what issue 48 found: the version pin alone gives both archives' 580 versions 1000, and apt mixes them
+    got = _policy(tmp_path, p.branch_pin(580, FAMILY, "test"), ["libnvidia-compute-580"])
+    assert got["libnvidia-compute-580"]["priorities"] == {NVIDIA_V: "1000", UBUNTU_V: "1000"}
+
+
+def test_the_plan_pins_by_origin():
+    text = p.branch_pin(580, FAMILY, "nvidia_driver_method: nvidia_repo", "NVIDIA")
+    first, second, third, fourth = text.split("\n\n")
+    assert "Pin: release o=NVIDIA\nPin-Priority: 1000" in first and "/^(lib)?nvidia.*-580(-|$)/" in first
+    assert "Pin: release *\nPin-Priority: -1" in second and second.split("\n")[0] == first.split("\n")[-3]
+    assert "Pin: release *\nPin-Priority: -1" in third
+    assert "Pin: version 580.*\nPin-Priority: 1000" in fourth
+
+
+def test_a_third_archive_never_wins(tmp_path):
+    # red-team of issue 48: a pin against one named origin let a PPA (or a mirror rewriting Origin) through at 1000
+    got = _policy(tmp_path, p.branch_pin(580, FAMILY, "test", "Ubuntu"), ["libnvidia-compute-580", "nvidia-kernel-common-580"], third=True)
+    assert got["libnvidia-compute-580"]["candidate"] == UBUNTU_V
+    assert got["libnvidia-compute-580"]["priorities"] == {NVIDIA_V: "-1", UBUNTU_V: "1000", PPA_V: "-1"}
+    assert got["nvidia-kernel-common-580"]["candidate"] == UBUNTU_V
+    got = _policy(tmp_path / "n", p.branch_pin(580, FAMILY, "test", "NVIDIA"), ["libnvidia-compute-580"], third=True)
+    assert got["libnvidia-compute-580"]["priorities"] == {NVIDIA_V: "1000", UBUNTU_V: "-1", PPA_V: "-1"}
+
+
+def test_branchless_nvidia_packages_follow_the_origin(tmp_path):
+    # red-team of issue 48: nvidia-fabricmanager / libnvidia-nscq carry no branch number from 580 (data/compat.yml); the
+    # 580.* family pin at 1000 let NVIDIA's win on a signed Ubuntu host over cuda_repo's -1
+    got = _policy(tmp_path, p.branch_pin(580, FAMILY, "test", "Ubuntu"), ["nvidia-fabricmanager", "libnvidia-nscq"])
+    for name in ("nvidia-fabricmanager", "libnvidia-nscq"):
+        assert got[name]["priorities"] == {"580.200.01-1": "-1"}, got
+        assert got[name]["candidate"] == "(none)"
+    got = _policy(tmp_path / "n", p.branch_pin(580, FAMILY, "test", "NVIDIA"), ["nvidia-fabricmanager"])
+    assert got["nvidia-fabricmanager"]["candidate"] == "580.200.01-1"
+
+
+# packages.ubuntu.com (questing-updates, 2026): when Ubuntu retired 590, nvidia-driver-590 590.48.01-0ubuntu0.25.10.5 became
+# a transitional package depending on nvidia-driver-595, and linux-modules-nvidia-590-generic a dummy transitional
+# package of linux-modules-nvidia-595-generic (modelled here with those Depends)
+OLD_590 = "590.44.01-0ubuntu1"
+TRANSITIONAL = "590.48.01-0ubuntu0.25.10.5"
+NEW_595 = "595.58.03-0ubuntu0.25.10.1"
+
+
+def _retired(tmp_path, pin_text):
+    # Ubuntu's libnvidia-compute-<b> Provides and Conflicts libnvidia-compute (canonical/nvidia-graphics-drivers
+    # debian/templates/control.in): the next branch's library removes this one's
+    lib = "Provides: libnvidia-compute\nConflicts: libnvidia-compute\n"
+    archive = [("nvidia-driver-590", OLD_590, "libnvidia-compute-590 (= %s)" % OLD_590),
+               ("libnvidia-compute-590", OLD_590, "", lib),
+               ("nvidia-driver-590", TRANSITIONAL, "nvidia-driver-595"),
+               ("nvidia-driver-595", NEW_595, "libnvidia-compute-595 (= %s)" % NEW_595),
+               ("libnvidia-compute-595", NEW_595, "", lib),
+               ("linux-modules-nvidia-590-generic", "6.17.0-8.8", "linux-modules-nvidia-590-open-generic (= 6.17.0-8.8)"),
+               ("linux-modules-nvidia-590-generic", "6.17.0-9.9", "linux-modules-nvidia-595-generic"),
+               ("linux-modules-nvidia-590-open-generic", "6.17.0-8.8"),
+               ("linux-modules-nvidia-595-generic", "6.17.0-9.9")]
+    status = "".join("Package: %s\nStatus: install ok installed\nVersion: %s\nArchitecture: amd64\n%s%sDescription: t\n\n" % (
+        n, v, ("Depends: %s\n" % d) if d else "", lib if n.startswith("libnvidia-compute") else "") for n, v, d in [
+        ("nvidia-driver-590", OLD_590, "libnvidia-compute-590 (= %s)" % OLD_590),
+        ("libnvidia-compute-590", OLD_590, ""),
+        ("linux-modules-nvidia-590-generic", "6.17.0-8.8", "linux-modules-nvidia-590-open-generic (= 6.17.0-8.8)"),
+        ("linux-modules-nvidia-590-open-generic", "6.17.0-8.8", "")])
+    opts = _setup(tmp_path, pin_text, [("ubuntu", "Ubuntu", archive)], status)
+    return subprocess.run(["apt-get"] + opts + ["-s", "dist-upgrade"], capture_output=True, text=True, check=False).stdout
+
+
+def test_a_retired_branchs_transitional_metas_never_pull_the_next_branch(tmp_path):
+    out = _retired(tmp_path, p.branch_pin(590, FAMILY, "test", "Ubuntu"))
+    print(out)
+    assert not re.search(r"^Inst \S*595", out, re.M), out
+    assert not re.search(r"^Remv ", out, re.M), out
+
+
+def test_without_the_other_branches_stanza_the_transitional_meta_pulls_the_next_branch(tmp_path):
+    # the control: what the red-team found with the version pin alone (nvidia-driver-590's transitional version matches 590.*)
+    pin = "Package: %s\nPin: version 590.*\nPin-Priority: 1000\n" % " ".join(FAMILY)
+    out = _retired(tmp_path, pin)
+    assert re.search(r"^Inst nvidia-driver-595 ", out, re.M), out
+    assert re.search(r"^Remv libnvidia-compute-590 ", out, re.M), out
+
+
+def test_nvidias_repository_keeps_its_branchless_packages_on_the_branch(tmp_path):
+    """NVIDIA's repository carries nvidia-fabricmanager (and NSCQ, the persistence daemon) of every branch under one name:
+    on nvidia_repo the driver's branch decides their version too (the clean-clone make test of 2026-12-06: a pin taking
+    them from o=NVIDIA at 1000 whatever their version made apt pick the 620 Fabric Manager beside the 580 driver)."""
+    fm = [("nvidia-fabricmanager", v) for v in ("580.95.05-1", "595.71.05-1", "620.0.0-1")] + [
+        ("libnvidia-nscq", v) for v in ("580.95.05-1", "620.0.0-1")]
+    opts = _setup(tmp_path, p.branch_pin(580, FAMILY, "test", "NVIDIA"), [("nvidia", "NVIDIA", fm)])
+    text = subprocess.run(["apt-cache"] + opts + ["policy", "nvidia-fabricmanager", "libnvidia-nscq"], check=True,
+                          capture_output=True, text=True).stdout
+    assert re.findall(r"Candidate: (\S+)", text) == ["580.95.05-1", "580.95.05-1"], text

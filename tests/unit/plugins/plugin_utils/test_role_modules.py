@@ -1,0 +1,138 @@
+"""The role modules (plugins/plugin_utils/roles/, filter dlbox.stack.role_module): options from the argument specs,
+vendor facts from data/, and what each role needs, as the offline mirror asks it (issue 47).
+
+The needs of cuda, cudnn and nccl were checked against the YAML they replace (playbooks/tasks/offline_plan.yml at
+425969f, which read the roles' defaults files) by running both on the same plans: the same result in six
+variations (defaults; two CUDA versions and an NCCL version; cudnn tarball with nccl_install false; cuda_method
+distro; cuda off with cudnn and nccl on; a host toolkit 12.9 for NCCL), and python_env's packages with another
+compiler. The tests below pin the rules, not today's data values: they read the expected values from data/.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.dlbox.stack.plugins.filter.role_module import role_module
+from ansible_collections.dlbox.stack.plugins.plugin_utils import role_plan, site_network
+from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import _spec, _vendor, cuda_repo
+
+ROOT = Path(__file__).resolve().parents[4]
+REPOS = yaml.safe_load((ROOT / "data" / "repositories.yml").read_text())["repositories"]
+PLAN_HW = {"gpus": ["RTX 4090"], "os": "debian-12"}
+RUN_ALL = {"cuda": True, "cudnn": True, "nccl": True}
+
+
+# --- options: the argument specs' defaults, the inventory's values on top -----------------------------------------
+
+def test_options_are_the_spec_defaults_with_the_given_values_on_top():
+    spec = yaml.safe_load((ROOT / "roles" / "cuda" / "meta" / "argument_specs.yml").read_text())
+    defaults = {k: v.get("default") for k, v in spec["argument_specs"]["main"]["options"].items()}
+    got = role_module("cuda", "options", given={"cuda_versions": ["12.8"], "cuda_repo_base_url": "x", "other": 1})
+    assert got == dict(defaults, cuda_versions=["12.8"])      # another role's variable and strangers left out
+
+
+def test_a_given_value_outside_the_choices_is_refused_naming_the_variable():
+    with pytest.raises(AnsibleFilterError, match="cuda_method must be one of nvidia_repo, distro"):
+        role_module("cuda", "options", given={"cuda_method": "apt"})
+
+
+def test_a_role_without_a_spec_and_an_unknown_entry_are_refused():
+    with pytest.raises(AnsibleFilterError, match="no argument spec"):
+        role_module("nosuchrole", "options")
+    with pytest.raises(AnsibleFilterError, match="entry must be one of options, vendor, needs"):
+        role_module("docker", "decide")
+    with pytest.raises(AnsibleFilterError, match="role common has no entry 'vendor'"):
+        role_module("common", "vendor")
+
+
+# --- vendor: data/ is the one place --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("role, entry", [("docker", "docker"), ("nvidia_container_toolkit", "container_toolkit")])
+def test_vendor_repositories_come_from_data(role, entry):
+    got = role_module(role, "vendor")
+    assert got == {k: REPOS[entry][k] for k in ("url", "key_path", "fingerprint")}
+
+
+def test_cuda_repo_vendor_is_data_repositories_and_compat_machines():
+    got = role_module("cuda_repo", "vendor")
+    machines = yaml.safe_load((ROOT / "data" / "compat.yml").read_text())["machines"]
+    assert got["url"] == REPOS["cuda"]["url"]
+    assert got["arch_dirs"] == {arch: m["cuda_repo"] for arch, m in machines.items()}
+    assert got["signing_keys"] == {n: {"file": k["file"], "fingerprint": k["fingerprint"]}
+                                   for n, k in REPOS["cuda"]["signing_keys"].items()}
+
+
+def test_site_mirrors_replace_the_roots_of_data():
+    roots = site_network.site_roots()
+    assert sorted(roots) == sorted(site_network.MIRROR_KEYS)
+    assert roots["docker"] == REPOS["docker"]["url"] and all(u.startswith("https://") for u in roots.values())
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"fingerprint": "C95B321B"}, "fingerprint must be 40 upper-case hex digits"),
+    ({"fingerprint": "c95b321b61e88c1809c4f759ddcae044f796ecb0"}, "fingerprint must be 40 upper-case hex digits"),
+    ({"source": ""}, "has no source"),
+    ({"url": "http://nvidia.github.io/libnvidia-container/"}, "url must be an https:// URL"),
+])
+def test_a_wrong_vendor_entry_is_named(tmp_path, change, words):
+    data = yaml.safe_load((ROOT / "data" / "repositories.yml").read_text())
+    data["repositories"]["container_toolkit"].update(change)
+    (tmp_path / "repositories.yml").write_text(yaml.safe_dump(data))
+    with pytest.raises(_vendor.VendorDataError, match="repositories.container_toolkit.*" + words):
+        _vendor.load(str(tmp_path))
+
+
+# --- needs ---------------------------------------------------------------------------------------------------------
+
+def test_cuda_repo_needs_what_keyring_installs_first():
+    assert role_module("cuda_repo", "needs") == {"apt": list(cuda_repo.PREREQUISITES), "keys": ["cuda"]}
+    keyring = (ROOT / "roles" / "cuda_repo" / "tasks" / "keyring.yml").read_text()
+    assert "__cuda_repo_prerequisites" in keyring          # the role installs what its module says
+
+
+def test_common_needs_its_packages_and_the_extra_ones():
+    defaults = _spec.options("common")
+    got = role_module("common", "needs", given={"common_extra_packages": ["htop"]})
+    assert got == {"apt": list(defaults["common_packages"]) + ["htop"]}
+
+
+def _vendor_needs(**kw):
+    plan = role_plan.resolve({}, {}, hardware=PLAN_HW)      # dlbox_plan, as plan.yml sets it
+    return role_module("cuda_repo", "needs", **dict({"run": RUN_ALL, "given": {}, "plan": plan, "host": {},
+                                                    "request": {}, "hardware": PLAN_HW, "arch": "x86_64"}, **kw))
+
+
+def test_consumers_need_the_plans_toolkit_cudnn_and_the_key():
+    got = _vendor_needs()
+    prereqs = list(cuda_repo.PREREQUISITES)
+    assert got["packages"]["cuda"][-2:] == prereqs and got["packages"]["cuda"][0].startswith("cuda-toolkit-")
+    assert got["packages"]["cudnn"][-2:] == prereqs and all("=" in p for p in got["packages"]["cudnn"][:-2])
+    assert got["keys"] == [{"name": "cuda", "roles": ["cuda", "cudnn", "nccl"]}]
+    assert list(got) == ["packages", "picks", "nothing", "unmet", "keys"]
+
+
+def test_a_method_off_the_repository_and_a_role_that_does_not_run_need_nothing():
+    got = _vendor_needs(given={"cuda_method": "distro", "cudnn_method": "tarball"})
+    assert got["packages"]["cuda"] == [] and got["packages"]["cudnn"] == []
+    got = _vendor_needs(run={"cuda": False, "cudnn": False, "nccl": False})
+    assert got["packages"] == {"cuda": [], "cudnn": [], "nccl": []} and got["keys"] == []
+
+
+def test_nccl_builds_for_the_toolkit_cuda_installs_else_the_hosts():
+    got = _vendor_needs(given={"nccl_version": "2.27.7", "cuda_versions": ["12.8"], "cuda_default_version": "12.8"})
+    assert got["picks"]["nccl"]["cuda"] == "12.8" and got["packages"]["nccl"] == list(cuda_repo.PREREQUISITES)
+    got = _vendor_needs(run={"cuda": False, "cudnn": False, "nccl": True}, given={"nccl_version": "2.27.7"},
+                        host_cuda={"cuda_toolkits": [{"version": "12.9"}], "cuda_default": {"version": "12.9"}})
+    assert got["picks"]["nccl"]["cuda"] == "12.9"
+    got = _vendor_needs(run={"cuda": False, "cudnn": False, "nccl": True}, given={"nccl_version": "2.27.7"})
+    assert got["unmet"][0]["role"] == "nccl" and "needs a CUDA toolkit" in got["unmet"][0]["why"]
+    got = _vendor_needs(given={"nccl_install": "false"})
+    assert got["nothing"] == {"nccl": "nccl_install is false: the role writes nccl.conf only"}
+
+
+def test_python_env_needs_nothing_where_it_does_not_run():
+    assert role_module("python_env", "needs", run=False, environments=[{"python": "3.11"}]) == {"apt": []}

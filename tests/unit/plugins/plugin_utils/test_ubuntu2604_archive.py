@@ -1,0 +1,81 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Ubuntu 26.04 (issue 53): what data/compat.yml and the golden plans say, against a REAL trimmed index of the
+resolute archive (tests/fixtures/kernel/ubuntu2604/README.md says where it was read)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat
+
+ROOT = Path(__file__).resolve().parents[4]
+INDEX = ROOT / "tests" / "fixtures" / "kernel" / "ubuntu2604" / "Packages-resolute-trimmed"
+GOLDEN = ROOT / "tests" / "unit" / "golden"
+
+
+def _index():
+    stanzas = {}
+    for block in INDEX.read_text(encoding="utf-8").strip().split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.splitlines())
+        stanzas[fields["Package"]] = fields
+    return stanzas
+
+
+INDEXED = _index()
+DATA = load_compat()
+ENTRY = DATA["os"]["distros"]["ubuntu-26.04"]
+ARCHIVE = DATA["distro_drivers"]["distros"]["ubuntu-26.04"]["distro"]
+
+
+def test_os_entry_is_supported_with_the_archives_python():
+    assert ENTRY["supported"] is True and ENTRY["repo_distro"] == "ubuntu2604"
+    assert INDEXED["python3"]["Version"].startswith(ENTRY["python"] + ".")       # python3 3.14.3-0ubuntu2
+
+
+def test_apt_verifies_with_gpgv_and_sqv_is_not_in_main():
+    """apt 3.2 on 26.04 depends on gpgv; sqv is in universe only (the issue's "apt verifies with sqv" is not so)."""
+    assert "gpgv" in INDEXED["apt"]["Depends"].split(", ") and "sqv" not in INDEXED["apt"]["Depends"]
+    assert INDEXED["sqv"]["X-Dlbox-Pocket"].endswith("/universe")
+
+
+def test_distro_cuda_toolkit_is_canonicals_as_in_the_index():
+    toolkit = ARCHIVE["cuda_toolkit"]
+    assert toolkit["package"] == "cuda-toolkit"
+    assert INDEXED["cuda-toolkit"]["Version"] == toolkit["package_version"]
+    assert INDEXED["cuda-toolkit"]["Source"].startswith("cuda-meta-13-1")
+    assert INDEXED["cuda-nvcc-13-1"]["Version"].startswith(toolkit["nvcc"] + "-")
+    assert toolkit["home"] == "/usr/local/cuda-%s" % ".".join(toolkit["version"].split(".")[:2])
+
+
+def _templates():
+    names = DATA["driver_package_names"]["distro"]["ubuntu"]
+    for profile, paths in names["packages"].items():
+        for signing, templates in paths.items():
+            yield profile, signing, templates, names
+
+
+@pytest.mark.parametrize("branch", [580, 595])
+@pytest.mark.parametrize("kernel_modules", ["open", "proprietary"])
+def test_every_driver_set_of_the_data_is_in_the_archive(branch, kernel_modules):
+    """The data's templates, filled as the plan fills them (generic flavour), name packages resolute really has."""
+    assert any(b["branch"] == branch for b in ARCHIVE["branches"])
+    for profile, signing, templates, names in _templates():
+        server = names["server_suffix"] if profile == "server" else ""
+        fields = {"branch": branch, "server": server, "open": "-open" if kernel_modules == "open" else "", "flavour": "generic"}
+        fields["kernel_pkg"] = names["kernel_package"][kernel_modules].format(**fields)
+        for template in templates:
+            name = template.format(**fields)
+            assert name in INDEXED, "%s (%s %s %s) is not in resolute" % (name, profile, signing, kernel_modules)
+
+
+@pytest.mark.parametrize("golden", ["rtx4090-ubuntu2604", "h100-pcie-ubuntu2604", "hgx-h100-nvswitch-ubuntu2604"])
+def test_golden_plans_name_packages_the_archive_has(golden):
+    plan = json.loads((GOLDEN / ("%s.json" % golden)).read_text(encoding="utf-8"))
+    stack = plan["stack"]
+    names = list(stack["driver"]["packages"]) + list((stack.get("fabric_manager") or {}).get("packages") or [])
+    assert names and all(n in INDEXED for n in names), names
+    assert stack["python"]["version"] == "3.14"

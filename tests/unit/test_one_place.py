@@ -1,0 +1,223 @@
+"""One place per fact (issue 47).
+
+- A key fingerprint (40 upper-case hex digits, as gpg prints it, also in groups of four) appears only in data/
+  (and in tests/fixtures, tests/unit/data: copies and fixture keys). Lower-case 40-hex strings are git commits
+  in source citations, not fingerprints.
+- A vendor repository's or index's URL appears in no value the roles, playbooks and plugins use: in YAML, no string
+  value outside descriptions and messages; in Python, no string literal outside docstrings and the module
+  documentation (DOCUMENTATION, EXAMPLES, RETURN); in templates, nowhere. Comments and prose may name the vendor.
+- No playbook or role reads another role's files (lookup('file', '../../roles/...'), include_vars, vars_files,
+  role_path/../<role>): they ask the role's module (dlbox.stack.role_module) or include the role.
+- A variable's choices live only in its argument spec: no preflight asserts `<variable> in [...]` for an option
+  whose spec has choices (the role's argument validation already refuses, naming the variable).
+Each allow-list entry below says why it is there; a new occurrence fails.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+FINGERPRINT = re.compile(r"(?<![0-9A-Za-z])(?:[0-9A-F]{40}|(?:[0-9A-F]{4} ){9}[0-9A-F]{4})(?![0-9A-Za-z])")
+FAKE_FINGERPRINT = "0123456789ABCDEF0123456789ABCDEF01234567"  # obviously not a key: examples and tests
+FINGERPRINT_DIRS = ("data/", "tests/fixtures/", "tests/unit/data/")
+FINGERPRINT_ALLOWED = {
+    "tests/unit/plugins/module_utils/test_apt_keyring.py": "fingerprints of the fixture keys in tests/unit/data/openpgp",
+    "tests/unit/plugins/modules/test_apt_keyring_module.py": "the same fixture keys",
+    "tests/unit/plugins/plugin_utils/test_jetpack_plan.py": "a test of data/jetson.yml's loader (edge's area this round)",
+    "CHANGELOG.rst": "the released history",
+    "tests/unit/test_one_place.py": "its own deliberate breaks",
+}
+
+VENDOR_URL = re.compile(r"https?://(?:developer\.download\.nvidia\.com/compute/cuda/repos|nvidia\.github\.io/"
+                        r"libnvidia-container|download\.docker\.com|repo\.download\.nvidia\.com/jetson|"
+                        r"download\.pytorch\.org/whl|pypi\.org/simple)")
+PROSE_KEYS = {"description", "short_description", "fail_msg", "msg", "success_msg", "name", "notes"}
+URL_ALLOWED = {
+    "plugins/plugin_utils/doctor_rules.py": "a finding's fix quotes PyTorch's install command to the user",
+    "plugins/plugin_utils/jetpack_plan.py": "a refusal names Jetson's repository as an example (edge's area this round)",
+    "plugins/plugin_utils/package_cache_plan.py": "package_cache's upstreams: another helper's area this round",
+    "roles/package_cache/defaults/main.yml": "the same (package_cache_pypi_upstream)",
+    "roles/package_cache/meta/argument_specs.yml": "the same",
+    "roles/jetpack/meta/argument_specs.yml": "edge's area this round (jetpack_base_url's description names it)",
+}
+
+
+def tracked(root=ROOT):
+    out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=root,
+                         capture_output=True, check=True).stdout.decode()
+    return sorted(p for p in out.split("\0") if p and (root / p).is_file())
+
+
+def fingerprints_outside_data(root=ROOT):
+    found = []
+    for rel in tracked(root):
+        if rel.startswith(FINGERPRINT_DIRS) or rel in FINGERPRINT_ALLOWED:
+            continue
+        try:
+            text = (root / rel).read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            for match in FINGERPRINT.findall(line):
+                if match != FAKE_FINGERPRINT:
+                    found.append("%s:%d: %s" % (rel, number, match))
+    return found
+
+
+def _yaml_strings(node, key=None):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _yaml_strings(v, k)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _yaml_strings(v, key)
+    elif isinstance(node, str) and key not in PROSE_KEYS:
+        yield node
+
+
+def _python_strings(text):
+    tree = ast.parse(text)
+    docs = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docs.add(id(first.value))
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in ("DOCUMENTATION", "EXAMPLES", "RETURN")
+                                                for t in node.targets):
+            docs.add(id(node.value))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            yield node.value
+
+
+def vendor_urls_outside_data(root=ROOT):
+    found = []
+    for rel in tracked(root):
+        if rel in URL_ALLOWED or not rel.startswith(("roles/", "playbooks/", "plugins/", "inventories/")):
+            continue
+        if rel.startswith("plugins/") and rel.endswith(".yml"):    # a filter's documentation sidecar
+            continue
+        path = root / rel
+        if rel.endswith((".yml", ".yaml")) and "/files/" not in rel:
+            strings = list(_yaml_strings(yaml.safe_load(path.read_text(encoding="utf-8"))))
+        elif rel.endswith(".py"):
+            strings = list(_python_strings(path.read_text(encoding="utf-8")))
+        elif rel.endswith(".j2"):
+            strings = [path.read_text(encoding="utf-8")]
+        else:
+            continue
+        for value in strings:
+            for match in VENDOR_URL.findall(value):
+                found.append("%s: %s" % (rel, match))
+    return sorted(set(found))
+
+
+CROSS_READ = re.compile(r"(?:\.\./)+roles/([a-z_]+)/|role_path\W.*?\.\./([a-z_]+)/|"
+                        r"(?:include_vars|vars_files)\W[^\n]*roles/([a-z_]+)/")
+
+
+def cross_role_reads(root=ROOT):
+    found = []
+    for rel in tracked(root):
+        if not rel.startswith(("roles/", "playbooks/")) or not rel.endswith((".yml", ".yaml", ".j2")):
+            continue
+        own = rel.split("/")[1] if rel.startswith("roles/") else None
+        for number, line in enumerate((root / rel).read_text(encoding="utf-8").splitlines(), 1):
+            if line.lstrip().startswith("#"):
+                continue
+            for match in CROSS_READ.finditer(line):
+                role = next(g for g in match.groups() if g)
+                if role != own:
+                    found.append("%s:%d reads roles/%s's files: %s" % (rel, number, role, line.strip()))
+    return found
+
+
+# Asserts in flight in another helper's change when this test was written; drop the entry with the assert.
+CHOICES_ALLOWED = {"nvidia_driver_imex_channel": "the Blackwell change's IMEX preflight (uncommitted at 2026-12-06 03:30 UTC)"}
+
+
+def repeated_choices(root=ROOT):
+    found = []
+    for role in sorted(p for p in (root / "roles").iterdir() if (p / "meta" / "argument_specs.yml").is_file()):
+        specs = yaml.safe_load((role / "meta" / "argument_specs.yml").read_text())["argument_specs"]
+        choices = {name for entry in specs.values() for name, opt in (entry.get("options") or {}).items()
+                   if opt.get("choices")}
+        for tasks in sorted((role / "tasks").glob("*.yml")):
+            for number, line in enumerate(tasks.read_text().splitlines(), 1):
+                for name in choices - set(CHOICES_ALLOWED):
+                    if re.search(r"^\s*-?\s*%s(\s*\|\s*string)?\s+in\s+(\[|__)" % re.escape(name), line):
+                        found.append("%s:%d repeats the choices of %s (its argument spec checks them)"
+                                     % (tasks.relative_to(root), number, name))
+    return found
+
+
+def test_fingerprints_only_in_data():
+    assert fingerprints_outside_data() == []
+
+
+def test_vendor_urls_only_in_data():
+    assert vendor_urls_outside_data() == []
+
+
+def test_no_playbook_or_role_reads_another_roles_files():
+    assert cross_role_reads() == []
+
+
+def test_choices_only_in_argument_specs():
+    assert repeated_choices() == []
+
+
+def test_the_allow_lists_name_files_that_exist():
+    for rel in list(FINGERPRINT_ALLOWED) + list(URL_ALLOWED):
+        assert (ROOT / rel).is_file(), rel
+
+
+# --- each check on a deliberately broken copy ------------------------------------------------------------------
+
+@pytest.fixture()
+def tree(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    for rel in ("roles/docker", "roles/cuda", "roles/nccl", "playbooks/tasks"):
+        (tmp_path / rel).mkdir(parents=True, exist_ok=True)
+    subprocess.run(["cp", "-r", str(ROOT / "roles" / "nccl"), str(tmp_path / "roles")], check=True)
+    return tmp_path
+
+
+def test_a_fingerprint_in_a_role_is_found(tree):
+    (tree / "roles" / "docker" / "defaults.yml").write_text('docker_key: "9DC8 5822 9FC7 DD38 854A E2D8 8D81 803C 0EBF CD88"\n')
+    (tree / "roles" / "docker" / "commit.yml").write_text("# at 078c2e2e6734175630bde4df217ea61634d092ec\n")
+    assert fingerprints_outside_data(tree) == ["roles/docker/defaults.yml:1: 9DC8 5822 9FC7 DD38 854A E2D8 8D81 803C 0EBF CD88"]
+
+
+def test_a_vendor_url_in_a_value_is_found_and_prose_is_not(tree):
+    (tree / "roles" / "docker" / "main.yml").write_text(
+        "# comment https://download.docker.com/linux\n"
+        "- name: Set\n  ansible.builtin.set_fact:\n    docker_url: \"{{ mirror or 'https://download.docker.com' }}/linux\"\n"
+        "- name: Fail\n  ansible.builtin.fail:\n    msg: see https://pypi.org/simple\n")
+    (tree / "roles" / "docker" / "x.py").write_text('"""Doc https://pypi.org/simple."""\nURL = "https://pypi.org/simple"\n')
+    assert vendor_urls_outside_data(tree) == ["roles/docker/main.yml: https://download.docker.com",
+                                              "roles/docker/x.py: https://pypi.org/simple"]
+
+
+def test_reading_another_roles_defaults_is_found(tree):
+    (tree / "playbooks" / "tasks" / "plan.yml").write_text(
+        "- x: \"{{ lookup('ansible.builtin.file', '../../roles/cuda/defaults/main.yml') | from_yaml }}\"\n")
+    (tree / "roles" / "cuda" / "main.yml").write_text("- ansible.builtin.include_vars: \"{{ role_path }}/../nccl/vars/main.yml\"\n")
+    found = cross_role_reads(tree)
+    assert len(found) == 2 and "reads roles/cuda's files" in found[0] and "reads roles/nccl's files" in found[1]
+
+
+def test_a_preflight_repeating_the_choices_is_found(tree):
+    preflight = tree / "roles" / "nccl" / "tasks" / "preflight.yml"
+    preflight.write_text(preflight.read_text() + "\n- name: Again\n  ansible.builtin.assert:\n    that:\n"
+                         "      - nccl_profile in ['desktop', 'server']\n")
+    assert [re.search(r"choices of (\w+)", f).group(1) for f in repeated_choices(tree)] == ["nccl_profile"]
