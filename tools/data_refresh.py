@@ -81,8 +81,11 @@ _DEBIAN_FLAVOURS = (
 _LIBRARIES = {"cuda_toolkit": ("cuda-toolkit", "nvidia-cuda-toolkit"), "nccl": ("libnccl2",), "cudnn": ("nvidia-cudnn",)}
 _LIBRARY_NAMES = {name for names in _LIBRARIES.values() for name in names}
 _CUDA_NVCC = re.compile(r"^cuda-nvcc-(?P<major>\d+)-(?P<minor>\d+)$")  # the compiler of Canonical's cuda-toolkit
+# Canonical's versioned toolkit meta (cuda-toolkit-13-1, which the unversioned cuda-toolkit depends on): the data names it,
+# so that cuda_method: distro installs that CUDA X.Y and an archive update to another X.Y never moves it.
+_CUDA_TOOLKIT_XY = re.compile(r"^cuda-toolkit-(?P<major>\d+)-(?P<minor>\d+)$")
 _RECORD_FIELDS = ("Package", "Source", "Version", "Architecture", "Depends", "Provides", "Filename", "SHA256", "Description")
-_USED_NAMES = (_UBUNTU_DRIVER, _UBUNTU_HEADLESS, _CUDA_NVCC, *(flavour[0] for flavour in _DEBIAN_FLAVOURS))
+_USED_NAMES = (_UBUNTU_DRIVER, _UBUNTU_HEADLESS, _CUDA_NVCC, _CUDA_TOOLKIT_XY, *(flavour[0] for flavour in _DEBIAN_FLAVOURS))
 
 
 class RefreshError(RuntimeError):
@@ -223,6 +226,11 @@ def library_entry(kind, packages):
             # ("13.1.115-0ubuntu1"); the files are in /usr/local/cuda-13.1, nvcc in its bin/ (not on PATH).
             entry["version"] = upstream
             major_minor = ".".join(upstream.split(".")[:2])
+            versioned = packages.get("cuda-toolkit-%s" % major_minor.replace(".", "-"))
+            if versioned is not None:
+                # "cuda-toolkit-13-1" (Depends of cuda-toolkit): the package of exactly this X.Y, installed by the cuda role
+                entry.update(package=versioned[0]["Package"], package_version=versioned[0]["Version"], suite=versioned[1])
+                entry["version"] = indexes.upstream_version(versioned[0]["Version"])
             compiler = packages.get("cuda-nvcc-%s" % major_minor.replace(".", "-"))
             entry["nvcc"] = indexes.upstream_version(compiler[0]["Version"]) if compiler else upstream
             entry["home"] = "/usr/local/cuda-%s" % major_minor

@@ -232,8 +232,10 @@ SCHEMA = _Record(
         "os": _Record({
             "default_python": VERSION,
             "default_driver_method": _Enum("distro", "nvidia_repo"),
+            # pythons (optional): every Python X.Y the OS archive packages, where the data has read them; a plan asking
+            # another is refused (python_env installs Pythons from the archive only, or python_env_interpreters)
             "distros": _Map(_Record({"repo_distro": TEXT, "python": VERSION, "last_cuda": _Optional(VERSION), "supported": BOOL},
-                                    sourced=True)),
+                                    {"pythons": _List(VERSION)}, sourced=True)),
         }),
     },
     {

@@ -2,8 +2,8 @@
 
 
 def test_canonicals_cuda_toolkit_installed_not_debians(host):
-    assert host.package("cuda-toolkit").is_installed
-    assert host.package("cuda-toolkit").version.startswith("13.1.")
+    assert host.package("cuda-toolkit-13-1").is_installed   # the versioned meta the data names (not cuda-toolkit)
+    assert host.package("cuda-toolkit-13-1").version.startswith("13.1.")
     assert not host.package("nvidia-cuda-toolkit").is_installed
     assert host.run("dpkg -S /usr/local/cuda-13.1/bin/nvcc").stdout.startswith("cuda-nvcc-13-1:")
 

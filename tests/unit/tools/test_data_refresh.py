@@ -201,11 +201,16 @@ def test_canonicals_cuda_toolkit_wins_over_nvidia_cuda_toolkit_and_names_its_nvc
         "nvidia-cuda-toolkit": ({"Package": "nvidia-cuda-toolkit", "Version": "12.4.131~12.4.1-8"}, "resolute"),
         "cuda-toolkit": ({"Package": "cuda-toolkit", "Version": "13.1.1-0ubuntu1", "Depends": "cuda-toolkit-13-1 (>= 13.1.1)"},
                          "resolute"),
+        "cuda-toolkit-13-1": ({"Package": "cuda-toolkit-13-1", "Version": "13.1.1-0ubuntu1"}, "resolute"),
         "cuda-nvcc-13-1": ({"Package": "cuda-nvcc-13-1", "Version": "13.1.115-0ubuntu1"}, "resolute"),
     }
+    # the versioned meta of that X.Y (what the unversioned cuda-toolkit depends on) is the package the data names
     entry = data_refresh.library_entry("cuda_toolkit", packages)
-    assert entry == {"package": "cuda-toolkit", "package_version": "13.1.1-0ubuntu1", "suite": "resolute", "version": "13.1.1",
+    assert entry == {"package": "cuda-toolkit-13-1", "package_version": "13.1.1-0ubuntu1", "suite": "resolute", "version": "13.1.1",
                      "nvcc": "13.1.115", "home": "/usr/local/cuda-13.1"}
+    assert any(p.match("cuda-toolkit-13-1") for p in data_refresh._USED_NAMES)  # pylint: disable=protected-access
+    del packages["cuda-toolkit-13-1"]   # not read: the unversioned meta, as before
+    assert data_refresh.library_entry("cuda_toolkit", packages)["package"] == "cuda-toolkit"
     del packages["cuda-nvcc-13-1"]   # no compiler package read: nvcc's version is the release's
     assert data_refresh.library_entry("cuda_toolkit", packages)["nvcc"] == "13.1.1"
     del packages["cuda-toolkit"]     # Debian, Ubuntu up to 24.04: nvidia-cuda-toolkit, no home (its nvcc is /usr/bin/nvcc)

@@ -30,7 +30,8 @@ def test_nvswitch_server_plan_lists_fabric_manager():
     assert "8x NVIDIA H100 80GB HBM3 (Hopper, CC 9.0)" in _line(lines, "Hardware:")
     assert "NVSwitch" in _line(lines, "Hardware:")
     assert "open kernel modules" in _line(lines, "Driver:")
-    assert _line(lines, "Fabric Mgr:").startswith("Fabric Mgr: nvidia-fabricmanager-580 ")
+    branch = plan["stack"]["driver"]["branch"]  # the archive's newest LTSB (R620 since the 2026-12-06 refresh)
+    assert _line(lines, "Fabric Mgr:").startswith("Fabric Mgr: nvidia-fabricmanager-%s " % branch)
 
 
 @pytest.mark.parametrize(
@@ -102,7 +103,8 @@ def test_cpu_only_plan_without_a_framework_skips_python_env():
 
 
 def test_cuda_split_line_says_why_the_toolkit_and_pytorch_differ():
-    plan = resolve_stack({}, {}, {"gpus": ["RTX 4090"], "os": "ubuntu-22.04"})
+    # R580 named: its CUDA 13.0 differs from PyTorch's wheels (R620, the default since the 2026-12-06 refresh, plans 13.2 = theirs)
+    plan = resolve_stack({}, {"driver_branch": "580"}, {"gpus": ["RTX 4090"], "os": "ubuntu-22.04"})
     system, theirs = plan["stack"]["cuda"]["version"], plan["stack"]["pytorch"]["cuda"]
     assert system != theirs
     line = _line(plan_text(plan), "CUDA split:")
@@ -161,7 +163,8 @@ def test_nvswitch_plan_text_shows_the_server_profile_and_its_packages():
     plan = resolve_stack({}, {}, {"gpus": ["H100 SXM"] * 8, "nvswitch": True, "os": "ubuntu-22.04"})
     line = _line(plan_text(plan), "Driver:")
     assert ", server profile (NVSwitch host: ubuntu-22.04's Fabric Manager depends on the server driver series" in line
-    assert line.endswith("[nvidia-headless-580-server-open, nvidia-utils-580-server]")
+    branch = plan["stack"]["driver"]["branch"]
+    assert line.endswith("[nvidia-headless-%s-server-open, nvidia-utils-%s-server]" % (branch, branch))
 
 
 def test_transitional_branch_plan_text_says_where_it_comes_from():

@@ -18,7 +18,8 @@ def test_filters_are_registered():
         ({"gpus": ["RTX 4090"], "os": "ubuntu-22.04"}, None, ("driver", "method"), "distro"),
         ({"gpus": ["GTX 1080 Ti"], "os": "ubuntu-22.04"}, {"pytorch": "2.9"}, ("pytorch", "variant"), "cu126"),
         # Ubuntu's archive names Fabric Manager by branch, NVIDIA's repository from 580 on does not
-        ({"gpus": ["H100 SXM"] * 8, "nvswitch": True, "os": "ubuntu-22.04"}, {}, ("fabric_manager", "package"), "nvidia-fabricmanager-580"),
+        ({"gpus": ["H100 SXM"] * 8, "nvswitch": True, "os": "ubuntu-22.04"}, {"driver_branch": "580"}, ("fabric_manager", "package"),
+         "nvidia-fabricmanager-580"),
         ({"gpus": ["H100 SXM"] * 8, "nvswitch": True, "os": "ubuntu-22.04"}, {"driver_method": "nvidia_repo"},
          ("fabric_manager", "package"), "nvidia-fabricmanager"),
         ({"gpus": [], "os": "debian-12"}, {}, ("pytorch", "variant"), "cpu"),

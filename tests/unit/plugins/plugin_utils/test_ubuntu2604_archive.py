@@ -43,10 +43,13 @@ def test_apt_verifies_with_gpgv_and_sqv_is_not_in_main():
 
 
 def test_distro_cuda_toolkit_is_canonicals_as_in_the_index():
+    """The data names the versioned meta cuda-toolkit-13-1 (what the unversioned cuda-toolkit depends on), so the cuda
+    role installs exactly CUDA 13.1 and an archive move of cuda-toolkit to another X.Y never moves it."""
     toolkit = ARCHIVE["cuda_toolkit"]
-    assert toolkit["package"] == "cuda-toolkit"
-    assert INDEXED["cuda-toolkit"]["Version"] == toolkit["package_version"]
-    assert INDEXED["cuda-toolkit"]["Source"].startswith("cuda-meta-13-1")
+    assert toolkit["package"] == "cuda-toolkit-13-1"
+    assert INDEXED["cuda-toolkit"]["Depends"].startswith("cuda-toolkit-13-1 ")
+    assert INDEXED["cuda-toolkit-13-1"]["Version"] == toolkit["package_version"]
+    assert INDEXED["cuda-toolkit-13-1"]["Source"].startswith("cuda-meta-13-1")
     assert INDEXED["cuda-nvcc-13-1"]["Version"].startswith(toolkit["nvcc"] + "-")
     assert toolkit["home"] == "/usr/local/cuda-%s" % ".".join(toolkit["version"].split(".")[:2])
 
@@ -58,8 +61,8 @@ def _templates():
             yield profile, signing, templates, names
 
 
-@pytest.mark.parametrize("branch", [580, 595])
-@pytest.mark.parametrize("kernel_modules", ["open", "proprietary"])
+@pytest.mark.parametrize("branch, kernel_modules", [(580, "open"), (580, "proprietary"), (595, "open"), (595, "proprietary"),
+                                                    (620, "open")])
 def test_every_driver_set_of_the_data_is_in_the_archive(branch, kernel_modules):
     """The data's templates, filled as the plan fills them (generic flavour), name packages resolute really has."""
     assert any(b["branch"] == branch for b in ARCHIVE["branches"])
@@ -79,3 +82,15 @@ def test_golden_plans_name_packages_the_archive_has(golden):
     names = list(stack["driver"]["packages"]) + list((stack.get("fabric_manager") or {}).get("packages") or [])
     assert names and all(n in INDEXED for n in names), names
     assert stack["python"]["version"] == "3.14"
+
+
+def test_r620_has_no_proprietary_modules_as_the_data_says():
+    """R620 (found by the 2026-12-06 refresh): resolute's nvidia-driver-620 and -620-server only depend on their -open
+    packages, and no proprietary signed module exists, as kernel_modules.proprietary_removed_from_branch (620) says."""
+    assert DATA["kernel_modules"]["proprietary_removed_from_branch"] == 620
+    assert INDEXED["nvidia-driver-620"]["Depends"] == "nvidia-driver-620-open"
+    assert INDEXED["nvidia-driver-620-server"]["Depends"] == "nvidia-driver-620-server-open"
+    assert not any(n.startswith("linux-modules-nvidia-620-") and "-open-" not in n for n in INDEXED)
+    flavours = next(b for b in ARCHIVE["branches"] if b["branch"] == 620)["flavours"]
+    assert flavours["desktop-open"]["package_version"] == INDEXED["nvidia-driver-620-open"]["Version"]
+    assert flavours["server-open"]["package_version"] == INDEXED["nvidia-driver-620-server-open"]["Version"]
