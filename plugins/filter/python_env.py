@@ -74,8 +74,10 @@ def python_env_plan(environments, plan, host=None, request=None, hardware=None, 
         if sub_request is not None:
             # the public resolver, exactly as plan.yml calls it, with this environment's request
             try:
+                # the Pythons python_env_interpreters brings are planned even where the OS archive lacks them
+                own = {"own_pythons": list((options or {}).get("interpreters") or {})} if (options or {}).get("interpreters") else {}
                 sub = _role_plan.role_plan("python_env", None, host=host, request=sub_request, hardware=hardware,
-                                           data_path=data_path)["plan"]
+                                           data_path=data_path, **own)["plan"]
             except _role_plan.RolePlanError as exc:
                 raise AnsibleFilterError(str(exc)) from exc
             if not sub["ok"]:

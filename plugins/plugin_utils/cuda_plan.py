@@ -161,6 +161,35 @@ def _toolkit(data, version, method, options):
     return entry
 
 
+def _repo_lacks(data, os_key, versions, options):
+    """cuda_method: nvidia_repo and a version NVIDIA's repository has no release of for this OS (data/compat.yml
+    cuda.releases[].os; Ubuntu 26.04's ubuntu2604 starts at 13.3) -> errors naming the variable and what works."""
+    distro_entry = (((data.get("os") or {}).get("distros") or {}).get(os_key or "")) or {}
+    if not distro_entry:
+        return []
+    releases = data["cuda"].get("releases") or []
+    offered = [r["version"] for r in releases if os_key in (r.get("os") or [])]
+    archive = ((((data.get("distro_drivers") or {}).get("distros") or {}).get(os_key) or {}).get("distro") or {}).get("cuda_toolkit")
+    repo = distro_entry.get("repo_distro") or os_key
+    errors = []
+    for pos, version in enumerate(versions):
+        rel = next((r for r in releases if r["version"] == version), None)
+        if rel is None or os_key in (rel.get("os") or []):
+            continue
+        var = "cuda_versions[%d]" % pos if options.get("versions") else "cuda_versions (the plan's %s)" % version
+        ways = ["cuda_versions with one of %s" % ", ".join(offered) if offered else None]
+        if archive and _major_minor(archive.get("nvcc") or archive["version"]) == version:
+            ways.append("cuda_method: distro (%s's own %s %s)" % (os_key, archive["package"], archive["package_version"]))
+        ways = [w for w in ways if w]
+        errors.append("%s ('%s'): cuda_method: nvidia_repo, but NVIDIA's repository %s has no CUDA %s (data/compat.yml "
+                      "lists it for %s only; %s); use %s." % (
+                          var, version, repo, version, ", ".join(rel.get("os") or []) or "no OS",
+                          "for %s it lists %s" % (os_key, ", ".join(offered)) if offered else
+                          "it lists no CUDA release for %s" % os_key,
+                          " or ".join(ways) if ways else "another OS"))
+    return errors
+
+
 def decide(data, plan, options, resolve=None, installed=None, compilers=None):
     """The cuda role's whole decision. See the module docstring; returns ``{ok, errors, notes, ...}``."""
     errors = check_options(options)
@@ -212,6 +241,11 @@ def decide(data, plan, options, resolve=None, installed=None, compilers=None):
         var = "cuda_versions[%d]" % pos if options.get("versions") else "cuda_method: distro"
         for problem in sub.get("errors") or []:
             errors.append("%s ('%s'): %s" % (var, version, problem))
+
+    if method == "nvidia_repo" and not options.get("wsl"):
+        errors.extend(_repo_lacks(data, os_key, versions, options))
+        if errors:
+            return out
 
     toolkits = [_toolkit(data, v, method, options) for v in versions]
     for pos, toolkit in enumerate(toolkits):

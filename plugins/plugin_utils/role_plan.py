@@ -99,11 +99,12 @@ def load_data(data_path=None):
         raise RolePlanError(str(exc)) from exc
 
 
-def resolve(host, request=None, hardware=None, data_path=None, catalog_path=None):
+def resolve(host, request=None, hardware=None, data_path=None, catalog_path=None, own_pythons=()):
     """The resolver as ``plan.yml`` runs it (the ``resolve_stack`` filter): strict input first, then the plan.
 
     ``host``: ``ansible_facts['dlbox_host']`` (may be empty when ``hardware`` is given); ``request``: the
-    request (``dlbox_plan_request`` shape); ``hardware``: ``dlbox_plan_hardware`` (replaces detection).
+    request (``dlbox_plan_request`` shape); ``hardware``: ``dlbox_plan_hardware`` (replaces detection);
+    ``own_pythons``: Python versions the host brings itself (python_env_interpreters), never refused for the OS.
     Returns the plan dict (ok, errors, warnings, notes, host, stack, data_date); RolePlanError on bad data.
     """
     data = load_data(data_path)
@@ -127,7 +128,8 @@ def resolve(host, request=None, hardware=None, data_path=None, catalog_path=None
             except CaptureError as exc:
                 return stack_resolver.refused_plan(data, ["dlbox_plan_hardware.%s" % exc], {"planning": True})
         host = index.host_from_hardware(hardware)
-    return stack_resolver.resolve(load_compat_index(data_path), host or {}, request or {}, gpu_index=index)
+    return stack_resolver.resolve(load_compat_index(data_path), host or {}, request or {}, gpu_index=index,
+                                  own_pythons=own_pythons)
 
 
 # Request keys whose choice sits in another part of the stack, or under another field than ``version``.
@@ -169,7 +171,7 @@ def check_overrides(overrides):
 
 
 def role_plan(role, plan=None, host=None, request=None, hardware=None, overrides=None, data_path=None,
-              catalog_path=None, recheck=False):
+              catalog_path=None, recheck=False, own_pythons=()):
     """The plan ``role`` works from: ``dlbox_plan`` when present, else resolved once (see the module docstring).
 
     ``overrides``: ``{request_key: (variable_name, value)}`` from the role's variables; unset values (None, "",
@@ -194,8 +196,9 @@ def role_plan(role, plan=None, host=None, request=None, hardware=None, overrides
     keys = ROLE_REQUEST_KEYS.get(role)
     sub_request = {k: v for k, v in (request or {}).items() if keys is None or k in keys}
     sub_request.update(asked)
+    own = {"own_pythons": tuple(own_pythons)} if own_pythons else {}
     return _result(role, resolve(host or {}, sub_request, hardware=hardware, data_path=data_path,
-                                 catalog_path=catalog_path), "resolved", data)
+                                 catalog_path=catalog_path, **own), "resolved", data)
 
 
 def _result(role, plan, source, data):

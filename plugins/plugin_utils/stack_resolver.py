@@ -414,6 +414,36 @@ def cuda_advice(plan, report, rel):
                         archive["version"], archive["package"], archive["package_version"], archive["suite"], archive["home"]))
 
 
+def repo_lacks_cuda(plan, rel):
+    """The refusal of a requested CUDA that NVIDIA's repository has no release of for this OS, when the driver comes
+    from that repository (driver_method: nvidia_repo), naming what would work; None when there is nothing to refuse.
+
+    With the archive's driver (driver_method: distro) it stays a note (cuda_advice): the cuda role's cuda_method: distro
+    installs the archive's toolkit there."""
+    if not plan.os_key or not plan.os_entry or plan.os_key in (rel.get("os") or []) or driver_method(plan) != "nvidia_repo":
+        return None
+    version = rel["version"]
+    repo = plan.os_entry.get("repo_distro") or plan.os_key
+    head = ("cuda: '%s' with the driver from NVIDIA's repository (driver_method: nvidia_repo): NVIDIA's repository %s has "
+            "no CUDA %s (data/compat.yml cuda.releases lists %s for %s only)" % (
+                plan.request.get("cuda"), repo, version, version, ", ".join(rel.get("os") or []) or "no OS"))
+    offered = [r["version"] for r in plan.index.cuda if plan.os_key in (r.get("os") or []) and cuda_fits(plan, r)]
+    if offered:
+        names = ["'%s'" % v for v in offered]
+        ways = ["request cuda: %s (what data/compat.yml lists in NVIDIA's %s for these GPUs)" % (
+            names[0] if len(names) == 1 else "%s or %s" % (", ".join(names[:-1]), names[-1]), repo)]
+    else:
+        head += "; data/compat.yml lists no CUDA release of NVIDIA's repository %s that fits these GPUs" % repo
+        ways = []
+    archive = archive_cuda_toolkit(plan)
+    if archive is not None and ".".join(archive["version"].split(".")[:2]) == version:
+        ways.append("request driver_method: distro and install %s's own CUDA %s with the cuda role's cuda_method: distro "
+                    "(%s %s, %s)" % (plan.os_key, archive["version"], archive["package"], archive["package_version"], archive["suite"]))
+    if not ways:
+        ways.append("request driver_method: distro, or leave cuda out")
+    return "%s; %s." % (head, "; or ".join(ways))
+
+
 def archive_cuda_toolkit(plan):
     """The OS archive's CUDA toolkit (distro_drivers.distros.<os>.distro.cuda_toolkit), or None."""
     return ((plan.index.distro_drivers.get(plan.os_key) or {}).get("distro") or {}).get("cuda_toolkit")
@@ -430,7 +460,13 @@ def pick_cuda(plan, report, tf):
             report.add(["CUDA '%s' is not a CUDA release in data/compat.yml%s; use one of: %s, ..."
                         % (requested, why, known)])
             return None
-        report.add(rule_cuda(plan, rel))
+        problems = rule_cuda(plan, rel)
+        # the GPUs', driver's and OS's own limits first; then what NVIDIA's repository has for this OS
+        missing = None if problems else repo_lacks_cuda(plan, rel)
+        if missing:
+            report.add([missing])
+            return None
+        report.add(problems)
         cuda_advice(plan, report, rel)
         return rel
     best, best_key = None, None
@@ -515,6 +551,16 @@ def pick_python(plan, report):
         version = major_minor(requested)
         if not version or major_of(version) != 3:
             report.add(["python: '%s' is not a Python 3 version like '%s'." % (requested, plan.index.default_python)])
+            return None
+        packaged = [str(v) for v in (plan.os_entry or {}).get("pythons") or []]
+        if packaged and version not in packaged and version not in getattr(plan, "own_pythons", ()):
+            # the data lists every Python the OS archive packages (Ubuntu 26.04: 3.14 only); python_env installs from it
+            report.add(["python: '%s': %s's archive packages only Python %s (data/compat.yml os.distros.%s.pythons) and "
+                        "dlbox.stack never builds Python; request python: '%s' or leave python out. To use Python %s "
+                        "anyway, install it yourself (e.g. `uv python install %s`), name it in python_env_interpreters "
+                        "({\"%s\": /path/to/python%s}) and set the environment's python: \"%s\" (python_env_environments)."
+                        % (requested, plan.os_key, ", ".join(packaged), plan.os_key, distro_python or packaged[0], version,
+                           version, version, version, version)])
             return None
         if distro_python and version != distro_python:
             report.note("Python %s is not %s's default python3 (%s); the environment role must provide it (e.g. uv or a PPA)."
@@ -671,7 +717,7 @@ def pick_tensorflow(plan, report):
             # Python is the reason (Ubuntu 26.04's only python3 is 3.14): say which Python would do and how to get it
             report.add(["No TensorFlow release in data/compat.yml has wheels for Python %s (the newest, %s, supports Python "
                         "%s to %s)%s: install a Python in that range (e.g. `uv python install %s`), name it in "
-                        "python_env_interpreters and request python: \"%s\"." % (
+                        "python_env_interpreters and set the environment's python: \"%s\" (python_env_environments)." % (
                             plan.python, newest["version"], newest["python"]["min"], newest["python"]["max"],
                             "; Python %s is %s's python3" % (plan.python, plan.os_key) if plan.python == os_python(plan) else "",
                             newest["python"]["max"], newest["python"]["max"])])
@@ -1216,12 +1262,13 @@ def refused_plan(data, errors, host=None):
     }
 
 
-def resolve(index, host, request=None, gpu_index=None):
+def resolve(index, host, request=None, gpu_index=None, own_pythons=()):
     """Plan a stack for ``host`` (``dlbox_host`` facts shape) and ``request``; see the module docstring.
 
     ``index``: the ``CompatIndex`` of the data (``compat_data.load_compat_index``; a data mapping is indexed
     on the spot, which costs a little per plan). ``gpu_index``: a ``plugin_utils.gpu_catalog.GpuIndex``;
-    without it the host's GPUs must come classified.
+    without it the host's GPUs must come classified. ``own_pythons``: Python versions the host brings itself
+    (python_env's python_env_interpreters): a requested one of them is not refused for the OS archive lacking it.
 
     Returns ``{ok, errors, warnings, notes, host, stack, data_date}``.
     """
@@ -1231,6 +1278,7 @@ def resolve(index, host, request=None, gpu_index=None):
     if problems:
         return refused_plan(index.data, problems, host)
     plan = PlanContext(index, host, request, gpu_index)
+    plan.own_pythons = tuple(str(v) for v in own_pythons or ())
     report = Report()
     report.add(list(plan.host.get("planning_errors") or []))
     report.add(rule_request_fits_host(plan))

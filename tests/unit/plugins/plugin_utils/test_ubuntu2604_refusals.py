@@ -1,0 +1,155 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Ubuntu 26.04 (issue 53) on the REAL data/compat.yml: what the plan refuses, naming the variable and what works.
+
+- CUDA NVIDIA's repository has no release of for ubuntu2604 (it starts at 13.3), asked with the driver from that
+  repository (driver_method: nvidia_repo), and the cuda role's cuda_method: nvidia_repo for such a version.
+- A Python the archive does not package (resolute has python3.14 only; data os.distros.ubuntu-26.04.pythons), unless
+  the host brings it (python_env_interpreters).
+- cuda_method: distro installs Canonical's versioned cuda-toolkit-13-1, not the unversioned cuda-toolkit.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from ansible_collections.dlbox.stack.plugins.plugin_utils import cuda_plan as cp
+from ansible_collections.dlbox.stack.plugins.plugin_utils import role_plan
+from ansible_collections.dlbox.stack.plugins.plugin_utils import stack_resolver
+from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat, load_gpu_index
+
+DATA = load_compat()
+INDEX = load_gpu_index()
+HW = {"gpus": ["RTX 4090"], "os": "ubuntu-26.04"}
+OS = "ubuntu-26.04"
+GXX = [{"path": "/usr/bin/g++", "major": 13}]
+
+
+def plan_for(request, data=DATA, hardware=None, **kwargs):
+    return stack_resolver.resolve(data, INDEX.host_from_hardware(hardware or HW), request, gpu_index=INDEX, **kwargs)
+
+
+def repo_releases(data=DATA):
+    return [r["version"] for r in data["cuda"]["releases"] if OS in (r.get("os") or [])]
+
+
+def test_the_data_says_nvidias_ubuntu2604_has_no_cuda_13_1_and_the_archive_has_it():
+    """The facts the refusals stand on (data/compat.yml; the archive's from make data-refresh)."""
+    assert "13.1" not in repo_releases() and "13.3" in repo_releases()
+    archive = DATA["distro_drivers"]["distros"][OS]["distro"]["cuda_toolkit"]
+    assert archive["version"].startswith("13.1.")
+
+
+def test_cuda_nvidias_repository_lacks_is_refused_with_the_driver_from_that_repository():
+    plan = plan_for({"cuda": "13.1", "driver_method": "nvidia_repo"})
+    assert not plan["ok"]
+    text = " ".join(plan["errors"])
+    assert "cuda: '13.1' with the driver from NVIDIA's repository (driver_method: nvidia_repo)" in text
+    assert "NVIDIA's repository ubuntu2604 has no CUDA 13.1" in text
+    names = ["'%s'" % v for v in repo_releases()]
+    offered = names[0] if len(names) == 1 else "%s or %s" % (", ".join(names[:-1]), names[-1])
+    assert "request cuda: %s" % offered in text
+    assert "request driver_method: distro" in text and "cuda_method: distro (cuda-toolkit-13-1 13.1.1-" in text
+    assert plan["stack"]["cuda"] is None
+
+
+def test_a_cuda_nvidias_repository_has_is_planned_with_its_driver():
+    plan = plan_for({"cuda": "13.3", "driver_method": "nvidia_repo"})
+    assert plan["ok"], plan["errors"]
+    assert plan["stack"]["cuda"]["version"] == "13.3" and plan["stack"]["driver"]["method"] == "nvidia_repo"
+
+
+def test_with_the_archives_driver_the_archives_cuda_is_a_note_not_a_refusal():
+    plan = plan_for({"cuda": "13.1"})
+    assert plan["ok"], plan["errors"]
+    assert plan["stack"]["driver"]["method"] == "distro"
+    assert any("install it with cuda_method: distro" in n for n in plan["notes"])
+
+
+def test_no_release_for_the_os_in_the_data_says_so():
+    data = copy.deepcopy(DATA)
+    for rel in data["cuda"]["releases"]:
+        rel["os"] = [o for o in rel.get("os") or [] if o != OS]
+    plan = plan_for({"cuda": "13.1", "driver_method": "nvidia_repo"}, data=data)
+    text = " ".join(plan["errors"])
+    assert "data/compat.yml lists no CUDA release of NVIDIA's repository ubuntu2604" in text
+    assert "cuda_method: distro" in text
+
+
+@pytest.mark.parametrize("python", ["3.13", "3.12"])
+def test_a_python_the_archive_does_not_package_is_refused(python):
+    plan = plan_for({"python": python})
+    assert not plan["ok"]
+    text = " ".join(plan["errors"])
+    assert "python: '%s': ubuntu-26.04's archive packages only Python 3.14" % python in text
+    assert "request python: '3.14' or leave python out" in text
+    assert "python_env_interpreters" in text and "never builds Python" in text
+
+
+def test_the_archives_python_and_a_python_the_host_brings_are_planned():
+    plan = plan_for({"python": "3.14"})
+    assert plan["ok"], plan["errors"]
+    plan = plan_for({"python": "3.13"}, own_pythons=["3.13"])
+    assert plan["ok"], plan["errors"]
+    assert plan["stack"]["python"]["version"] == "3.13"
+
+
+def test_python_env_passes_its_interpreters_through_role_plan():
+    """python_env's filter hands python_env_interpreters to the resolver (role_plan own_pythons)."""
+    got = role_plan.role_plan("python_env", None, request={"python": "3.13"}, hardware=HW, own_pythons=["3.13"])
+    assert got["plan"]["ok"], got["plan"]["errors"]
+    got = role_plan.role_plan("python_env", None, request={"python": "3.13"}, hardware=HW)
+    assert not got["plan"]["ok"]
+
+
+def test_oses_without_a_python_list_keep_the_note():
+    """Only an OS whose archive Pythons the data lists refuses; 24.04 (no list) keeps the note as before."""
+    assert "pythons" not in DATA["os"]["distros"]["ubuntu-24.04"]
+    plan = plan_for({"python": "3.11"}, hardware={"gpus": ["RTX 4090"], "os": "ubuntu-24.04"})
+    assert plan["ok"], plan["errors"]
+    assert any("Python 3.11 is not ubuntu-24.04's default python3" in n for n in plan["notes"])
+
+
+def _options(**extra):
+    base = {"method": "nvidia_repo", "versions": [], "default": "", "compat": False, "remove_unlisted": False,
+            "local_repo_debs": {}, "verify": False, "verify_archs": [], "host_compiler": "", "wsl": False}
+    base.update(extra)
+    return base
+
+
+def _role_plan(cuda):
+    return {"ok": True, "host": {"os": OS, "compute_capabilities": ["8.9"]}, "stack": {"cuda": {"version": cuda}}}
+
+
+def test_cuda_role_refuses_nvidia_repo_for_a_cuda_its_ubuntu2604_lacks():
+    out = cp.decide(DATA, _role_plan("13.1"), _options(), resolve=lambda v: {"ok": True}, compilers=GXX)
+    assert not out["ok"]
+    text = " ".join(out["errors"])
+    assert "cuda_versions (the plan's 13.1) ('13.1'): cuda_method: nvidia_repo, but NVIDIA's repository ubuntu2604 has no CUDA 13.1" in text
+    assert "cuda_versions with one of %s" % ", ".join(repo_releases()) in text
+    assert "cuda_method: distro (ubuntu-26.04's own cuda-toolkit-13-1 13.1.1-" in text
+    named = cp.decide(DATA, _role_plan("13.3"), _options(versions=["13.1"]), resolve=lambda v: {"ok": True}, compilers=GXX)
+    assert named["errors"][0].startswith("cuda_versions[0] ('13.1'): cuda_method: nvidia_repo")
+    fine = cp.decide(DATA, _role_plan("13.3"), _options(), resolve=lambda v: {"ok": True}, compilers=GXX)
+    assert fine["ok"], fine["errors"]
+    assert fine["toolkits"][0]["packages"] == ["cuda-toolkit-13-3"]
+
+
+def test_cuda_role_distro_method_installs_the_versioned_cuda_toolkit_13_1():
+    out = cp.decide(DATA, _role_plan("13.3"), _options(method="distro"), resolve=lambda v: {"ok": True}, compilers=GXX)
+    assert out["ok"], out["errors"]
+    assert out["distro"]["package"] == "cuda-toolkit-13-1" and out["distro"]["home"] == "/usr/local/cuda-13.1"
+
+
+def test_python_env_filter_hands_python_env_interpreters_to_the_resolver():
+    """An environment's python: "3.13" on 26.04 is planned when python_env_interpreters brings it, refused when not."""
+    from ansible_collections.dlbox.stack.plugins.filter.python_env import python_env_plan
+
+    envs = [{"name": "torch", "frameworks": ["pytorch"], "python": "3.13"}]
+    out = python_env_plan(envs, None, hardware=HW, options={"interpreters": {"3.13": "/opt/py/bin/python3.13"}})
+    assert out["ok"], out["errors"]
+    assert out["environments"][0]["stack"]["python"] == {"version": "3.13"}
+    out = python_env_plan(envs, None, hardware=HW, options={})
+    assert not out["ok"] and "python_env_interpreters" in " ".join(out["errors"])
