@@ -22,6 +22,15 @@ the slowest rank.
 ``--gpu N`` measures GPU N (cuda:N under CUDA_DEVICE_ORDER=PCI_BUS_ID, which dlbox-acceptance.py sets: nvidia-smi's
 GPU N) for the parts that belong to one GPU (matmul, copies, the link); the report names it (``"gpu": N``).
 ``--device cpu`` measures on the CPU (matmul, dataloader, allreduce with gloo): how the tests run it without a GPU.
+
+The matmul's measurement window has a floor, ``--min-ms`` (2000 ms of GPU time by default, 50 ms on the CPU): after
+the warm-up call, a batch of ``--iterations`` calls is timed, and while a batch takes less than the floor, the next
+batch is grown to fill it; only the last batch counts. A power-capped or hot card (an L4 at 72 W) boosts for the first
+tens of milliseconds and then settles at its sustained clock, which is what training gets; a 20-call batch of an
+8192 x 8192 bf16 matmul lasts about 30 ms on an H100, too short to see that. The figure reports its window
+(``matmul_ms``, ``matmul_iterations``). On a GPU, the matmul part also samples nvidia-smi's clock event reasons of its
+GPU while the timed batches run and once after them (``throttle_under_load``: the reasons dlbox-acceptance.py reads
+at idle, seen under load), since a card that throttles only when busy shows nothing at idle.
 """
 
 import argparse
@@ -60,9 +69,10 @@ def _device(torch, wanted, index=0):
     return torch.device("cuda", index)
 
 
-def _timed(torch, device, func, iterations):
+def _timed(torch, device, func, iterations, warm_up=True):
     """Seconds for ``iterations`` calls of func after one warm-up call (CUDA events on a GPU)."""
-    func()
+    if warm_up:
+        func()
     if device.type != "cuda":
         begin = time.perf_counter()
         for _iteration in range(iterations):
@@ -76,6 +86,72 @@ def _timed(torch, device, func, iterations):
     end.record()
     torch.cuda.synchronize()
     return begin.elapsed_time(end) / 1000.0
+
+
+def timed_window(torch, device, func, iterations, min_seconds, timer=None):
+    """``(seconds, iterations)`` of the last timed batch of ``func``, grown until one batch lasts ``min_seconds``:
+    one warm-up call, then ``iterations`` calls; while a batch is shorter than the floor, the next one has
+    ``iterations * min_seconds / seconds * 1.2`` calls (at least twice as many). ``timer``: _timed's signature."""
+    timer = timer or _timed
+    seconds = timer(torch, device, func, iterations)
+    while seconds < min_seconds:
+        iterations = max(2 * iterations, int(iterations * min_seconds / max(seconds, 1e-9) * 1.2) + 1)
+        seconds = timer(torch, device, func, iterations, warm_up=False)
+    return seconds, iterations
+
+
+# NVML's clock event (throttle) reasons that say the hardware holds the clocks down (nvml.h nvmlClocksEventReason*:
+# HwSlowdown 0x8, SwThermalSlowdown 0x20, HwThermalSlowdown 0x40, HwPowerBrakeSlowdown 0x80), as dlbox-acceptance.py
+# reads them at idle. The software power cap (0x4) is left out: a card at full load sits at its power limit by design.
+THROTTLE_BITS = ((0x8, "hardware slowdown"), (0x20, "software thermal slowdown"), (0x40, "hardware thermal slowdown"),
+                 (0x80, "power brake"))
+
+
+class ClockWatch:
+    """Samples GPU ``index``'s clock event reasons (nvidia-smi) every ``every`` seconds from a thread while the block
+    runs, and once after it; ``names()``: the reasons of THROTTLE_BITS seen in any sample. Without nvidia-smi, or
+    when it answers neither field name, nothing is seen (``answered`` stays False)."""
+
+    FIELDS = ("clocks_event_reasons.active", "clocks_throttle_reasons.active")
+
+    def __init__(self, index, run=subprocess.run, every=0.5):
+        self.index, self.run, self.every = index, run, every
+        self.bits, self.answered = 0, False
+        self._stop = threading.Event()
+        self._thread = None
+
+    def sample(self):
+        for field in self.FIELDS:
+            try:
+                done = self.run(["nvidia-smi", "-i", str(self.index), "--query-gpu=" + field, "--format=csv,noheader"],
+                                capture_output=True, text=True, timeout=30, check=False)
+            except (OSError, subprocess.SubprocessError):
+                return
+            if done.returncode == 0:
+                try:
+                    self.bits |= int((done.stdout or "").strip().splitlines()[0], 16)
+                    self.answered = True
+                except (ValueError, IndexError):
+                    pass
+                return
+
+    def _loop(self):
+        while not self._stop.wait(self.every):
+            self.sample()
+
+    def __enter__(self):
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self.sample()
+        return False
+
+    def names(self):
+        return [name for bit, name in THROTTLE_BITS if self.bits & bit]
 
 
 def part_matmul(torch, args, name):
@@ -94,8 +170,17 @@ def part_matmul(torch, args, name):
     a = torch.randn(n, n, device=device, dtype=dtype)
     b = torch.randn(n, n, device=device, dtype=dtype)
     iterations = args.iterations or (20 if device.type == "cuda" else 3)
-    seconds = _timed(torch, device, lambda: torch.matmul(a, b), iterations)
-    return {"matmul_tflops": {name[7:]: _figure(2.0 * n ** 3 * iterations / seconds / 1e12)}, "matmul_n": n}
+    min_ms = args.min_ms if args.min_ms is not None else (2000 if device.type == "cuda" else 50)
+    if device.type == "cuda" and shutil.which("nvidia-smi"):
+        with ClockWatch(args.gpu) as watch:
+            seconds, iterations = timed_window(torch, device, lambda: torch.matmul(a, b), iterations, min_ms / 1000.0)
+        seen = {"throttle_under_load": watch.names()} if watch.answered else {}
+    else:
+        seconds, iterations = timed_window(torch, device, lambda: torch.matmul(a, b), iterations, min_ms / 1000.0)
+        seen = {}
+    return dict({"matmul_tflops": {name[7:]: _figure(2.0 * n ** 3 * iterations / seconds / 1e12)}, "matmul_n": n,
+                 "matmul_ms": {name[7:]: round(seconds * 1000.0, 1)},
+                 "matmul_iterations": {name[7:]: iterations}}, **seen)
 
 
 def part_copy(torch, args, name):
@@ -311,6 +396,8 @@ def parser():
     cli.add_argument("--gpu", type=int, default=0, help="the GPU (nvidia-smi's index) of a per-GPU part")
     cli.add_argument("--matmul-n", type=int, default=0, help="matmul size N (default 8192 on a GPU, 512 on the CPU)")
     cli.add_argument("--iterations", type=int, default=0, help="timed iterations (default: per part)")
+    cli.add_argument("--min-ms", type=float, default=None,
+                     help="the matmul's shortest measurement window in ms (default 2000 on a GPU, 50 on the CPU)")
     cli.add_argument("--copy-mb", type=float, default=1024)
     cli.add_argument("--dataloader-samples", type=int, default=4096)
     cli.add_argument("--dataloader-batch", type=int, default=64)

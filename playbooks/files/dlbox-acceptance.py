@@ -347,8 +347,11 @@ def merge_part(result, report, gpu=None):
         result["skipped"][part] = report["skipped"]
     else:
         for key, value in (report.get("figures") or {}).items():
-            if key == "matmul_tflops":
+            if key in ("matmul_tflops", "matmul_ms", "matmul_iterations"):
                 result["figures"].setdefault(key, {}).update(value)
+            elif key == "throttle_under_load":   # the clock event reasons seen while any matmul part ran
+                seen = result["figures"].setdefault(key, [])
+                seen.extend(name for name in value if name not in seen)
             else:
                 result["figures"][key] = value
 
@@ -382,6 +385,8 @@ def torch_figures(result, python, gpus, args):
                         ("--workers", args.workers), ("--allreduce-mb", args.allreduce_mb)):
         if value:
             common += [flag, str(value)]
+    if args.matmul_min_ms is not None:
+        common += ["--min-ms", str(args.matmul_min_ms)]
     started = time.monotonic()
     # each GPU nvidia-smi lists, in its order; on the CPU only with --each-gpu-on-cpu (the tests' way through this path)
     each = [g for g in gpus or [] if isinstance(g.get("index"), int)] if (not cpu or args.each_gpu_on_cpu) else []
@@ -455,6 +460,9 @@ def main(argv=None):
     parser.add_argument("--part-timeout", type=float, default=300, help="seconds each PyTorch part may take")
     parser.add_argument("--matmul-n", type=int, default=0)
     parser.add_argument("--iterations", type=int, default=0)
+    parser.add_argument("--matmul-min-ms", type=float, default=None,
+                        help="the matmul's shortest measurement window (default: dlbox-acceptance-torch.py's, 2000 ms "
+                             "on a GPU)")
     parser.add_argument("--copy-mb", type=float, default=0)
     parser.add_argument("--dataloader-samples", type=int, default=4096)
     parser.add_argument("--dataloader-side", type=int, default=0)
