@@ -10,7 +10,9 @@ Depends the per-ABI ``linux-modules-nvidia-580-open-7.0.0-44-generic``) that fol
 
 - the flavour comes from the installed kernel metas (:func:`module_utils.kernel.flavour_from_metas`, the way
   ubuntu-drivers reads them), not from ``uname -r``; ambiguous -> refused naming ``nvidia_driver_kernel_flavour``;
-- the per-ABI package of the running kernel is installed too when the archive has it; otherwise the module can only
+- the per-ABI package of the running kernel is installed too when the archive has it and it was built for the driver
+  version this run installs (:func:`module_fit`: its ``nvidia-kernel-common-<branch>`` Depends pin one driver point
+  release, and a kernel the archive no longer updates keeps a module of an older one); otherwise the module can only
   load in the kernel that boots next, which must have one: the plan says so before any change
   (``pending_reboot_reason``), or refuses when no kernel would have one;
 - neither the module packages nor the userland they require at their exact version (``nvidia-kernel-common-<branch>``)
@@ -32,6 +34,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.dlbox.stack.plugins.module_utils import kernel as k
+from ansible_collections.dlbox.stack.plugins.module_utils.versions import debian_version_compare
 from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import LazyModule
 
 _plan = LazyModule("plugin_utils.nvidia_driver_plan")  # it imports this module: its branch_pin, on first use
@@ -95,26 +98,144 @@ def decide_flavour(kernel_facts, override="", running="", branch=None, server=""
     return out
 
 
-def signed_module(branch, server, open_, flavour, kernel_facts, running):
-    """The per-ABI package of the running kernel, or the kernel that boots next: {install, running_package, next_boot,
-    pending_reboot_reason, problem}.
+# --- does the running kernel's per-ABI module fit the driver version installed? --------------------------------------
+#
+# Each per-ABI package Depends on the userland core of ONE driver point release: nvidia-kernel-common-<branch>[-server]
+# (<= X-1), (>= X) (recorded: tests/fixtures/kernel/ubuntu2404/apt-cache-show-per-abi-module.txt; Canonical added that
+# tight Depends to every linux-restricted-modules package, kernel-team list 2021-03-10 "[PATCH 0/1 H] UBUNTU: [packaging]
+# Make the nvidia abi packages depend on nvidia-kernel-common", LP: #1918298). Only the kernels the archive still updates
+# get modules rebuilt for a new point release; an older ABI's module keeps the release it was built against (recorded,
+# tests/fixtures/holds/ubuntu2404-noble-updates-nvidia-580.txt: with nvidia-kernel-common-580 at 580.196.07,
+# linux-modules-nvidia-580-open-6.8.0-149-generic still Depends nvidia-kernel-common-580 (<= 580.178.04-1), (>= 580.178.04)).
+# Installing such a module beside the newer driver is an impossible apt request.
 
-    ``install``: extra packages (the running kernel's ``linux-modules-nvidia-<b>-<uname -r>`` when apt knows it).
-    Without it the module loads only in the kernel that boots next (newest of /boot, else the kernel the flavour's
-    meta brings): ``pending_reboot_reason`` names both kernels. When apt knows a module for neither: ``problem``.
-    Not read (``kernel_facts`` None): nothing extra, nothing said (the plan on the controller).
+COMMON = "nvidia-kernel-common-%s%s"
+_RELATION = re.compile(r"^\s*(?P<name>[a-z0-9][a-z0-9+.-]*)(?::[a-z0-9-]+)?\s*(?:\(\s*(?P<op><<|<=|=|>=|>>|<|>)\s*(?P<version>[^)\s]+)\s*\))?\s*$")
+
+
+def common_name(branch, server):
+    """``nvidia-kernel-common-580`` (server: ``nvidia-kernel-common-580-server``; the open flavour shares it)."""
+    return COMMON % (branch, server)
+
+
+def _stanza_field(text, field):
+    """A field of the first stanza of ``apt-cache show`` output (continuation lines joined), or None."""
+    value, inside = None, False
+    for line in (text or "").splitlines():
+        if not line.strip():
+            if value is not None:
+                break
+            continue
+        if line[:1] in (" ", "\t"):
+            if inside:
+                value += " " + line.strip()
+            continue
+        name, sep, rest = line.partition(":")
+        inside = sep and name.strip().lower() == field.lower()
+        if inside:
+            value = rest.strip()
+    return value
+
+
+def common_requirement(show_text, common):
+    """The relations on ``common`` in the Depends of an ``apt-cache show --no-all-versions`` stanza: [(op, version)]
+    (``[("<=", "580.178.04-1"), (">=", "580.178.04")]``); None when it names none (or no stanza)."""
+    depends = _stanza_field(show_text, "Depends")
+    if depends is None:
+        return None
+    found = []
+    for group in depends.split(","):
+        for alternative in group.split("|"):
+            match = _RELATION.match(alternative)
+            if match and match.group("name") == common and len(group.split("|")) == 1:
+                found.append((match.group("op") or "", match.group("version") or ""))
+    return found or None
+
+
+def policy_versions(policy_text):
+    """``apt-cache policy NAME`` -> {installed, candidate} (None for "(none)" or missing)."""
+    out = {"installed": None, "candidate": None}
+    for line in (policy_text or "").splitlines():
+        key, sep, value = line.strip().partition(":")
+        key = key.strip().lower()
+        if sep and key in out and out[key] is None:
+            value = value.strip()
+            out[key] = None if not value or value == "(none)" else value
+    return out
+
+
+def satisfies(version, relations):
+    """Whether ``version`` meets every (op, version) relation (deb-version(7) order; ``<`` and ``>`` as dpkg reads them:
+    ``<=`` and ``>=``)."""
+    for op, wanted in relations:
+        if not op:
+            continue
+        c = debian_version_compare(version, wanted)
+        if not {"<<": c < 0, "<=": c <= 0, "<": c <= 0, "=": c == 0, ">=": c >= 0, ">": c >= 0, ">>": c > 0}[op]:
+            return False
+    return True
+
+
+def module_fit(package, common, fit):
+    """Whether the running kernel's per-ABI module can be installed with the driver this run ends with:
+    {fits, known, requires, driver_version, problem}.
+
+    ``fit``: what apt knows, read by the role after the cache refresh (roles/nvidia_driver/tasks/check.yml):
+    ``show`` (``apt-cache show --no-all-versions PACKAGE``: the candidate's Depends) and ``policy`` (``apt-cache policy
+    COMMON``). The driver version: the installed ``common`` (an installed driver stays at its point release unless
+    nvidia_driver_update moves it), else its candidate (what a first install or a branch change brings). Not read
+    (``fit`` None: the plan before the cache refresh, or on the controller): ``known`` False and ``fits`` True, as before.
+    A module whose Depends name no ``common`` (an older packaging) fits; no version to compare: it fits too (apt judges).
     """
-    out = {"install": [], "running_package": None, "next_boot": None, "pending_reboot_reason": "", "problem": None}
+    out = {"fits": True, "known": False, "requires": None, "driver_version": None, "problem": None}
+    if not fit:
+        return out
+    out["known"] = True
+    requires = common_requirement(fit.get("show") or "", common)
+    versions = policy_versions(fit.get("policy") or "")
+    driver_version = versions["installed"] or versions["candidate"]
+    out.update(requires=requires, driver_version=driver_version)
+    if not requires or not driver_version:
+        return out
+    if satisfies(driver_version, requires):
+        return out
+    out["fits"] = False
+    wanted = " ".join("%s %s" % r for r in requires if r[0])
+    out["problem"] = (
+        "The running kernel's signed NVIDIA module in the archive, %s, was built for another driver point release (it Depends "
+        "%s %s), not driver %s, which this run %s: apt cannot install both." % (
+            package, common, wanted, driver_version, "keeps (installed)" if versions["installed"] else "installs"))
+    return out
+
+
+def signed_module(branch, server, open_, flavour, kernel_facts, running, fit=None):
+    """The per-ABI package of the running kernel, or the kernel that boots next: {install, running_package, next_boot,
+    pending_reboot_reason, problem, fit}.
+
+    ``install``: extra packages (the running kernel's ``linux-modules-nvidia-<b>-<uname -r>`` when apt knows it, dpkg has
+    it, or it fits the driver version (:func:`module_fit` on ``fit``, what apt knows of it)). Without it the module loads
+    only in the kernel that boots next (newest of /boot, else the kernel the flavour's meta brings): ``pending_reboot_reason``
+    names both kernels (and, for a module of another driver point release, why it was left out). When apt knows a module
+    for neither: ``problem``. Not read (``kernel_facts`` None): nothing extra, nothing said (the plan on the controller).
+    """
+    out = {"install": [], "running_package": None, "next_boot": None, "pending_reboot_reason": "", "problem": None, "fit": None}
     if not kernel_facts:
         return out
     known = set(kernel_facts.get("module_names") or [])
     running = kernel_facts.get("running") or running
     prefix = "linux-modules-nvidia-%s%s%s-" % (branch, server, open_)
     out["running_package"] = prefix + running
-    if out["running_package"] in known:
-        out["install"] = [out["running_package"]]
-        return out
     packages = kernel_facts.get("packages") or []
+    why_not = " (no %s%s)" % (prefix, running)
+    if out["running_package"] in known:
+        installed = any(p["name"] == out["running_package"] and p.get("installed") for p in packages)
+        out["fit"] = module_fit(out["running_package"], common_name(branch, server), None if installed else fit)
+        if out["fit"]["fits"]:
+            out["install"] = [out["running_package"]]
+            return out
+        why_not = " for driver %s (%s was built for another driver point release: it Depends %s %s; apt cannot install it " \
+                  "with this driver)" % (out["fit"]["driver_version"], out["running_package"], common_name(branch, server),
+                                         " ".join("%s %s" % r for r in out["fit"]["requires"] if r[0]))
     metas = [m for m in k.image_metas(packages) if m["flavour"] == flavour]
     # the kernel GRUB boots next (nvidia_driver_facts reads its default), else the newest
     boot = kernel_facts.get("next_boot") or k.next_boot_kernel(kernel_facts.get("boot") or k.installed_kernels(packages), running)
@@ -125,15 +246,15 @@ def signed_module(branch, server, open_, flavour, kernel_facts, running):
     out["next_boot"] = boot
     if boot != running and (prefix + boot in known or boot == meta_kernel):
         out["pending_reboot_reason"] = (
-            "The running kernel %s has no signed NVIDIA module in the archive (no %s%s); the module is installed for "
-            "kernel %s, which boots next: reboot into it to load the driver." % (running, prefix, running, boot))
+            "The running kernel %s has no signed NVIDIA module in the archive%s; the module is installed for kernel %s, which "
+            "boots next: reboot into it to load the driver." % (running, why_not, boot))
         return out
     out["problem"] = (
-        "The running kernel %s has no signed NVIDIA module in the archive (no %s%s), and no kernel that would boot next has "
-        "one either (flavour %s: %s). Install the kernel meta package of that flavour (apt install linux-image-%s) and "
-        "reboot into its kernel, set nvidia_driver_kernel_flavour to the flavour this machine boots, or use DKMS "
+        "The running kernel %s has no signed NVIDIA module in the archive%s, and no kernel that would boot "
+        "next has one either (flavour %s: %s). Install the kernel meta package of that flavour (apt install linux-image-%s) "
+        "and reboot into its kernel, set nvidia_driver_kernel_flavour to the flavour this machine boots, or use DKMS "
         "(nvidia_driver_secure_boot_signing: mok). Nothing was changed." % (
-            running, prefix, running, flavour, "no linux-image-%s installed" % flavour if not metas else
+            running, why_not, flavour, "no linux-image-%s installed" % flavour if not metas else
             "its kernel %s has no %s%s" % (meta_kernel, prefix, meta_kernel), flavour))
     return out
 
@@ -174,8 +295,10 @@ def apply(out, options, facts, names, branch, kernel_modules):
         out["errors"].append(decided["problem"])
         return None
     if precompiled:
-        module = signed_module(branch, server, open_, decided["flavour"], kernel_facts, options.get("kernel") or "")
-        out["kernel"].update(install=module["install"], next_boot=module["next_boot"], running_package=module["running_package"])
+        module = signed_module(branch, server, open_, decided["flavour"], kernel_facts, options.get("kernel") or "",
+                               facts.get("running_module"))
+        out["kernel"].update(install=module["install"], next_boot=module["next_boot"], running_package=module["running_package"],
+                             common=common_name(branch, server), fit=module["fit"])
         out["pending_reboot_reason"] = module["pending_reboot_reason"]
         if module["problem"]:
             out["ok"] = False
@@ -263,16 +386,8 @@ _SECTION = re.compile(r"^\s*\[(?P<name>[^\]]+)\]\s*$")
 def unit_exec_start(unit_text):
     """The command of the last ``ExecStart=`` of a unit file's [Service] section ("" when none; ``ExecStart=`` alone
     resets it, as systemd reads it)."""
-    section, command = None, ""
-    for line in (unit_text or "").splitlines():
-        match = _SECTION.match(line)
-        if match:
-            section = match.group("name").strip()
-            continue
-        stripped = line.strip()
-        if section == "Service" and stripped.startswith("ExecStart="):
-            command = stripped[len("ExecStart="):].strip()
-    return command
+    starts = _unit_settings(unit_text, {"ExecStart": "Service"})
+    return starts[-1].split("=", 1)[1].strip() if starts else ""
 
 
 def persistence_command(command):

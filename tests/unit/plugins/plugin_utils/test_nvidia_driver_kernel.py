@@ -146,6 +146,125 @@ def test_recorded_module_meta_depends_on_the_per_abi_package_of_the_meta_kernel(
     assert "Depends: linux-modules-nvidia-580-open-6.8.0-151-generic" in text
 
 
+# --- the running kernel's module must fit the driver version (red-team: a kernel the archive no longer updates) -----
+#
+# Real control data, RECORDED from Ubuntu's live archive: tests/fixtures/holds/ubuntu2404-noble-updates-nvidia-580.txt
+# (noble-updates' Packages of 2026-12-04, verbatim stanzas): nvidia-kernel-common-580 is at 580.196.07-0ubuntu0.24.04.1,
+# the module of kernel 6.8.0-151 was respun against it (6.8.0-151.151+1), and the module of kernel 6.8.0-149 stayed at the
+# release it was built with: Depends nvidia-kernel-common-580 (<= 580.178.04-1), nvidia-kernel-common-580 (>= 580.178.04).
+# A host still running 6.8.0-149 that asks for the driver gets 580.196.07, with which that module cannot be installed.
+# Also tests/fixtures/kernel/ubuntu2404/apt-cache-show-per-abi-module.txt (7.0.0-44's module, 580.178.04, 2026-12-02).
+NOBLE_UPDATES = ROOT / "tests" / "fixtures" / "holds" / "ubuntu2404-noble-updates-nvidia-580.txt"
+OLD_ABI, NEW_ABI = "6.8.0-149-generic", GA_KERNEL["ubuntu2404"]
+OLD_MODULE = "linux-modules-nvidia-580-open-" + OLD_ABI
+DRIVER = "580.196.07-0ubuntu0.24.04.1"  # nvidia-kernel-common-580's Version in the same recorded Packages
+
+
+def recorded(name):
+    """The recorded noble-updates stanza of ``name`` (as ``apt-cache show --no-all-versions`` prints it)."""
+    text = "".join(line for line in NOBLE_UPDATES.read_text(encoding="utf-8").splitlines(True) if not line.startswith("#"))
+    found = [block for block in text.split("\n\n") if block.strip().startswith("Package: %s\n" % name)]
+    assert len(found) == 1, name
+    return found[0] + "\n"
+
+
+def _policy(installed, candidate):
+    """An ``apt-cache policy nvidia-kernel-common-580`` answer in apt's format (the recorded one:
+    tests/fixtures/driver/ubuntu2204-apt-cache-policy-535-server.txt), with the recorded versions."""
+    return "nvidia-kernel-common-580:\n  Installed: %s\n  Candidate: %s\n  Version table:\n" % (installed, candidate)
+
+
+def test_recorded_per_abi_modules_pin_one_driver_point_release():
+    common = "nvidia-kernel-common-580"
+    assert nk.common_requirement(recorded(OLD_MODULE), common) == [("<=", "580.178.04-1"), (">=", "580.178.04")]
+    assert nk.common_requirement(recorded("linux-modules-nvidia-580-open-" + NEW_ABI), common) == [
+        ("<=", "580.196.07-1"), (">=", "580.196.07")]
+    show = capture("ubuntu2404", "apt-cache-show-per-abi-module.txt")
+    assert nk.common_requirement(show, common) == [("<=", "580.178.04-1"), (">=", "580.178.04")]
+    assert nk.common_requirement(show, "nvidia-kernel-common-580-server") is None
+    assert "Version: %s\n" % DRIVER in recorded(common)
+
+
+def test_recorded_policy_gives_installed_and_candidate():
+    text = (FIX.parent / "driver" / "ubuntu2204-apt-cache-policy-535-server.txt").read_text(encoding="utf-8")
+    assert nk.policy_versions(text) == {"installed": None, "candidate": "535.309.01-0ubuntu0.22.04.2"}
+
+
+@pytest.mark.parametrize(("version", "fits"), [
+    ("580.178.04-0ubuntu0.24.04.1", True),              # the build the module was made with (recorded Built-Using)
+    ("580.178.04-0ubuntu0.24.04.1+fixture1", True),     # the FIXTURE archive's
+    ("580.178.04-1", True), ("580.178.04-2", False),    # the bounds
+    (DRIVER, False), ("580.126.09-0ubuntu0.24.04.1", False), ("595.99.02-0ubuntu0.24.04.1", False),
+])
+def test_the_recorded_relations_take_exactly_one_point_release(version, fits):
+    assert nk.satisfies(version, nk.common_requirement(recorded(OLD_MODULE), "nvidia-kernel-common-580")) is fits
+
+
+def _old_abi_facts():
+    """noble, linux-generic installed (its kernel 6.8.0-151-generic, recorded), still running 6.8.0-149-generic; the
+    module names apt knew (recorded pkgnames: both per-ABI packages are there)."""
+    assert OLD_MODULE in module_names("ubuntu2404") and "linux-modules-nvidia-580-open-" + NEW_ABI in module_names("ubuntu2404")
+    return kernel_facts("ubuntu2404", "ga-desktop", OLD_ABI, boot=[OLD_ABI])
+
+
+def test_running_kernel_module_of_an_older_point_release_is_left_out_and_the_next_kernel_gets_it():
+    fit = {"show": recorded(OLD_MODULE), "policy": _policy("(none)", DRIVER)}
+    out = nk.signed_module(580, "", "-open", "generic", _old_abi_facts(), OLD_ABI, fit)
+    assert out["install"] == [] and out["problem"] is None and out["next_boot"] == NEW_ABI
+    assert out["fit"]["fits"] is False and out["fit"]["driver_version"] == DRIVER
+    assert out["pending_reboot_reason"] == (
+        "The running kernel 6.8.0-149-generic has no signed NVIDIA module in the archive for driver "
+        "580.196.07-0ubuntu0.24.04.1 (linux-modules-nvidia-580-open-6.8.0-149-generic was built for another driver point "
+        "release: it Depends nvidia-kernel-common-580 <= 580.178.04-1 >= 580.178.04; apt cannot install it with this "
+        "driver); the module is installed for kernel 6.8.0-151-generic, which boots next: reboot into it to load the driver.")
+
+
+def test_running_kernel_module_of_the_installed_point_release_is_added():
+    # the driver installed at the module's release stays there (no nvidia_driver_update): the module fits
+    fit = {"show": recorded(OLD_MODULE), "policy": _policy("580.178.04-0ubuntu0.24.04.1", DRIVER)}
+    out = nk.signed_module(580, "", "-open", "generic", _old_abi_facts(), OLD_ABI, fit)
+    assert out["install"] == [OLD_MODULE] and out["pending_reboot_reason"] == "" and out["fit"]["fits"] is True
+
+
+def test_running_kernel_module_of_the_candidate_is_added():
+    fit = {"show": recorded("linux-modules-nvidia-580-open-" + NEW_ABI), "policy": _policy("(none)", DRIVER)}
+    out = nk.signed_module(580, "", "-open", "generic", kernel_facts("ubuntu2404", "ga-desktop", NEW_ABI), NEW_ABI, fit)
+    assert out["install"] == ["linux-modules-nvidia-580-open-" + NEW_ABI] and out["fit"] == {
+        "fits": True, "known": True, "requires": [("<=", "580.196.07-1"), (">=", "580.196.07")],
+        "driver_version": DRIVER, "problem": None}
+
+
+def test_server_series_module_is_judged_against_the_server_userland():
+    # recorded: linux-modules-nvidia-580-server-open-6.8.0-151-generic Depends nvidia-kernel-common-580-server 580.196.07;
+    # a host whose -server driver stays installed at 580.178.04 (no nvidia_driver_update) cannot take it
+    module = "linux-modules-nvidia-580-server-open-" + NEW_ABI
+    assert nk.common_name(580, "-server") == "nvidia-kernel-common-580-server" and nk.common_name(580, "") == "nvidia-kernel-common-580"
+    facts = kernel_facts("ubuntu2404", "ga-desktop", NEW_ABI)
+    facts["module_names"] = facts["module_names"] + [module, "linux-modules-nvidia-580-server-open-generic"]
+    fit = {"show": recorded(module), "policy": _policy("580.178.04-0ubuntu0.24.04.1", DRIVER)}
+    out = nk.signed_module(580, "-server", "-open", "generic", facts, NEW_ABI, fit)
+    assert out["install"] == [] and out["fit"]["requires"] == [("<=", "580.196.07-1"), (">=", "580.196.07")]
+    assert "nvidia-kernel-common-580-server <= 580.196.07-1" in (out["problem"] or out["pending_reboot_reason"])
+
+
+def test_running_kernel_module_already_installed_stays_whatever_apt_says():
+    facts = _old_abi_facts()
+    facts["packages"] = facts["packages"] + [{"name": OLD_MODULE, "version": "6.8.0-149.149", "installed": True, "depends": ""}]
+    fit = {"show": recorded(OLD_MODULE), "policy": _policy("(none)", DRIVER)}
+    out = nk.signed_module(580, "", "-open", "generic", facts, OLD_ABI, fit)
+    assert out["install"] == [OLD_MODULE] and out["fit"]["known"] is False
+
+
+def test_running_kernel_module_of_another_release_without_a_next_kernel_is_refused():
+    # no kernel meta installed: the running kernel's module is the only one, and it is of another point release
+    facts = _old_abi_facts()
+    facts["packages"] = [q for q in facts["packages"] if not q["name"].startswith(("linux-image-generic", "linux-generic"))]
+    fit = {"show": recorded(OLD_MODULE), "policy": _policy("(none)", DRIVER)}
+    out = nk.signed_module(580, "", "-open", "generic", facts, OLD_ABI, fit)
+    assert out["install"] == [] and out["pending_reboot_reason"] == ""
+    assert "built for another driver point release" in out["problem"] and "Nothing was changed" in out["problem"]
+
+
 # --- through the role's decision (nvidia_driver_plan.decide) ---------------------------------------------------------
 
 def _ubuntu_plan():
@@ -207,6 +326,21 @@ def test_decide_dkms_path_keeps_the_flavour_but_adds_no_module_package():
                    facts={"kernel": kernel_facts("ubuntu2404", "hwe-desktop", running)})
     assert out["ok"] and out["signing"]["path"] == "dkms" and out["pending_reboot_reason"] == ""
     assert not any(n.startswith("linux-modules-nvidia") for n in out["set"]["packages"])
+
+
+def test_decide_leaves_out_a_running_kernel_module_of_another_driver_release():
+    # the recorded 6.8.0-149 module (580.178.04) against the recorded driver 580.196.07: the module meta brings 6.8.0-151's
+    facts = {"kernel": _old_abi_facts(), "running_module": {"show": recorded(OLD_MODULE), "policy": _policy("(none)", DRIVER)}}
+    out = p.decide(DATA, _options(OLD_ABI), _ubuntu_plan(), host={"secure_boot": True}, facts=facts)
+    assert out["ok"] and OLD_MODULE not in out["set"]["packages"]
+    assert "linux-modules-nvidia-580-open-generic" in out["set"]["packages"]
+    assert out["kernel"]["common"] == "nvidia-kernel-common-580" and out["kernel"]["fit"]["fits"] is False
+    assert "built for another driver point release" in out["pending_reboot_reason"]
+    assert NEW_ABI + ", which boots next" in out["pending_reboot_reason"]
+    # the same read with the driver installed at the module's release: the module joins the set, nothing pending
+    facts["running_module"]["policy"] = _policy("580.178.04-0ubuntu0.24.04.1", DRIVER)
+    out = p.decide(DATA, _options(OLD_ABI), _ubuntu_plan(), host={"secure_boot": True}, facts=facts)
+    assert out["set"]["packages"][-1] == OLD_MODULE and out["pending_reboot_reason"] == ""
 
 
 # --- never held, never blacklisted ------------------------------------------------------------------------------
