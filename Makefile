@@ -151,6 +151,7 @@ test-heavy: collection images ## the multi-GB and live-archive scenarios left ou
 
 bench: collection images ## resolver, plan.yml, fleet and no-op workstation timings
 	$(BIN)/python tests/benchmarks/bench_resolver.py
+	$(BIN)/python tests/benchmarks/bench_apt_pin.py
 	@start=$$(date +%s%N); ansible-playbook playbooks/plan.yml --limit $(LIMIT) >/dev/null; \
 	  echo "plan.yml on this machine: $$(( ($$(date +%s%N) - start) / 1000000 )) ms wall"
 	$(BIN)/python tests/benchmarks/bench_plan.py $(BENCH_HOSTS) $(BENCH_FORKS)

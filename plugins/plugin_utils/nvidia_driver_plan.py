@@ -248,39 +248,54 @@ def keep_plan(packages, archive_files):
     return out
 
 
+# apt preferences name their packages with globs (fnmatch), never /regular expressions/: apt matches every pattern of a
+# preferences file against every package of its cache each time it builds its policy (every apt-get, apt-cache, apt
+# module run), and glibc's regexec is slow at it. On Ubuntu 24.04 with the archive's main, restricted, universe and
+# multiverse lists (about 100,000 packages), the regular-expression form of this pin (2026-12-05) made one `apt-cache
+# policy nvidia-utils-580` take 30 CPU-s (56 s wall beside other work; 0.08 s without the file); one regular expression
+# of it alone took 3.8-13.6 s, two globs 0.15 s (measured in molecule/nvidia_driver_signed's container, 2026-12-06).
+# A real host paid that on every apt command after the role ran, and the FIXTURE GPU host scenarios spent most of their
+# CPU in it (the role's driver install: 261 s, its upgrade simulation: 65 s). tests/benchmarks/bench_apt_pin.py prints
+# the figures on a synthetic archive of that size.
+
+
 def branch_names_pattern(branch):
-    """apt preferences' regular expressions of the package names that carry ``branch`` (Ubuntu's names, which NVIDIA's
-    Ubuntu repository shares before 590): ``libnvidia-compute-580``, ``nvidia-kernel-common-580-server``,
-    ``nvidia-firmware-580-580.196.07``, ``linux-modules-nvidia-580-open-generic``, ``cuda-drivers-580``."""
+    """apt preferences' globs of the package names that carry ``branch`` (Ubuntu's names, which NVIDIA's Ubuntu repository
+    shares before 590): ``libnvidia-compute-580``, ``nvidia-kernel-common-580-server``, ``nvidia-firmware-580-580.196.07``,
+    ``linux-modules-nvidia-580-open-generic``, ``cuda-drivers-580``; names without a glob character are exact names."""
     b = int(branch)
-    return ("/^(lib)?nvidia.*-%d(-|$)/ /^linux-(modules|objects|signatures)-nvidia-%d-/ /^xserver-xorg-video-nvidia-%d$/ "
-            "/^cuda-drivers(-fabricmanager)?-%d$/" % (b, b, b, b))
+    return ("nvidia*-{b} nvidia*-{b}-* libnvidia*-{b} libnvidia*-{b}-* linux-modules-nvidia-{b}-* linux-objects-nvidia-{b}-* "
+            "linux-signatures-nvidia-{b}-* xserver-xorg-video-nvidia-{b} cuda-drivers-{b} cuda-drivers-fabricmanager-{b}").format(b=b)
 
 
 # NVIDIA's packages without a branch number that must come from the driver's archive (issue 48 red-team 5):
 # data/compat.yml (NSCQ and IMEX carry no branch number from 580); Fabric Manager, the persistence daemon and
-# nvidia-settings in NVIDIA's repository (nvidia-fabricmanager, nvidia-persistenced, nvidia-settings)
-BRANCHLESS_NAMES = "/^(nvidia-fabricmanager|libnvidia-nscq|nvidia-imex|nvidia-persistenced|nvidia-settings|nvidia-modprobe)(-dev)?$/"
+# nvidia-settings in NVIDIA's repository (nvidia-fabricmanager, nvidia-persistenced, nvidia-settings). Exact names.
+BRANCHLESS_NAMES = " ".join(
+    name + dev for name in ("nvidia-fabricmanager", "libnvidia-nscq", "nvidia-imex", "nvidia-persistenced", "nvidia-settings",
+                            "nvidia-modprobe") for dev in ("", "-dev"))
 
 
 def _not_number(branch):
-    """A POSIX extended regular expression (apt's) of any decimal number but ``branch`` (no look-ahead in apt)."""
-    digits = str(int(branch))
-    alternatives = ["[0-9]{1,%d}" % (len(digits) - 1)] if len(digits) > 1 else []
-    alternatives.append("[0-9]{%d,}" % (len(digits) + 1))
+    """Glob classes that together match every three-digit decimal number but ``branch`` (NVIDIA's branches are three
+    digits, R304 to R620 in data/compat.yml; a glob has no alternation, so each class is its own pattern)."""
+    digits = "%03d" % int(branch)
+    if len(digits) != 3:
+        raise ValueError("driver branch %r: NVIDIA's branches have three digits" % (branch,))
+    classes = []
     for i, digit in enumerate(digits):
         others = "".join(d for d in "0123456789" if d != digit)
-        alternatives.append(digits[:i] + "[" + others + "]" + "[0-9]" * (len(digits) - i - 1))
-    return "(%s)" % "|".join(alternatives)
+        classes.append(digits[:i] + "[" + others + "]" + "[0-9]" * (len(digits) - i - 1))
+    return classes
 
 
 def other_branches_pattern(branch):
-    """apt preferences' regular expressions of the driver package names of every branch but ``branch``
+    """apt preferences' globs of the driver package names of every (three-digit) branch but ``branch``
     (``nvidia-driver-595``, ``libnvidia-compute-570-server``, ``linux-modules-nvidia-595-open-generic``,
-    ``cuda-drivers-595``): the branch number is a whole name token followed only by words (``-server``, ``-open``)."""
-    n = _not_number(branch)
-    return ("/^(lib)?nvidia(-[a-z0-9.]+)*-%s(-[a-z]+)*$/ /^linux-(modules|objects|signatures)-nvidia-%s-/ "
-            "/^xserver-xorg-video-nvidia-%s$/ /^cuda-drivers(-fabricmanager)?-%s$/" % (n, n, n, n))
+    ``cuda-drivers-595``, ``cuda-drivers-fabricmanager-595``): the branch number is a whole name token."""
+    shapes = ("nvidia*-{n}", "nvidia*-{n}-*", "libnvidia*-{n}", "libnvidia*-{n}-*", "linux-[mos]*-nvidia-{n}-*",
+              "xserver-xorg-video-nvidia-{n}", "cuda-drivers-{n}", "cuda-drivers-fabricmanager-{n}")
+    return " ".join(shape.format(n=n) for n in _not_number(branch) for shape in shapes)
 
 
 def branch_pin(branch, family, reason="", origin=None):

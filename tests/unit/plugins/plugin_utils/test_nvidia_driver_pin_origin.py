@@ -109,7 +109,7 @@ def test_without_the_origin_the_branch_pin_admits_both_archives(tmp_path):
 def test_the_plan_pins_by_origin():
     text = p.branch_pin(580, FAMILY, "nvidia_driver_method: nvidia_repo", "NVIDIA")
     first, second, third, fourth = text.split("\n\n")
-    assert "Pin: release o=NVIDIA\nPin-Priority: 1000" in first and "/^(lib)?nvidia.*-580(-|$)/" in first
+    assert "Pin: release o=NVIDIA\nPin-Priority: 1000" in first and "nvidia*-580 nvidia*-580-* libnvidia*-580" in first
     assert "Pin: release *\nPin-Priority: -1" in second and second.split("\n")[0] == first.split("\n")[-3]
     assert "Pin: release *\nPin-Priority: -1" in third
     assert "Pin: version 580.*\nPin-Priority: 1000" in fourth
@@ -192,3 +192,52 @@ def test_nvidias_repository_keeps_its_branchless_packages_on_the_branch(tmp_path
     text = subprocess.run(["apt-cache"] + opts + ["policy", "nvidia-fabricmanager", "libnvidia-nscq"], check=True,
                           capture_output=True, text=True).stdout
     assert re.findall(r"Candidate: (\S+)", text) == ["580.95.05-1", "580.95.05-1"], text
+
+
+# Names from Ubuntu's noble(-updates) restricted/multiverse Packages and NVIDIA's ubuntu2404 repository (tests/fixtures/holds,
+# tests/aptrepo/specs/ubuntu-noble-signed.yml, data/compat.yml): the branch's own, other branches', and names that only
+# look alike (a kernel ABI number, the firmware's version, CUDA's GDS).
+OWN_580 = ["nvidia-driver-580-open", "libnvidia-compute-580", "nvidia-kernel-common-580-server", "nvidia-firmware-580-580.196.07",
+           "linux-modules-nvidia-580-open-generic-hwe-24.04", "linux-modules-nvidia-580-open-6.8.0-1001-generic",
+           "linux-signatures-nvidia-6.8.0-1001-generic", "linux-objects-nvidia-580-server-6.8.0-1001-generic",
+           "xserver-xorg-video-nvidia-580", "cuda-drivers-580", "cuda-drivers-fabricmanager-580", "nvidia-dkms-580-open",
+           "nvidia-headless-no-dkms-580-server-open", "libnvidia-gl-580"]
+OTHER = ["nvidia-driver-595", "libnvidia-compute-570-server", "linux-modules-nvidia-595-open-generic",
+         "linux-modules-nvidia-470-6.8.0-1001-generic", "xserver-xorg-video-nvidia-620", "cuda-drivers-595",
+         "cuda-drivers-fabricmanager-590", "nvidia-utils-535-server", "nvidia-firmware-595-595.112.07", "nvidia-driver-581"]
+
+
+def _matches(patterns, name):
+    import fnmatch  # pylint: disable=import-outside-toplevel
+    return [pat for pat in patterns.split() if fnmatch.fnmatchcase(name, pat)]
+
+
+def test_the_pin_has_globs_and_names_only():
+    """apt matches every /regular expression/ of a preferences file against every package of its cache on every run:
+    30 CPU-s an apt command on Ubuntu 24.04's full archive (nvidia_driver_plan's comment above branch_names_pattern)."""
+    for origin in (None, "Ubuntu", "NVIDIA"):
+        text = p.branch_pin(580, FAMILY, "x", origin)
+        for line in text.splitlines():
+            if line.startswith("Package:"):
+                assert "/" not in line and "(" not in line and "|" not in line, line
+
+
+@pytest.mark.parametrize("name", OWN_580)
+def test_the_other_branches_globs_leave_the_branchs_names(name):
+    assert not _matches(p.other_branches_pattern(580), name)
+
+
+@pytest.mark.parametrize("name", OTHER)
+def test_the_other_branches_globs_catch_every_other_branch(name):
+    assert _matches(p.other_branches_pattern(580), name)
+    assert not _matches(p.branch_names_pattern(580), name)
+
+
+@pytest.mark.parametrize("name", [n for n in OWN_580 if not n.startswith("linux-signatures-nvidia-6")])
+def test_the_branch_globs_name_the_branchs_packages(name):
+    assert _matches(p.branch_names_pattern(580), name)
+
+
+def test_a_branch_has_three_digits():
+    with pytest.raises(ValueError):
+        p.other_branches_pattern(1000)
