@@ -276,6 +276,24 @@ BRANCHLESS_NAMES = " ".join(
                             "nvidia-modprobe") for dev in ("", "-dev"))
 
 
+# NVIDIA's Ubuntu repository from branch 590 on: the branch left out of every driver package name (NVIDIA Driver Installation
+# Guide r590, "Recent Updates" > "Ubuntu 590 and later packages", Table 4 "Ubuntu 590 package renames": cuda-drivers-580
+# removed, cuda-drivers, libnvidia-cfg1 ... libnvidia-gpucomp, nvidia-dkms, nvidia-dkms-open; libnvidia-nscq, libnvsdm,
+# libxnvctrl0, libxnvctrl-dev unchanged; "from 590 onwards, they will keep the same name"), and the metas of
+# data/compat.yml driver_packages.pinning (nvidia-open, cuda-drivers). The names the table's rule gives for Ubuntu's other
+# driver packages (nvidia-kernel-common, nvidia-firmware, nvidia-utils, ...) are seen in a user's R595 install from that
+# repository (nvidia-firmware_595.71.05-1ubuntu1_amd64.deb, nvidia-kernel-common, nvidia-persistenced; public recovery notes
+# found by the text "Package: nvidia-dkms-open", 2026). Exact names: every branch of the repository shares them, so only
+# their version tells the branch.
+NVIDIA_590_NAMES = " ".join((
+    "nvidia-open", "cuda-drivers", "cuda-drivers-fabricmanager", "nvidia-driver", "nvidia-driver-open", "nvidia-headless",
+    "nvidia-headless-open", "nvidia-headless-no-dkms", "nvidia-headless-no-dkms-open", "nvidia-dkms", "nvidia-dkms-open",
+    "nvidia-kernel-common", "nvidia-kernel-source", "nvidia-kernel-source-open", "nvidia-firmware", "nvidia-utils",
+    "nvidia-compute-utils", "xserver-xorg-video-nvidia", "libnvidia-cfg1", "libnvidia-common", "libnvidia-compute",
+    "libnvidia-decode", "libnvidia-encode", "libnvidia-extra", "libnvidia-fbc1", "libnvidia-gl", "libnvidia-gpucomp",
+    "libnvsdm", "libxnvctrl0", "libxnvctrl-dev", BRANCHLESS_NAMES))
+
+
 def _not_number(branch):
     """Glob classes that together match every three-digit decimal number but ``branch`` (NVIDIA's branches are three
     digits, R304 to R620 in data/compat.yml; a glob has no alternation, so each class is its own pattern)."""
@@ -298,6 +316,13 @@ def other_branches_pattern(branch):
     return " ".join(shape.format(n=n) for n in _not_number(branch) for shape in shapes)
 
 
+def other_versions(branch):
+    """apt preferences' version globs of every version but ``<branch>.*``: another three-digit branch
+    (``595.71.05-1ubuntu1``), and a first number of one, two, four or more digits. Each ends in ``?``: apt reads a version
+    pin ending in ``*`` as a prefix and drops the star (apt-pkg/versionmatch.cc), which would make the classes literal."""
+    return ["%s.*?" % digits for digits in _not_number(branch)] + ["[0-9].*?", "[0-9][0-9].*?", "[0-9][0-9][0-9][0-9]*?"]
+
+
 def branch_pin(branch, family, reason="", origin=None):
     """apt preferences that keep every driver package of the family on ``branch`` (priority 1000) and, with ``origin``
     (the Release ``Origin`` of the driver's archive: ``Ubuntu`` or ``Debian`` for the distribution's driver, ``NVIDIA`` for
@@ -311,6 +336,8 @@ def branch_pin(branch, family, reason="", origin=None):
        same names (NVIDIA's Ubuntu repository uses Ubuntu's names before 590): one driver from two archives, e.g.
        ``nvidia-dkms-575 : Depends: nvidia-kernel-common-575 (= 575.57.08-0ubuntu1) but 575.64.03-0ubuntu0.24.04.1 is to
        be installed`` (a user's apt with NVIDIA's repository beside Ubuntu's, tests/fixtures/SOURCES.md);
+   1b. (NVIDIA's repository, branch 590 on) NVIDIA's names without a branch (:data:`NVIDIA_590_NAMES`): every other
+       branch's versions -1 (:func:`other_versions`), this branch's from o=NVIDIA 1000, from elsewhere -1;
     2. the driver names of every other branch: -1. When Ubuntu retires a branch its metas become transitional packages
        of the next one (packages.ubuntu.com: nvidia-driver-590 590.48.01-0ubuntu0.25.10.5 Depends nvidia-driver-595;
        linux-modules-nvidia-590-generic a dummy transitional package): the version pin alone lets them pull the next
@@ -331,6 +358,15 @@ def branch_pin(branch, family, reason="", origin=None):
         text += "# One driver from one archive: branch %s and NVIDIA's branch-less packages from Origin %s only.\n" % (b, origin)
         text += "Package: %s\nPin: release o=%s\nPin-Priority: 1000\n\n" % (names, origin)
         text += "Package: %s\nPin: release *\nPin-Priority: -1\n\n" % names
+    if origin == "NVIDIA" and b >= 590:
+        # From 590 NVIDIA's names carry no branch (NVIDIA_590_NAMES): the family's <branch>.* pin below would take them
+        # from any archive. Another branch's versions first (apt takes a version's first matching pin), then this branch's
+        # from o=NVIDIA at 1000, and from anywhere else -1: one origin AND one branch.
+        text += "# NVIDIA's names without a branch (590 on): branch %s's versions from Origin NVIDIA only.\n" % b
+        for version in other_versions(b):
+            text += "Package: %s\nPin: version %s\nPin-Priority: -1\n\n" % (NVIDIA_590_NAMES, version)
+        text += "Package: %s\nPin: release o=NVIDIA\nPin-Priority: 1000\n\n" % NVIDIA_590_NAMES
+        text += "Package: %s\nPin: release *\nPin-Priority: -1\n\n" % NVIDIA_590_NAMES
     text += "# Never a driver package of another branch (a retired branch's transitional metas depend on the next one).\n"
     text += "Package: %s\nPin: release *\nPin-Priority: -1\n\n" % other_branches_pattern(b)
     text += "Package: %s\nPin: version %s.*\nPin-Priority: 1000\n" % (" ".join(family), b)

@@ -215,8 +215,8 @@ def _matches(patterns, name):
 def test_the_pin_has_globs_and_names_only():
     """apt matches every /regular expression/ of a preferences file against every package of its cache on every run:
     30 CPU-s an apt command on Ubuntu 24.04's full archive (nvidia_driver_plan's comment above branch_names_pattern)."""
-    for origin in (None, "Ubuntu", "NVIDIA"):
-        text = p.branch_pin(580, FAMILY, "x", origin)
+    for branch, origin in ((580, None), (580, "Ubuntu"), (580, "NVIDIA"), (595, "NVIDIA")):
+        text = p.branch_pin(branch, FAMILY, "x", origin)
         for line in text.splitlines():
             if line.startswith("Package:"):
                 assert "/" not in line and "(" not in line and "|" not in line, line
@@ -241,3 +241,67 @@ def test_the_branch_globs_name_the_branchs_packages(name):
 def test_a_branch_has_three_digits():
     with pytest.raises(ValueError):
         p.other_branches_pattern(1000)
+
+
+# NVIDIA's Ubuntu repository from 590 on: the names carry no branch (NVIDIA Driver Installation Guide r590, Table 4 "Ubuntu
+# 590 package renames"; nvidia-firmware_595.71.05-1ubuntu1_amd64.deb seen in a user's install, nvidia_driver_plan's
+# NVIDIA_590_NAMES). Every branch of the repository sits under the same names; a PPA (or a mirror rewriting Origin) may
+# carry them too, with a higher revision of the same upstream version.
+R590 = "590.48.01-1ubuntu1"
+R595 = "595.71.05-1ubuntu1"
+PPA_590 = "590.48.01-1ubuntu2~ppa1"
+BRANCHLESS_590 = ["nvidia-open", "cuda-drivers", "nvidia-dkms-open", "nvidia-kernel-common", "nvidia-firmware", "libnvidia-compute",
+                  "libnvidia-gl", "nvidia-utils", "nvidia-fabricmanager", "libnvidia-nscq"]
+
+
+def _policy_590(tmp_path, pin_text, names=BRANCHLESS_590):
+    archives = [("nvidia", "NVIDIA", [(n, v) for n in names for v in (R590, R595)] + [("nvidia-container-toolkit", "1.17.8-1")]),
+                ("ppa", "LP-PPA-graphics-drivers", [(n, PPA_590) for n in names])]
+    opts = _setup(tmp_path, pin_text, archives)
+    text = subprocess.run(["apt-cache"] + opts + ["policy"] + list(names) + ["nvidia-container-toolkit"], check=True,
+                          capture_output=True, text=True).stdout
+    out = {}
+    for block in re.split(r"\n(?=\S)", text):
+        out[block.split(":", 1)[0]] = {"candidate": re.search(r"Candidate: (\S+)", block).group(1),
+                                       "priorities": dict(re.findall(r"^\s+(?:\*\*\* )?(\S+) (-?\d+)$", block, re.M))}
+    return out
+
+
+def test_nvidias_590_names_keep_the_branch_and_the_origin(tmp_path):
+    got = _policy_590(tmp_path, p.branch_pin(590, FAMILY, "test", "NVIDIA"))
+    for name in BRANCHLESS_590:
+        # the branch's version from NVIDIA only: the next branch never, the PPA's revision of 590 never
+        assert got[name]["priorities"] == {R590: "1000", R595: "-1", PPA_590: "-1"}, (name, got[name])
+        assert got[name]["candidate"] == R590
+    # a package of no driver branch is left to apt's defaults
+    assert got["nvidia-container-toolkit"]["candidate"] == "1.17.8-1"
+
+
+def test_the_next_branch_keeps_its_own_version(tmp_path):
+    got = _policy_590(tmp_path, p.branch_pin(595, FAMILY, "test", "NVIDIA"), ["nvidia-open", "libnvidia-compute"])
+    assert got["nvidia-open"]["priorities"] == {R590: "-1", R595: "1000", PPA_590: "-1"}
+    assert got["libnvidia-compute"]["candidate"] == R595
+
+
+def test_without_the_590_stanzas_the_version_pin_takes_a_ppas_revision(tmp_path):
+    # the control: the pin before (the branch's Ubuntu-style names by origin, the family at 590.* from any archive) gives
+    # the PPA's 590 revision 1000 too, and apt takes it for its higher revision: one driver from two archives
+    pin = re.sub(r"# NVIDIA's names without a branch.*?(?=# Never a driver package)", "", p.branch_pin(590, FAMILY, "test", "NVIDIA"),
+                 flags=re.S)
+    got = _policy_590(tmp_path, pin, ["libnvidia-compute"])
+    assert got["libnvidia-compute"]["priorities"][PPA_590] == "1000"
+    assert got["libnvidia-compute"]["candidate"] == PPA_590
+
+
+def test_the_590_stanzas_only_for_nvidias_repository_from_590():
+    assert "libnvidia-compute " not in p.branch_pin(580, FAMILY, "x", "NVIDIA")
+    assert "libnvidia-compute " not in p.branch_pin(595, FAMILY, "x", "Ubuntu")
+    assert "libnvidia-compute " in p.branch_pin(595, FAMILY, "x", "NVIDIA")
+
+
+@pytest.mark.parametrize("version,other", [("590.48.01-1ubuntu1", False), ("590.44.01-1", False), ("595.71.05-1ubuntu1", True),
+                                           ("580.95.05-1", True), ("620.0.0-1", True), ("5900.1-1", True), ("59.1-1", True),
+                                           ("1.17.8-1", True), ("490.1-1", True), ("591.2-1", True)])
+def test_the_other_versions_globs(version, other):
+    import fnmatch  # pylint: disable=import-outside-toplevel
+    assert any(fnmatch.fnmatchcase(version, pat) for pat in p.other_versions(590)) is other
