@@ -54,6 +54,36 @@ def follows_kernel(name):
     return bool(FOLLOWS_KERNEL.match(name or ""))
 
 
+# Ubuntu's firmware package (NVIDIA's Ubuntu repository's too before 590) carries the driver version in its NAME:
+# nvidia-kernel-common-580 580.196.07 Depends nvidia-firmware-580-580.196.07 (tests/fixtures/holds/, noble-updates), and the
+# -server series nvidia-firmware-580-server-<version>. Each point release brings a new name and leaves the old one installed
+# (nothing depends on it any more; apt would autoremove it, but not while held): a hold on every installed firmware package
+# piled up one more per update, never released. Only the newest of a series is held.
+_FIRMWARE = re.compile(r"^nvidia-firmware-(?P<series>\d+(?:-server)?)-(?P<version>\d+(?:\.\d+)+)$")
+
+
+def _version_key(version):
+    return [int(x) for x in version.split(".")]
+
+
+def versioned_firmware(name):
+    """True for a firmware package whose name carries its driver version (``nvidia-firmware-580-server-580.196.07``)."""
+    return bool(_FIRMWARE.match(bare(name)))
+
+
+def superseded_firmware(names):
+    """The versioned firmware packages among ``names`` (``nvidia-firmware-580-580.178.04``, ``name:arch`` too) that a newer
+    one of the same series (``580``, ``580-server``) among them replaces; in the order given."""
+    found = [(n, _FIRMWARE.match(bare(n))) for n in _unique(names or ())]
+    newest = {}
+    for _name, match in found:
+        if match:
+            series, version = match.group("series"), match.group("version")
+            if series not in newest or _version_key(version) > _version_key(newest[series]):
+                newest[series] = version
+    return [n for n, match in found if match and match.group("version") != newest[match.group("series")]]
+
+
 def _unique(names):
     out = []
     for name in names:
@@ -71,7 +101,8 @@ def hold_list(set_packages, installed_names, signing, method="distro", family_in
     names = [n for n in set_packages or () if n in have]
     if method == "nvidia_repo":
         names += list(family_installed or ())
-    return [n for n in _unique(names) if not follows_kernel(n)]
+    old = set(superseded_firmware(list(have) + names))
+    return [n for n in _unique(names) if not follows_kernel(n) and n not in old]
 
 
 def kernel_metas(flavours, module_metas=()):
@@ -149,19 +180,21 @@ def hold_changes(wanted, held_now, recorded=(), installed_names=None):
     ``wanted``: :func:`hold_list`. ``held_now``: ``apt-mark showhold`` (``name`` or ``name:arch``, compared by name;
     released as printed, so that the foreign architecture's hold goes too). ``recorded``: what the role held on its
     last run (its record); ``None``: no record (a host set up before the role kept one): the holds on driver packages
-    are taken as the role's. Released: a recorded hold no longer wanted, and a hold on a package that follows the
-    kernel. ``installed_names``: dpkg's packages (a hold on a package no longer installed is left: dpkg drops it with
-    the package).
+    are taken as the role's. Released: a recorded hold no longer wanted, a hold on a package that follows the kernel,
+    and a hold on a firmware package a newer one of its series replaces (:func:`superseded_firmware`: each point release
+    is a new name). ``installed_names``: dpkg's packages (a hold on a package no longer installed is left: dpkg drops it
+    with the package).
     """
     held = _unique(h.strip() for h in held_now or () if h and h.strip())
     held_bare = set(bare(h) for h in held)
-    want = [n for n in _unique(wanted or ()) if not follows_kernel(n)]
+    have = None if installed_names is None else set(bare(n) for n in installed_names)
+    old = set(bare(n) for n in superseded_firmware(list(wanted or ()) + held + sorted(have or ())))
+    want = [n for n in _unique(wanted or ()) if not follows_kernel(n) and bare(n) not in old]
     if recorded is None:
         rec = set(bare(h) for h in held if _DRIVER_PACKAGE.match(bare(h)))
     else:
         rec = set(bare(r) for r in recorded)
-    have = None if installed_names is None else set(bare(n) for n in installed_names)
-    release = [h for h in held if bare(h) not in want and (bare(h) in rec or follows_kernel(bare(h)))
+    release = [h for h in held if bare(h) not in want and (bare(h) in rec or follows_kernel(bare(h)) or bare(h) in old)
                and (have is None or bare(h) in have)]
     hold = [n for n in want if n not in held_bare]
     keep_user = [h for h in held if bare(h) not in want and h not in release]

@@ -50,6 +50,20 @@ def simulation_problem(simulation):
     return "exit status %s: %s" % (sim.get("rc"), " ".join(unmet + errors) or "no error line")
 
 
+def rollback_holds(holds, kept):
+    """The holds to restore: those of the record (``apt-mark showhold`` before the change) on the packages the rollback
+    reinstalls (``kept``: the record's packages, {name, ...}), without what follows the kernel and without a firmware
+    package a newer kept one replaces (each point release's firmware is a new name: nh.superseded_firmware). A hold on a
+    name the rollback does not reinstall holds nothing of the kept branch."""
+    names = set(k.get("name") for k in kept or () if isinstance(k, dict))
+    old = set(nh.bare(n) for n in nh.superseded_firmware(sorted(names) + list(holds or ())))
+    out = []
+    for name in holds or ():
+        if nh.bare(name) in names and nh.bare(name) not in old and not nh.follows_kernel(nh.bare(name)) and name not in out:
+            out.append(name)
+    return out
+
+
 def rollback_request(found, installed, family, keep_dir, present_files=None, simulation=None):
     """{ok, branch, version, purge, install, pin, holds, message}: what ``nvidia_driver_rollback: true`` does.
 
@@ -75,7 +89,7 @@ def rollback_request(found, installed, family, keep_dir, present_files=None, sim
     undo = plan.rollback_plan(installed, kept, family)
     out.update(ok=True, branch=record.get("branch"), version=record.get("version"), purge=undo["purge"],
                install=["%s/%s" % (found["folder"], k["file"]) for k in kept], pin=record.get("pin"),
-               holds=[n for n in record.get("holds") or [] if not nh.follows_kernel(n)])
+               holds=rollback_holds(record.get("holds"), kept))
     out["simulate"] = simulate_argv(out["install"], out["purge"])
     problem = simulation_problem(simulation) if simulation is not None else ""
     if problem:

@@ -36,14 +36,18 @@ NOT_LOADED = 9
 
 
 def update_names(installed, family, branch):
-    """The installed packages of ``branch`` to name to apt (``installed``: dpkg's packages), per-ABI modules left out;
+    """The installed packages of ``branch`` to name to apt (``installed``: dpkg's packages), per-ABI modules left out, and
+    the firmware packages whose name carries their version (``nvidia-firmware-580-580.178.04``: the new point release's
+    ``nvidia-kernel-common`` Depends on the new name, so apt brings it; naming the old one would only mark it installed by
+    hand, kept after the update);
     on the signed path (a module flavour meta installed) also the installed kernel metas of that flavour
     (``linux-<f>``, ``linux-image-<f>``, ``linux-headers-<f>``, Ubuntu's linux-meta): the new module brings the new
     kernel image, and the metas must follow it, or they stay at the old kernel with the blacklist keeping them there."""
     out, flavours = [], []
     items = nd.package_items(installed)
     for name, version, _arch in items:
-        if nd.member_branch(name, version, family) == int(branch) and not _PER_ABI.match(name) and name not in out:
+        if (nd.member_branch(name, version, family) == int(branch) and not _PER_ABI.match(name) and not nh.versioned_firmware(name)
+                and name not in out):
             out.append(name)
             match = _MODULE_META.match(name)
             if match and match.group("flavour") not in flavours:

@@ -237,3 +237,45 @@ def test_a_host_without_a_record_takes_the_driver_holds_as_the_roles():
     assert changes["keep_user"] == ["docker-ce", "nvidia-container-toolkit"]
     # with a record (even an empty one), only what it names is the role's
     assert nh.hold_changes(["nvidia-driver-595-open"], held_now, recorded=[])["release"] == []
+
+
+def test_the_recorded_kernel_common_needs_its_versions_firmware_by_name():
+    # noble-updates: nvidia-kernel-common-580 580.196.07 Depends nvidia-firmware-580-580.196.07: each point release brings
+    # a new firmware NAME, the old one stays installed with nothing depending on it
+    firmware = [d for d, _op, _v in _depends(UBUNTU["nvidia-kernel-common-580"]) if d.startswith("nvidia-firmware-")]
+    assert firmware == ["nvidia-firmware-580-580.196.07"]
+    assert nh.versioned_firmware(firmware[0]) and not nh.versioned_firmware("nvidia-firmware")  # NVIDIA's 590+ name
+
+
+FW_OLD, FW_NEW = "nvidia-firmware-580-580.178.04", "nvidia-firmware-580-580.196.07"
+REPO_AFTER_UPDATE = ["nvidia-driver-cuda", "libnvidia-compute-580", "nvidia-kernel-common-580", FW_OLD, FW_NEW,
+                     "nvidia-firmware-580-server-580.95.05"]
+
+
+def test_superseded_firmware_is_the_older_of_each_series():
+    names = [FW_NEW, FW_OLD, "nvidia-firmware-580-server-580.95.05", "nvidia-firmware-580-server-580.178.04:i386",
+             "nvidia-firmware-595-595.71.05", "nvidia-firmware"]
+    # versions compared as numbers (580.95.05 < 580.178.04), each series on its own, the branch-less name never
+    assert nh.superseded_firmware(names) == [FW_OLD, "nvidia-firmware-580-server-580.95.05"]
+    assert nh.superseded_firmware([FW_OLD]) == []
+
+
+def test_after_a_point_release_only_the_newest_firmware_is_held():
+    # nvidia_repo holds every installed driver package: before, both firmware names (and one more each update)
+    held = nh.hold_list(["cuda-drivers-580"], REPO_AFTER_UPDATE, "dkms", "nvidia_repo", REPO_AFTER_UPDATE)
+    assert FW_NEW in held and FW_OLD not in held
+    assert "nvidia-firmware-580-server-580.95.05" in held  # the only one of its series
+
+
+def test_the_superseded_firmwares_hold_is_released():
+    # the record of the run before the update held the old firmware; the plan after it wants the new one
+    recorded = ["nvidia-driver-cuda", "libnvidia-compute-580", FW_OLD]
+    wanted = ["nvidia-driver-cuda", "libnvidia-compute-580", FW_NEW]
+    changes = nh.hold_changes(wanted, recorded, recorded)
+    assert changes["release"] == [FW_OLD] and changes["hold"] == [FW_NEW]
+    # piled up by an older role (held, not recorded as wanted any more or no record at all): released too
+    assert nh.hold_changes(wanted, recorded + [FW_NEW], recorded=None)["release"] == [FW_OLD]
+    # held by hand beside a record without it: a superseded firmware's hold only keeps apt from removing it
+    assert nh.hold_changes(wanted, [FW_OLD, FW_NEW], recorded=[FW_NEW])["release"] == [FW_OLD]
+    # even asked for (a rollback's holds from before), an older firmware beside a newer one is not held again
+    assert nh.hold_changes([FW_OLD, FW_NEW], [], [])["hold"] == [FW_NEW]

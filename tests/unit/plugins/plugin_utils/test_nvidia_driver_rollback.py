@@ -100,3 +100,14 @@ def test_a_rollback_apt_would_refuse_is_refused_before_anything_is_purged(tmp_pa
     out = _apt(tmp_path, {"nvidia-utils-570-server": "libnvidia-compute-570-server (= 570.195.03-0ubuntu0.24.04.1)"})
     assert not out["ok"]
     assert "libnvidia-compute-570-server" in out["message"] and "Nothing was changed" in out["message"], out["message"]
+
+
+def test_the_restored_holds_are_the_kept_packages_and_the_newest_firmware():
+    kept = KEPT + [{"name": n, "version": "570.195.03-0ubuntu0.24.04.1", "arch": "amd64", "file": n + ".deb", "source": "repack"}
+                   for n in ("nvidia-firmware-570-server-570.172.08", "nvidia-firmware-570-server-570.195.03")]
+    holds = ["nvidia-headless-570-server-open", "nvidia-firmware-570-server-570.172.08", "nvidia-firmware-570-server-570.195.03",
+             "nvidia-utils-570-server", "libnvidia-compute-570-server", "linux-modules-nvidia-570-server-open-generic"]
+    # a hold on what the rollback does not reinstall (libnvidia-compute-570-server is not kept here), on the older
+    # firmware, on a kernel follower: none comes back
+    assert nr.rollback_holds(holds, kept) == ["nvidia-headless-570-server-open", "nvidia-firmware-570-server-570.195.03",
+                                              "nvidia-utils-570-server"]

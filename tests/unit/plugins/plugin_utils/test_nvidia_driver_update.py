@@ -102,3 +102,13 @@ def test_compute_apps_without_a_driver_and_after_a_mismatch():
     out = nu.update_plan(installed(), FAMILY, 580, sim(SERVER), apps=mismatch)
     assert not out["ok"] and "Cannot tell whether GPU processes run" in out["message"]
     assert nu.compute_apps("", 0) == {"known": True, "processes": [], "reason": ""}
+
+
+def test_the_update_never_names_a_firmware_package_by_its_version():
+    # noble-updates: nvidia-kernel-common-580-server 580.196.07 Depends nvidia-firmware-580-server-580.196.07
+    # (tests/fixtures/holds/): apt brings the new name; the old one, named, would count as installed by hand and stay,
+    # and (never upgraded: a new name replaces it) refuse every update as "left at 580.178.04"
+    fw = [("nvidia-firmware-580-server-580.178.04", OLD)]
+    assert "nvidia-firmware-580-server-580.178.04" not in nu.update_names(installed(extra=fw), FAMILY, 580)
+    out = nu.update_plan(installed(extra=fw), FAMILY, 580, sim(SERVER))
+    assert out["ok"] and out["action"] == "update", out["message"]
