@@ -33,6 +33,11 @@ _REMV = re.compile(r"^Remv\s+(?P<name>\S+)(?:\s+\[(?P<old>[^\]]+)\])?")
 _APP = re.compile(r"^\s*(?P<pid>\d+)\s*,\s*(?P<name>[^,]*?)\s*(?:,\s*(?P<memory>.*?))?\s*$")
 # nvidia-smi's exit status 9: "NVIDIA Driver is not loaded" (nvidia-smi(1)): no process can use a GPU
 NOT_LOADED = 9
+# NVIDIA's own daemons, not user work: DCGM's host engine (nv-hostengine; its profiling module opens a context on each GPU)
+# and exporter, Fabric Manager, the persistence daemon. They run on every managed GPU host all the time, so counting them
+# refused every update there; they stop and start with the driver (the reboot). Compared by the program's base name
+# (nvidia-smi prints the path: /usr/bin/nv-hostengine).
+NVIDIA_DAEMONS = ("nv-hostengine", "nv-fabricmanager", "nvidia-persistenced", "dcgm-exporter")
 
 
 def update_names(installed, family, branch):
@@ -61,19 +66,21 @@ def update_names(installed, family, branch):
 
 def compute_apps(text, rc):
     """``nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader`` -> {known, processes,
-    reason}. Exit 9 (no driver loaded): no process, known. Another failure (a version mismatch after an install,
+    daemons, reason}. ``processes``: the user's GPU processes; ``daemons``: NVIDIA's own (:data:`NVIDIA_DAEMONS`), listed,
+    never counted. Exit 9 (no driver loaded): no process, known. Another failure (a version mismatch after an install,
     exit 18): not known, so an update is refused without ``nvidia_driver_update_force``."""
     if rc == NOT_LOADED:
-        return {"known": True, "processes": [], "reason": "no NVIDIA driver is loaded"}
+        return {"known": True, "processes": [], "daemons": [], "reason": "no NVIDIA driver is loaded"}
     if rc not in (0, None):
         first = next((line.strip() for line in (text or "").splitlines() if line.strip()), "")
-        return {"known": False, "processes": [], "reason": "nvidia-smi failed (exit %s: %s)" % (rc, first or "no output")}
-    processes = []
+        return {"known": False, "processes": [], "daemons": [], "reason": "nvidia-smi failed (exit %s: %s)" % (rc, first or "no output")}
+    processes, daemons = [], []
     for line in (text or "").splitlines():
         match = _APP.match(line)
         if match:
-            processes.append({"pid": int(match.group("pid")), "name": match.group("name"), "memory": match.group("memory") or ""})
-    return {"known": True, "processes": processes, "reason": ""}
+            app = {"pid": int(match.group("pid")), "name": match.group("name"), "memory": match.group("memory") or ""}
+            (daemons if app["name"].rsplit("/", 1)[-1] in NVIDIA_DAEMONS else processes).append(app)
+    return {"known": True, "processes": processes, "daemons": daemons, "reason": ""}
 
 
 def _removals(text):
@@ -155,9 +162,12 @@ def update_plan(installed, family, branch, simulation, apps=None, force=False, f
     out["action"] = "update"
     removes = (" and remove %s (modules of older kernels, built against the older point release)" % ", ".join(out["removes"])
                if out["removes"] else "")
+    daemons = sorted(set(p["name"].rsplit("/", 1)[-1] for p in apps.get("daemons") or ()))
     out["message"] = ("%sDriver R%s: installed %s, available %s: apt %s %d packages in one transaction%s (%s); pending reboot: "
-                      "the new module loads at the next boot." % (
+                      "the new module loads at the next boot%s." % (
                           "Check mode: " if check_mode else "", branch, driver["version"], target,
                           "would update" if check_mode else "updates", len(installs), removes,
-                          ", ".join(item["name"] for item in installs)))
+                          ", ".join(item["name"] for item in installs),
+                          " (NVIDIA's daemons on the GPUs, not counted as GPU processes: %s; they start again with the new "
+                          "driver)" % ", ".join(daemons) if daemons else ""))
     return out
