@@ -283,15 +283,17 @@ BRANCHLESS_NAMES = " ".join(
 # data/compat.yml driver_packages.pinning (nvidia-open, cuda-drivers). The names the table's rule gives for Ubuntu's other
 # driver packages (nvidia-kernel-common, nvidia-firmware, nvidia-utils, ...) are seen in a user's R595 install from that
 # repository (nvidia-firmware_595.71.05-1ubuntu1_amd64.deb, nvidia-kernel-common, nvidia-persistenced; public recovery notes
-# found by the text "Package: nvidia-dkms-open", 2026). Exact names: every branch of the repository shares them, so only
-# their version tells the branch.
+# found by the text "Package: nvidia-dkms-open", 2026). NVIDIA's Debian repository's compute-only names (data/compat.yml
+# driver_package_names.nvidia_repo.debian: nvidia-driver-cuda, nvidia-kernel-open-dkms, nvidia-kernel-dkms) too. Exact
+# names: every branch of the repository shares them, so only their version tells the branch.
 NVIDIA_590_NAMES = " ".join((
     "nvidia-open", "cuda-drivers", "cuda-drivers-fabricmanager", "nvidia-driver", "nvidia-driver-open", "nvidia-headless",
     "nvidia-headless-open", "nvidia-headless-no-dkms", "nvidia-headless-no-dkms-open", "nvidia-dkms", "nvidia-dkms-open",
     "nvidia-kernel-common", "nvidia-kernel-source", "nvidia-kernel-source-open", "nvidia-firmware", "nvidia-utils",
     "nvidia-compute-utils", "xserver-xorg-video-nvidia", "libnvidia-cfg1", "libnvidia-common", "libnvidia-compute",
     "libnvidia-decode", "libnvidia-encode", "libnvidia-extra", "libnvidia-fbc1", "libnvidia-gl", "libnvidia-gpucomp",
-    "libnvsdm", "libxnvctrl0", "libxnvctrl-dev", BRANCHLESS_NAMES))
+    "libnvsdm", "libxnvctrl0", "libxnvctrl-dev", "nvidia-driver-cuda", "nvidia-kernel-open-dkms", "nvidia-kernel-dkms",
+    BRANCHLESS_NAMES))
 
 
 def _not_number(branch):
