@@ -224,7 +224,9 @@ SCHEMA = _Record(
              "nvlink5": _Record({"cc_min": VERSION, "extra_packages": _List(TEXT)},
                                 {"supported": BOOL, "installed_by_roles": BOOL, "hgx": _NVLINK5_HGX, "nvl": _NVLINK5_NVL},
                                 sourced=True)},
-            {"driver_profile": _List(_Record(
+            {"nscq": _List(_Record({"branch_min": INT, "branch_max": _Optional(INT), "package": TEXT},
+                                   {"method": _Enum("distro", "nvidia_repo")}, sourced=True)),
+             "driver_profile": _List(_Record(
                 {"method": _Enum("distro", "nvidia_repo"), "os_family": TEXT, "profile": _Enum("desktop", "server")},
                 {"depends": TEXT}, sourced=True))},
             sourced=True),

@@ -43,7 +43,18 @@ def fabric_set(fabric_manager, driver):
     if imex:
         return {"kind": "nvl", "same_version": list(imex.get("packages") or [imex["package"]]), "own_version": [],
                 "kernel_modules": [], "imex": dict(imex)}
+    nscq = (fabric_manager or {}).get("nscq")
+    if nscq:
+        # NVSwitch hosts whose switches are PCI devices (HGX A100/H100/H200): NSCQ beside Fabric Manager, nothing else
+        return {"kind": "nvswitch", "same_version": [nscq["package"]], "own_version": [], "kernel_modules": [], "imex": None}
     return None
+
+
+def optional(fabric):
+    """Whether apt may lack the set at the driver's version: NSCQ alone (kind ``nvswitch``) is what DCGM and nvidia-smi
+    read the NVSwitches through, and Fabric Manager trains the fabric without it, so the driver goes on without it (and
+    says so); the NVLink5 sets may not (without NVLSM and libnvsdm the fabric stays In Progress; IMEX aborts)."""
+    return bool(fabric) and fabric.get("kind") == "nvswitch"
 
 
 def names(fabric):
@@ -65,7 +76,7 @@ def versions(fabric, madison_text, driver_version, pending=False):
     >>> versions({"same_version": ["libnvsdm"], "own_version": ["nvlsm"]}, MAD, "580.95.05")["install_names"]
     ['libnvsdm=580.95.05-1', 'nvlsm']
     """
-    out = {"ok": True, "install_names": [], "versions": {}, "problems": []}
+    out = {"ok": True, "install_names": [], "versions": {}, "problems": [], "left_out": [], "warning": ""}
     if not fabric:
         return out
     if pending:
@@ -89,6 +100,13 @@ def versions(fabric, madison_text, driver_version, pending=False):
             out["problems"].append("%s (the repositories have no version of it)" % name)
             continue
         out["install_names"].append(name)
+    if out["problems"] and optional(fabric):
+        # NSCQ alone (HGX A100/H100/H200): installed when apt has it at the driver's version, else left out and said
+        out["left_out"] = names(fabric)
+        out["warning"] = ("NSCQ is left out: apt has no %s. Fabric Manager trains the NVSwitch fabric without it, but DCGM "
+                          "and nvidia-smi cannot read the NVSwitches until %s is installed at exactly the driver's version %s."
+                          % ("; no ".join(out["problems"]), ", ".join(names(fabric)), want))
+        out["install_names"], out["versions"], out["problems"] = [], {}, []
     out["ok"] = not out["problems"]
     return out
 
@@ -109,7 +127,8 @@ def after(fabric, installed, driver_version):
     """The check after the install: ``{installed, versions, problems, holds}``.
 
     ``installed``: ``{name: version}`` from dpkg after the install. Same-version packages must be at the driver's
-    upstream version; own-version ones present. ``holds``: the names to hold with the driver (updated together).
+    upstream version; own-version ones present (NSCQ alone, :func:`optional`: absent only where apt lacked it, which
+    :func:`versions` said). ``holds``: the names to hold with the driver (updated together).
 
     >>> after({"same_version": ["libnvsdm"], "own_version": ["nvlsm"]},
     ...       {"libnvsdm": "580.82.07-1", "nvlsm": "2025.06.5-1"}, "580.95.05")["problems"]
@@ -122,13 +141,14 @@ def after(fabric, installed, driver_version):
     for name in names(fabric):
         version = installed.get(name)
         if version is None:
-            out["problems"].append("After installing, %s is not installed." % name)
+            if not optional(fabric):
+                out["problems"].append("After installing, %s is not installed." % name)
             continue
         out["versions"][name] = version
         out["holds"].append(name)
         if name in fabric["same_version"] and nd.upstream_version(version) != want:
             out["problems"].append("%s is %s, the driver %s: it must have exactly the driver's version." % (name, version, want))
-    out["installed"] = not any("not installed" in p for p in out["problems"])
+    out["installed"] = all(n in out["versions"] for n in names(fabric))
     return out
 
 
@@ -140,5 +160,7 @@ def summary(fabric, result):
     parts = ["%s %s" % (n, got.get(n, "missing")) for n in names(fabric)]
     if fabric["kind"] == "hgx":
         return "NVLink5 fabric (HGX): %s; kernel modules %s" % (", ".join(parts), ", ".join(fabric["kernel_modules"]))
+    if fabric["kind"] == "nvswitch":
+        return "NVSwitch fabric: %s" % ", ".join(parts)
     imex = fabric["imex"]
     return "NVLink5 NVL tray: %s (service %s, nodes %s)" % (", ".join(parts), imex.get("service"), imex.get("nodes_config"))

@@ -784,6 +784,13 @@ def pick_fabric_manager(plan, report):
         packages += list(nvl5.get("extra_packages") or [])
         arch_name = (plan.index.archs.get(plan.index.arch_for_cc(nvl5["cc_min"])) or {}).get("name")
         report.note("NVLink5 (%s) systems also need %s besides Fabric Manager." % (arch_name, ", ".join(nvl5.get("extra_packages") or [])))
+    nscq = pick_nscq(plan, branch, method) if nvlink5 is None else None
+    if nscq is not None:
+        packages.append(nscq)
+        report.note("NVSwitch host: %s (NSCQ, the NVSwitch Configuration and Query library DCGM and nvidia-smi read the "
+                    "NVSwitches through) comes with Fabric Manager at exactly the driver's version; dlbox.stack.nvidia_driver "
+                    "installs it in the driver's apt transaction and holds it with the driver, or says it leaves it out where "
+                    "apt has it not at that version (data/compat.yml fabric_manager.nscq)." % nscq)
     exact = plan.driver["version"] if plan.driver.get("installed") else None
     version = exact or "%s.*" % branch
     pinned = [package] + (nvlink5["same_version"] if nvlink5 else [])
@@ -795,7 +802,21 @@ def pick_fabric_manager(plan, report):
            "service": plan.index.fabric["service"], "driver_profile": need[0] if need else None}
     if nvlink5 is not None:
         out["nvlink5"] = nvlink5
+    if nscq is not None:
+        out["nscq"] = {"package": nscq}
     return out
+
+
+def pick_nscq(plan, branch, method):
+    """NSCQ's package for an NVSwitch host's driver branch and install method (data fabric_manager.nscq: the last row
+    that fits; a row without ``method`` fits both), or None when the data names none. NVLink5 HGX boards get it from
+    ``fabric_manager.nvlink5.hgx.packages`` instead."""
+    found = None
+    for row in plan.index.fabric.get("nscq") or []:
+        hi = row.get("branch_max")
+        if branch >= int(row["branch_min"]) and (hi is None or branch <= int(hi)) and row.get("method") in (None, method):
+            found = row
+    return str(found["package"]).replace("{branch}", str(branch)) if found else None
 
 
 def _nvlink5_packages(plan, report, branch):

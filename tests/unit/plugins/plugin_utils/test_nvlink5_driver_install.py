@@ -141,8 +141,11 @@ def test_check_mode_before_the_repository_is_set_up_names_the_packages_without_v
     assert out["fabric_install_names"] == ["libnvidia-nscq", "libnvsdm", "nvlsm"]
 
 
-def test_a_host_without_nvlink5_gets_no_fabric_packages(data):
+def test_a_host_without_nvlink5_gets_no_nvlink5_packages(data):
+    """An HGX H100 (NVSwitches on PCI) gets NSCQ alone beside Fabric Manager (test_nscq_nvswitch.py), no NVLink5 set."""
     h100 = plan_for(data, {"gpus": ["H100 SXM"] * 8, "os": "ubuntu-24.04", "nvswitch": True})
     out = decide(data, h100)
-    assert out["fabric"] is None and out["fabric_install_names"] == [] and out["madison"] == [h100["stack"]["fabric_manager"]["package"]]
+    nscq = h100["stack"]["fabric_manager"]["nscq"]["package"]
+    assert out["fabric"]["kind"] == "nvswitch" and nf.names(out["fabric"]) == [nscq]
+    assert out["fabric_install_names"] == [] and out["madison"] == [h100["stack"]["fabric_manager"]["package"], nscq]
     assert nf.after(None, {}, "580.95.05")["problems"] == []

@@ -720,7 +720,9 @@ def test_distro_fabric_manager_names_only_ubuntu_archive_packages(os_key, branch
     assert plan["ok"] is True, plan["errors"]
     fm = get(plan, "stack.fabric_manager")
     assert fm["method"] == "distro"
-    assert fm["packages"] == ["nvidia-fabricmanager-%s" % get(plan, "stack.driver.branch")]
+    # with NSCQ of the same -server series (Ubuntu's multiverse, data fabric_manager.nscq; tests/unit/.../test_nscq_nvswitch.py)
+    assert fm["packages"] == ["nvidia-fabricmanager-%s" % get(plan, "stack.driver.branch"),
+                              "libnvidia-nscq-%s" % get(plan, "stack.driver.branch")]
     assert not [n for n in fm["packages"] if n.startswith("cuda-drivers")]
 
 
