@@ -470,6 +470,23 @@ def overriding_dropins(dropins, ours):
     return found
 
 
+def _truth(setting):
+    return setting.split("=", 1)[1].strip().lower() in ("1", "yes", "true", "on")
+
+
+def started_by_udev(unit_text, dropins=None):
+    """Whether the unit as systemd applies it (the shipped file, then the other drop-ins in file-name order,
+    systemd.unit(5)) is udev's to start and stop: ``StopWhenUnneeded=`` true in the end (Ubuntu's unit; its 71-nvidia.rules
+    wants it through SYSTEMD_WANTS when the driver binds) and no ``[Install]`` section to enable it by. A start by the role
+    would not last: systemd stops a StopWhenUnneeded unit at once when no active unit wants it, so ``state: started``
+    would report a change on every run."""
+    texts = [unit_text or ""] + [(dropins or {})[p] for p in sorted(dropins or {}, key=lambda p: p.rsplit("/", 1)[-1])]
+    stops = [s for text in texts for s in _unit_settings(text, {"StopWhenUnneeded": "Unit"})]
+    install = [s for text in texts for s in _unit_settings(text, {"WantedBy": "Install", "RequiredBy": "Install",
+                                                                   "UpheldBy": "Install", "Alias": "Install"})]
+    return bool(stops) and _truth(stops[-1]) and not install
+
+
 def loaded_module_version(sys_version="", state=None):
     """The version of the NVIDIA module the kernel has loaded: ``/sys/module/nvidia/version`` (the module's own
     MODULE_VERSION), else the ``loaded_version`` of ``nvidia_driver_state`` (nvidia-smi, else /proc/driver/nvidia/version,
@@ -484,7 +501,8 @@ def loaded_module_version(sys_version="", state=None):
 
 def persistence_daemon(manage, build_only, installed, loaded, persistence_mode, unit_text="", unit_path="", check_mode=False,
                        dropins=None, dropin_path=""):
-    """What the role does with nvidia-persistenced: {manage, dropin, dropin_state, start, message, problem}.
+    """What the role does with nvidia-persistenced: {manage, dropin, dropin_state, start, enable, restart_on_change,
+    message, problem}.
 
     ``manage``: the server profile with ``nvidia_driver_persistenced`` on a host systemd runs. ``installed``: the driver
     version installed. ``loaded``: :func:`loaded_module_version`. ``unit_text``/``unit_path``: the shipped unit
@@ -496,8 +514,13 @@ def persistence_daemon(manage, build_only, installed, loaded, persistence_mode, 
     module is the installed one: against an older module (a reinstall, a branch change) or none, the user-space daemon
     of the new version fails; then it waits for the reboot (the unit is enabled, so it starts at boot) and the message
     says "pending reboot". No unit in check mode: the package is not installed yet, so nothing can be said about it.
+    Without ``persistence_mode`` on a unit udev starts and systemd stops when unneeded (:func:`started_by_udev`, Ubuntu's)
+    the role neither enables nor starts it (``enable``/``start`` false): a start would be undone at once and report a
+    change on every run; it is restarted only when the role removed its drop-in under it this run
+    (``restart_on_change``, with the installed module loaded).
     """
-    out = {"manage": bool(manage), "dropin": None, "dropin_state": "absent", "start": False, "message": "", "problem": None}
+    out = {"manage": bool(manage), "dropin": None, "dropin_state": "absent", "start": False, "enable": False,
+           "restart_on_change": False, "message": "", "problem": None}
     if not manage:
         return out
     if not unit_text:
@@ -527,11 +550,24 @@ def persistence_daemon(manage, build_only, installed, loaded, persistence_mode, 
                     dropin_path.rsplit("/", 1)[-1]))
             out["dropin"], out["dropin_state"] = None, "absent"
             return out
+    udev = not persistence_mode and started_by_udev(unit_text, dropins)
+    # the role's drop-in carries [Install]; the shipped unit as it is may have none (Ubuntu's): nothing to enable then
+    out["enable"] = not udev
     if build_only:
-        out["message"] = "Build-only mode: %s is enabled, not started (no module is loaded here)." % PERSISTENCED_UNIT
+        out["message"] = "Build-only mode: %s is %s, not started (no module is loaded here)." % (
+            PERSISTENCED_UNIT, "left to udev" if udev else "enabled")
+        return out
+    if udev:
+        # nvidia_driver_persistence_mode: false on Ubuntu's unit as shipped: udev starts it when the driver binds and
+        # systemd stops it when unneeded; the role only restarts it when it removed its own drop-in under it this run
+        out["restart_on_change"] = bool(installed) and loaded == installed
+        out["message"] = (
+            "nvidia_driver_persistence_mode: false: %s runs as shipped (%s): udev starts it when the NVIDIA driver binds and "
+            "systemd stops it when unneeded (StopWhenUnneeded=true, no [Install]), with persistence mode off; the role "
+            "neither enables nor starts it (a start would be undone by systemd at once)." % (PERSISTENCED_UNIT, unit_path or "?"))
         return out
     if installed and loaded == installed:
-        out["start"] = True
+        out["start"] = out["restart_on_change"] = True
         return out
     out["message"] = (
         "pending reboot: %s is enabled but not started: %s, and the daemon of driver %s fails against it; it starts at "

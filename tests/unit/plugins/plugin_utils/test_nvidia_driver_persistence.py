@@ -135,7 +135,8 @@ def test_build_only_enables_without_starting():
 
 def test_not_managed_off_the_server_profile():
     out = nk.persistence_daemon(False, False, VERSION, VERSION, True, UBUNTU_UNIT)
-    assert out == {"manage": False, "dropin": None, "dropin_state": "absent", "start": False, "message": "", "problem": None}
+    assert out == {"manage": False, "dropin": None, "dropin_state": "absent", "start": False, "enable": False,
+                   "restart_on_change": False, "message": "", "problem": None}
 
 
 def test_no_unit_after_the_install_is_refused_naming_the_variable_but_not_in_check_mode():
@@ -197,9 +198,41 @@ def test_unit_without_exec_start_is_refused_naming_the_variable():
     assert "nvidia_driver_persistence_mode: false" in out["problem"]
 
 
-def test_persistence_mode_off_removes_the_dropin_and_still_starts():
-    out = nk.persistence_daemon(True, False, VERSION, VERSION, False, UBUNTU_UNIT)
-    assert out["dropin"] is None and out["dropin_state"] == "absent" and out["start"] is True
+def test_persistence_mode_off_on_ubuntus_unit_leaves_it_to_udev_so_a_second_run_changes_nothing():
+    """Red team of issue 44: with nvidia_driver_persistence_mode false the role started Ubuntu's unit as shipped
+    (StopWhenUnneeded=true, no [Install], recorded) on every run; nothing but udev's SYSTEMD_WANTS
+    (ubuntu-580-server-jammy.71-nvidia.rules) wants it, so systemd stopped it at once and the next run's `state: started`
+    was a change again. Now the role neither enables nor starts it, and says why."""
+    out = nk.persistence_daemon(True, False, VERSION, VERSION, False, UBUNTU_UNIT, "/lib/systemd/system/nvidia-persistenced.service")
+    assert out["dropin"] is None and out["dropin_state"] == "absent"
+    assert out["start"] is False and out["enable"] is False and out["problem"] is None
+    assert out["restart_on_change"] is True   # only when the role removed its own drop-in under it this run
+    assert "udev starts it when the NVIDIA driver binds" in out["message"] and "StopWhenUnneeded=true" in out["message"]
+    assert not out["message"].startswith("pending reboot")
+    # against an older loaded module not even that restart (the new daemon would fail)
+    assert nk.persistence_daemon(True, False, VERSION, "580.65.06", False, UBUNTU_UNIT)["restart_on_change"] is False
+
+
+def test_persistence_mode_off_on_a_unit_that_starts_at_boot_still_enables_and_starts():
+    """NVIDIA's sample unit (WantedBy=multi-user.target, no StopWhenUnneeded) and Ubuntu's with a user's drop-in setting
+    StopWhenUnneeded=false: the role enables and starts them as before."""
+    for unit, dropins in ((NVIDIA_UNIT, None), (UBUNTU_UNIT, {"/etc/systemd/system/nvidia-persistenced.service.d/override.conf":
+                                                                  "[Unit]\nStopWhenUnneeded=false\n"})):
+        out = nk.persistence_daemon(True, False, VERSION, VERSION, False, unit, dropins=dropins)
+        assert out["start"] is True and out["enable"] is True and out["restart_on_change"] is True, unit
+
+
+def test_started_by_udev_reads_the_unit_as_systemd_merges_it():
+    assert nk.started_by_udev(UBUNTU_UNIT) is True
+    assert nk.started_by_udev(NVIDIA_UNIT) is False
+    # the role's own drop-in (persistence mode on) makes it a boot-started unit
+    assert nk.started_by_udev(UBUNTU_UNIT, {"/x/dlbox-persistence-mode.conf": nk.persistence_dropin(UBUNTU_UNIT)}) is False
+    # a later drop-in wins (file-name order), whatever folder holds it
+    dropins = {"/etc/systemd/system/nvidia-persistenced.service.d/a.conf": "[Unit]\nStopWhenUnneeded=false\n",
+               "/run/systemd/system/nvidia-persistenced.service.d/b.conf": "[Unit]\nStopWhenUnneeded=yes\n"}
+    assert nk.started_by_udev(UBUNTU_UNIT, dropins) is True
+    # an [Install] section makes the unit wanted at boot (multi-user.target needs it, so a start lasts)
+    assert nk.started_by_udev(UBUNTU_UNIT, {"/etc/x.d/wanted.conf": "[Install]\nWantedBy=multi-user.target\n"}) is False
 
 
 def test_server_defaults_turn_persistence_mode_on():
@@ -252,3 +285,18 @@ def test_overriding_dropins_order_is_by_file_name_across_folders():
                                    "/usr/lib/systemd/system/nvidia-persistenced.service.d/a.conf": "[Unit]\nStopWhenUnneeded=yes\n"},
                                   OURS)
     assert later == [("/run/systemd/system/nvidia-persistenced.service.d/zz.conf", ["StopWhenUnneeded=yes"])]
+
+
+def test_the_role_enables_and_starts_only_what_the_decision_says():
+    """persistence.yml's systemd task takes enable / start / restart_on_change from the decision: on Ubuntu's unit with
+    persistence mode off it is skipped (nothing enabled, nothing started), so a second run reports no change."""
+    import yaml
+    tasks = yaml.safe_load((ROOT / "roles" / "nvidia_driver" / "tasks" / "persistence.yml").read_text(encoding="utf-8"))
+    task = next(t for t in tasks if "ansible.builtin.systemd_service" in t)
+    args = task["ansible.builtin.systemd_service"]
+    assert args["enabled"] == "{{ true if __nvidia_driver_persistence.enable else omit }}"
+    assert "__nvidia_driver_persistence.restart_on_change" in args["state"]
+    assert "'started' if __nvidia_driver_persistence.start else omit" in args["state"]
+    assert task["when"] == ["__nvidia_driver_persistence.manage",
+                            "__nvidia_driver_persistence.enable or __nvidia_driver_persistence.start or "
+                            "__nvidia_driver_pd_changed | bool"]
