@@ -19,8 +19,14 @@ fresh folder, each with torch.distributed's timeout (half of ``--timeout``); the
 dlbox-acceptance.py kills whole past the part's own limit). Its bus bandwidth follows nccl-tests
 (NVIDIA/nccl-tests, doc/PERFORMANCE.md): algbw = bytes / time, busbw = algbw * 2 * (n - 1) / n, with the time of
 the slowest rank.
-``--gpu N`` measures GPU N (cuda:N under CUDA_DEVICE_ORDER=PCI_BUS_ID, which dlbox-acceptance.py sets: nvidia-smi's
-GPU N) for the parts that belong to one GPU (matmul, copies, the link); the report names it (``"gpu": N``).
+``--gpu N`` measures nvidia-smi's GPU N for the parts that belong to one GPU (matmul, copies, the link); the report
+names it (``"gpu": N``). dlbox-acceptance.py starts such a part with CUDA_VISIBLE_DEVICES=<that GPU's UUID> and
+``--cuda-index 0`` (the only GPU it sees), so neither a user's CUDA_VISIBLE_DEVICES nor CUDA's device order can put
+another GPU under its name; without ``--cuda-index`` it is cuda:N (under CUDA_DEVICE_ORDER=PCI_BUS_ID, nvidia-smi's
+GPU N). nvidia-smi itself ignores CUDA_VISIBLE_DEVICES: its queries use ``-i N``. ``--cpus LIST`` (sysfs cpulist
+format: the GPU's NUMA node's CPUs) binds the part to those CPUs (os.sched_setaffinity) before PyTorch is imported,
+so its threads and the pinned host buffers of the copies (placed on the node of the CPU that first touches them)
+are on the GPU's own node; the report says where it ran (``"ran"``: CUDA_VISIBLE_DEVICES, the CUDA device, the CPUs).
 ``--device cpu`` measures on the CPU (matmul, dataloader, allreduce with gloo): how the tests run it without a GPU.
 
 The matmul's measurement window has a floor, ``--min-ms`` (2000 ms of GPU time by default, 50 ms on the CPU): after
@@ -60,6 +66,7 @@ def _figure(value):
 
 
 def _device(torch, wanted, index=0):
+    """The device of a part: the CPU, or cuda:``index`` (the caller passes args.cuda_index, see ``cuda_index``)."""
     if wanted == "cpu":
         return torch.device("cpu")
     if not torch.cuda.is_available():
@@ -67,6 +74,31 @@ def _device(torch, wanted, index=0):
     if index >= torch.cuda.device_count():
         raise RuntimeError("GPU %d is not visible to PyTorch (it sees %d)" % (index, torch.cuda.device_count()))
     return torch.device("cuda", index)
+
+
+def cuda_index(args):
+    """The CUDA device of a per-GPU part: --cuda-index where given (0 when dlbox-acceptance.py selected the GPU by
+    UUID), else nvidia-smi's index --gpu."""
+    return args.cuda_index if args.cuda_index is not None else args.gpu
+
+
+def bind_cpus(text, setaffinity=None):
+    """Bind this process to the CPUs of ``text`` (sysfs cpulist: ``0-15,32-47``); returns the set bound."""
+    cpus = set()
+    for item in text.split(","):
+        first, _dash, last = item.strip().partition("-")
+        cpus.update(range(int(first), int(last or first) + 1))
+    (setaffinity or os.sched_setaffinity)(0, cpus)
+    return cpus
+
+
+def where_it_ran(args):
+    """What a per-GPU part saw: CUDA_VISIBLE_DEVICES, the CUDA device index, the CPUs it may run on."""
+    ran = {"cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"), "cuda_index": cuda_index(args)}
+    if hasattr(os, "sched_getaffinity"):
+        cpus = sorted(os.sched_getaffinity(0))
+        ran["cpus"] = ",".join(str(c) for c in cpus)
+    return ran
 
 
 def _timed(torch, device, func, iterations, warm_up=True):
@@ -155,7 +187,7 @@ class ClockWatch:
 
 
 def part_matmul(torch, args, name):
-    device = _device(torch, args.device, args.gpu)
+    device = _device(torch, args.device, cuda_index(args))
     if device.type == "cuda":
         major, minor = torch.cuda.get_device_capability(device)
         if name in ("matmul_bf16", "matmul_tf32") and major < 8:
@@ -184,7 +216,7 @@ def part_matmul(torch, args, name):
 
 
 def part_copy(torch, args, name):
-    device = _device(torch, args.device, args.gpu)
+    device = _device(torch, args.device, cuda_index(args))
     if device.type != "cuda":
         raise Skip("no GPU: a copy between host and device needs one")
     size = int(args.copy_mb * (1 << 20))
@@ -226,7 +258,7 @@ def link_query(run=subprocess.run, index=0):
 
 
 def part_pcie(torch, args, _name):
-    device = _device(torch, args.device, args.gpu)
+    device = _device(torch, args.device, cuda_index(args))
     if device.type != "cuda":
         raise Skip("no GPU")
     if not shutil.which("nvidia-smi"):
@@ -394,6 +426,9 @@ def parser():
     cli.add_argument("--part", choices=PARTS)
     cli.add_argument("--device", choices=("auto", "cpu"), default="auto")
     cli.add_argument("--gpu", type=int, default=0, help="the GPU (nvidia-smi's index) of a per-GPU part")
+    cli.add_argument("--cuda-index", type=int, default=None,
+                     help="its CUDA device (default: --gpu; 0 when CUDA_VISIBLE_DEVICES holds its UUID alone)")
+    cli.add_argument("--cpus", default="", help="bind the part to these CPUs (sysfs cpulist: the GPU's NUMA node's)")
     cli.add_argument("--matmul-n", type=int, default=0, help="matmul size N (default 8192 on a GPU, 512 on the CPU)")
     cli.add_argument("--iterations", type=int, default=0, help="timed iterations (default: per part)")
     cli.add_argument("--min-ms", type=float, default=None,
@@ -420,8 +455,16 @@ def main(argv=None):
     if not args.part:
         parser().error("--part is required")
     result = {"part": args.part}
+    try:
+        if args.cpus:
+            bind_cpus(args.cpus)           # before PyTorch starts its threads and allocates pinned memory
+    except (ValueError, OSError) as exc:
+        result["error"] = "--cpus %s: %s: %s" % (args.cpus, type(exc).__name__, exc)
+        print(json.dumps(result))
+        return 1
     if args.part in PER_GPU:
         result["gpu"] = args.gpu
+        result["ran"] = where_it_ran(args)
     try:
         torch = None
         if args.part != "allreduce":  # the all-reduce's own process only starts and waits for its ranks

@@ -11,7 +11,11 @@ samples/s), ``skipped`` (why a figure is missing), ``errors`` (each failed part'
 GPU's own matmul, copy and link figures, by nvidia-smi's index with its PCI bus id: every GPU is measured, so one
 slow card among its peers shows; ``figures`` holds GPU 0's, errors of GPU N > 0 are ``<part>@gpuN``) and, for the
 controller's judgement, ``topology`` (nvidia-smi topo -m as printed) and ``lspci`` (lspci -vv of the NVIDIA
-devices: the GPUs' own LnkCap). The controller compares the figures with data/acceptance.yml. Standard library
+devices: the GPUs' own LnkCap). Each per-GPU part sees its GPU alone, by UUID (CUDA_VISIBLE_DEVICES=GPU-<uuid>;
+an inherited CUDA_VISIBLE_DEVICES is dropped for every part), and runs on the CPUs of the GPU's NUMA node (sysfs
+numa_node and local_cpulist), so a host copy is not measured across the socket link; ``gpus[].numa`` and
+``per_gpu[].numa`` say where, ``per_gpu[].ran`` what the part saw. The controller compares the figures with
+data/acceptance.yml. Standard library
 only; each PyTorch figure is measured by dlbox-acceptance-torch.py (beside this file, or --torch-script) in an
 environment's own Python, one process per part with its own time limit, so a part that fails, crashes or hangs
 loses only its own figure. Leaves nothing behind (fio's file is removed).
@@ -92,7 +96,10 @@ def gpus_from_smi():
     if not gpus:
         return [], {"status": "finding", "label": "nvidia-smi", "reason": "no GPU: nvidia-smi lists none"}
     gpu_links(gpus)
+    gpu_uuids(gpus)
     gpu_state(gpus)
+    for gpu in gpus:
+        gpu["numa"] = numa_placement(gpu.get("bus_id"))
     return gpus, {"status": "pass", "label": "nvidia-smi", "value": ", ".join(g["name"] for g in gpus)}
 
 
@@ -165,13 +172,103 @@ def gpu_state(gpus):
             gpu.setdefault("state", {}).setdefault("processes", []).append("%s (pid %s)" % (values[2], values[1]))
 
 
-def sysfs_max_link_width(bus_id):
-    """The GPU function's own width (its LnkCap: sysfs max_link_width); nvidia-smi's pcie.link.width.max is NVML's
-    "maximum possible with this device and system", the lower of GPU and slot. None where sysfs does not tell."""
+def gpu_uuids(gpus):
+    """Each GPU's UUID (nvidia-smi's ``GPU-xxxxxxxx-...``): a per-GPU part selects its GPU by it
+    (CUDA_VISIBLE_DEVICES=<uuid>), which neither a user's CUDA_VISIBLE_DEVICES nor CUDA's own device order can change.
+    A driver that does not answer leaves the GPUs without one (selected by index, see ``part_env``)."""
+    rc, out, _err = run(["nvidia-smi", "--query-gpu=index,uuid", "--format=csv,noheader"], 60)
+    by_index = {gpu["index"]: gpu for gpu in gpus}
+    for line in out.splitlines() if rc == 0 else []:
+        values = [v.strip() for v in line.split(",")]
+        if len(values) == 2 and values[0].isdigit() and int(values[0]) in by_index and values[1].startswith(("GPU-", "MIG-")):
+            by_index[int(values[0])]["uuid"] = values[1]
+
+
+def pci_address(bus_id):
+    """nvidia-smi's ``00000000:21:00.0`` as sysfs names the function (``0000:21:00.0``); None when it is not one."""
     parts = (bus_id or "").lower().split(":")
     if len(parts) != 3:
         return None
-    address = "%s:%s:%s" % (parts[0][-4:].rjust(4, "0"), parts[1], parts[2])
+    return "%s:%s:%s" % (parts[0][-4:].rjust(4, "0"), parts[1], parts[2])
+
+
+def parse_cpulist(text):
+    """sysfs' cpulist format (``0-15,32-47``, ``3``, empty) as a set of CPU numbers; None when it is not one."""
+    cpus = set()
+    for item in (text or "").strip().split(","):
+        item = item.strip()
+        if not item:
+            continue
+        first, _dash, last = item.partition("-")
+        if not first.isdigit() or (last and not last.isdigit()):
+            return None
+        cpus.update(range(int(first), int(last or first) + 1))
+    return cpus
+
+
+def cpulist_text(cpus):
+    """A set of CPU numbers in sysfs' cpulist format (``0-15,32-47``)."""
+    out, run_start, previous = [], None, None
+    for cpu in sorted(cpus) + [None]:
+        if run_start is not None and (cpu is None or cpu != previous + 1):
+            out.append(str(run_start) if run_start == previous else "%d-%d" % (run_start, previous))
+            run_start = None
+        if cpu is not None and run_start is None:
+            run_start = cpu
+        previous = cpu
+    return ",".join(out)
+
+
+def numa_placement(bus_id, allowed=None):
+    """Where a GPU's host-to-device and device-to-host copies are measured from: its PCI function's NUMA node
+    (sysfs ``numa_node``) and that node's CPUs (``local_cpulist``), within the CPUs this process may use (``allowed``,
+    default os.sched_getaffinity). A copy from the far socket of a 2-socket server crosses the socket link (UPI/xGMI)
+    and reads about half, so the per-GPU parts run on the GPU's own node's CPUs; pinned host memory is then
+    allocated on that node (Linux's default policy places a page on the node of the CPU that first touches it).
+
+    ``{"node": N or None, "cpus": "0-15,32-47" or None, "bound": bool, "why": text}``: ``bound`` when the parts are
+    run under that affinity. ``numa_node`` -1 (a single-socket host, or firmware that does not say) is one node:
+    nothing to bind, and nothing lost by it."""
+    address = pci_address(bus_id)
+    if address is None:
+        return {"node": None, "cpus": None, "bound": False, "why": "no PCI bus id"}
+    folder = os.path.join(SYSFS, "bus", "pci", "devices", address)
+    try:
+        with open(os.path.join(folder, "numa_node")) as handle:
+            node_text = handle.read().strip()
+    except (OSError, IOError):
+        return {"node": None, "cpus": None, "bound": False, "why": "sysfs has no numa_node for %s" % address}
+    try:
+        node = int(node_text)
+    except ValueError:
+        return {"node": None, "cpus": None, "bound": False, "why": "numa_node of %s reads %r" % (address, node_text)}
+    if node < 0:
+        return {"node": None, "cpus": None, "bound": False,
+                "why": "numa_node -1: one NUMA node (or the firmware does not tell), no placement needed"}
+    try:
+        with open(os.path.join(folder, "local_cpulist")) as handle:
+            local = parse_cpulist(handle.read())
+    except (OSError, IOError):
+        local = None
+    if not local:
+        return {"node": node, "cpus": None, "bound": False, "why": "no local_cpulist for %s" % address}
+    if allowed is None:
+        allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else local
+    usable = set(local) & set(allowed)
+    if not usable:
+        return {"node": node, "cpus": cpulist_text(local), "bound": False,
+                "why": "none of node %d's CPUs (%s) is allowed to this process (%s)"
+                       % (node, cpulist_text(local), cpulist_text(allowed))}
+    return {"node": node, "cpus": cpulist_text(usable), "bound": True,
+            "why": "measured from NUMA node %d's CPUs %s" % (node, cpulist_text(usable))}
+
+
+def sysfs_max_link_width(bus_id):
+    """The GPU function's own width (its LnkCap: sysfs max_link_width); nvidia-smi's pcie.link.width.max is NVML's
+    "maximum possible with this device and system", the lower of GPU and slot. None where sysfs does not tell."""
+    address = pci_address(bus_id)
+    if address is None:
+        return None
     try:
         with open(os.path.join(SYSFS, "bus", "pci", "devices", address, "max_link_width")) as handle:
             text = handle.read().strip()
@@ -288,16 +385,36 @@ def fio_read(directory, size):
             os.unlink(target)
 
 
-def run_part(argv, timeout):
-    """Run one part in its own process group; past ``timeout`` the whole group (its DataLoader workers and
-    all-reduce ranks too) is killed. (rc, stdout, stderr, timed_out).
+def part_env(gpu=None, environ=None):
+    """The environment of a part. CUDA_DEVICE_ORDER=PCI_BUS_ID: CUDA's default order puts the fastest GPU first,
+    nvidia-smi's index follows the PCI bus; with it cuda:N is nvidia-smi's GPU N (CUDA C++ Programming Guide, CUDA
+    Environment Variables). An inherited CUDA_VISIBLE_DEVICES is dropped: a user's "1,0" or "2" would renumber or
+    hide the GPUs the run names. A per-GPU part (``gpu``) sees only its GPU, selected by UUID
+    (CUDA_VISIBLE_DEVICES=GPU-<uuid>, as cuda:0); without a UUID (a driver that does not answer), by index."""
+    env = dict(os.environ if environ is None else environ, CUDA_DEVICE_ORDER="PCI_BUS_ID")
+    env.pop("CUDA_VISIBLE_DEVICES", None)
+    if gpu is not None and gpu.get("uuid"):
+        env["CUDA_VISIBLE_DEVICES"] = gpu["uuid"]
+    return env
 
-    CUDA_DEVICE_ORDER=PCI_BUS_ID: CUDA's default order puts the fastest GPU first, nvidia-smi's index follows the
-    PCI bus; with it cuda:N is nvidia-smi's GPU N, so a figure of cuda:0 is judged against gpus[0]'s reference
-    (CUDA C++ Programming Guide, CUDA Environment Variables)."""
+
+def part_argv(python, script, part, gpu, common):
+    """The command line of a per-GPU part: nvidia-smi's index (``--gpu``, for nvidia-smi -i and the report), the CUDA
+    device it is under part_env (``--cuda-index``: 0 when selected by UUID) and its NUMA node's CPUs (``--cpus``)."""
+    argv = [python, script, "--part", part, "--gpu", str(gpu["index"])]
+    argv += ["--cuda-index", "0" if gpu.get("uuid") else str(gpu["index"])]
+    numa = gpu.get("numa") or {}
+    if numa.get("bound") and numa.get("cpus"):
+        argv += ["--cpus", numa["cpus"]]
+    return argv + common
+
+
+def run_part(argv, timeout, env=None):
+    """Run one part in its own process group (environment ``env``, else part_env()); past ``timeout`` the whole
+    group (its DataLoader workers and all-reduce ranks too) is killed. (rc, stdout, stderr, timed_out)."""
     try:
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
-                                start_new_session=True, env=dict(os.environ, CUDA_DEVICE_ORDER="PCI_BUS_ID"))
+                                start_new_session=True, env=env if env is not None else part_env())
     except OSError as exc:
         return 127, "", str(exc), False
     try:
@@ -357,8 +474,11 @@ def merge_part(result, report, gpu=None):
 
 
 def per_gpu_entry(gpu):
-    """The record of one GPU's own figures: which GPU (index, PCI bus id, name, device id) and what it measured."""
-    entry = {key: gpu[key] for key in ("index", "bus_id", "name", "pci_device_id") if gpu.get(key) is not None}
+    """The record of one GPU's own figures: which GPU (index, PCI bus id, UUID, name, device id), its NUMA placement
+    (``numa``: node, CPUs, bound) and what it measured; ``ran``: what its parts saw (the CUDA_VISIBLE_DEVICES they
+    got, the CPUs they ran on)."""
+    entry = {key: gpu[key] for key in ("index", "bus_id", "uuid", "name", "pci_device_id", "numa")
+             if gpu.get(key) is not None}
     entry.update(figures={}, skipped={}, errors={})
     return entry
 
@@ -396,9 +516,11 @@ def torch_figures(result, python, gpus, args):
             entry = per_gpu_entry(gpu)
             result["per_gpu"].append(entry)
             for part in [p for p in parts if p in PER_GPU_PARTS]:
-                argv = [python, script, "--part", part, "--gpu", str(gpu["index"])] + common
-                rc, out, err, timed_out = run_part(argv, args.part_timeout)
+                argv = part_argv(python, script, part, gpu, common)
+                rc, out, err, timed_out = run_part(argv, args.part_timeout, part_env(gpu))
                 report = part_report(part, rc, out, err, timed_out, args.part_timeout)
+                if report.get("ran"):
+                    entry["ran"] = report["ran"]
                 merge_part(entry, report)
                 if number == 0:
                     merge_part(result, report)

@@ -15,6 +15,7 @@ Example: 2 GPUs whose only pair reads ``NV4`` in topo -m and a busbw of 40 GB/s 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import yaml
@@ -107,6 +108,29 @@ def narrowest_link(measured, lanes, data=None):
         if best is None or per_lane * width < best[2]:
             best = (gen, width, per_lane * width)
     return best
+
+
+# A data row of nccl-tests' all_reduce_perf: size, count, type, redop, [root (since nccl-tests 2.10)], then out-of-place
+# time algbw busbw #wrong|error and in-place time algbw busbw #wrong|error (NVIDIA/nccl-tests doc/PERFORMANCE.md)
+_NCCL_TESTS_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+\w+\s+\w+\s+(?:-?\d+\s+)?"
+                             r"([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+\S+\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+\S+\s*$")
+
+
+def nccl_tests_busbw(text):
+    """The bus bandwidth of an ``all_reduce_perf`` run as printed (a run of nccl-tests by hand on the same host): the
+    best of out-of-place and in-place busbw at its largest size (where the bandwidth has settled), with the size and
+    the ranks it names (``#  Rank N ...`` lines). None when the text holds no data row.
+    ``{"bytes": B, "busbw_gb_s": X, "ranks": N or None}``."""
+    rows = []
+    for line in (text or "").splitlines():
+        found = _NCCL_TESTS_ROW.match(line)
+        if found:
+            rows.append((int(found.group(1)), max(float(found.group(5)), float(found.group(8)))))
+    if not rows:
+        return None
+    size, busbw = max(rows)
+    ranks = len(re.findall(r"^#\s+Rank\s+\d+", text or "", re.MULTILINE)) or None
+    return {"bytes": size, "busbw_gb_s": busbw, "ranks": ranks}
 
 
 def judge(measured, data):

@@ -181,8 +181,11 @@ case "$*" in
     printf '0, 0x220410DE, 00000000:01:00.0, NVIDIA GeForce RTX 3090\n1, 0x220410DE, 00000000:21:00.0, NVIDIA GeForce RTX 3090\n' ;;
   *--query-gpu=index,name\ *|*--query-gpu=index,name) printf '0, NVIDIA GeForce RTX 3090\n1, NVIDIA GeForce RTX 3090\n' ;;
   *clocks_event_reasons*) printf 'Field "clocks_event_reasons.active" is not a valid field to query.\n\n'; exit 2 ;;
-  *mig.mode.current,clocks_throttle_reasons.active*) printf '0, [N/A], 0x0000000000000001\n1, Disabled, 0x0000000000000060\n' ;;
-  *--query-compute-apps=*) printf '00000000:21:00.0, 4242, /usr/bin/python3\n' ;;
+  *mig.mode.current,clocks_throttle_reasons.active*)
+    [ -n "%(clean)s" ] && { printf '0, Disabled, 0x0000000000000001\n1, Disabled, 0x0000000000000001\n'; exit 0; }
+    printf '0, [N/A], 0x0000000000000001\n1, Disabled, 0x0000000000000060\n' ;;
+  *--query-compute-apps=*) [ -n "%(clean)s" ] || printf '00000000:21:00.0, 4242, /usr/bin/python3\n' ;;
+  *--query-gpu=index,uuid\ *) printf '0, %(uuid0)s\n1, %(uuid1)s\n' ;;
   *--query-gpu=index,pci.bus_id,pcie.link.gen.max,pcie.link.width.max*)
     printf '0, 00000000:01:00.0, 4, 16\n1, 00000000:21:00.0, 3, 8\n' ;;
   *) echo "fake nvidia-smi: unexpected $*" >&2; exit 9 ;;
@@ -190,12 +193,17 @@ esac
 '''
 
 
-def fake_smi(tmp_path, old=False):
+UUIDS = ("GPU-5b1a3c8e-2f4d-4e6a-9b7c-0d1e2f3a4b5c", "GPU-a0b1c2d3-e4f5-4a6b-8c7d-9e0f1a2b3c4d")   # written for the test
+
+
+def fake_smi(tmp_path, old=False, clean=False):
+    """``clean``: GPU 1 holds no other process and no clock slowdown, so its figures are judged, not excused."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     topo = ROOT / "tests" / "fixtures" / "nvidia-smi" / "topo-2x-rtx3090-pcie.txt"
     fake = bin_dir / "nvidia-smi"
-    fake.write_text(FAKE_SMI % {"topo": topo, "old": "old" if old else ""})
+    fake.write_text(FAKE_SMI % {"topo": topo, "old": "old" if old else "", "clean": "clean" if clean else "",
+                                "uuid0": UUIDS[0], "uuid1": UUIDS[1]})
     fake.chmod(0o755)
     for tool in ("df", "cat"):                          # nothing else of this machine: no docker run, no lspci
         (bin_dir / tool).symlink_to(shutil.which(tool))
@@ -250,14 +258,15 @@ def test_each_part_runs_with_cuda_in_nvidia_smis_order(tmp_path):
     # a stand-in Python (a shell script): "import torch" succeeds, each part reports the CUDA_DEVICE_ORDER it got
     fake = tmp_path / "python"
     fake.write_text('#!/bin/sh\n[ "$1" = -c ] && exit 0\n'
-                    'echo "{\\"part\\": \\"$3\\", \\"skipped\\": \\"order=$CUDA_DEVICE_ORDER\\"}"\n')
+                    'echo "{\\"part\\": \\"$3\\", \\"skipped\\": \\"order=$CUDA_DEVICE_ORDER '
+                    'visible=${CUDA_VISIBLE_DEVICES-unset}\\"}"\n')
     fake.chmod(0o755)
-    env = dict(os.environ, PATH="/nonexistent")
+    env = dict(os.environ, PATH="/nonexistent", CUDA_VISIBLE_DEVICES="1,0")   # a user's, inherited: dropped
     env.pop("CUDA_DEVICE_ORDER", None)
     out = subprocess.run([sys.executable, str(SCRIPT), "--host", "t1", "--envs-root", str(tmp_path / "envs"),
                           "--data-dir", str(tmp_path), "--fio-size", "1M", "--python", str(fake)],
                          capture_output=True, text=True, env=env, check=True)
-    assert json.loads(out.stdout)["skipped"]["dataloader"] == "order=PCI_BUS_ID"
+    assert json.loads(out.stdout)["skipped"]["dataloader"] == "order=PCI_BUS_ID visible=unset"
 
 
 def test_the_link_under_load_falls_back_to_the_older_fields():
@@ -434,3 +443,127 @@ def test_the_reasons_seen_by_each_matmul_part_are_merged():
         "throttle_under_load": ["hardware slowdown", "power brake"]}})
     assert result["figures"]["matmul_ms"] == {"bf16": 2100.0, "fp32": 2000.0, "fp16": 2050.0}
     assert result["figures"]["throttle_under_load"] == ["power brake", "hardware slowdown"]
+
+
+# --- each GPU selected by UUID and measured from its own NUMA node ------------------------------------------------
+# sysfs values: a 2-socket 8x A100 host as NVIDIA/nccl-tests#178 shows it (nvidia-smi topo -m's "CPU Affinity" and
+# "NUMA Affinity" are the GPU function's local_cpulist and numa_node: GPU0-3 "0-31,64-95" on node 0, GPU4-7
+# "32-63,96-127" on node 1; the bus ids are written for the test), and a single-socket host whose GPU reads
+# numa_node -1 ("-1 if the node is unknown", the kernel's Documentation/ABI/testing/sysfs-bus-pci, numa_node).
+
+def load_accept_module(sysfs):
+    spec = importlib.util.spec_from_file_location("dlbox_acceptance", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.SYSFS = str(sysfs)
+    return module
+
+
+def write_sysfs(sysfs, address, node, cpulist):
+    folder = sysfs / "bus" / "pci" / "devices" / address
+    folder.mkdir(parents=True)
+    (folder / "numa_node").write_text("%s\n" % node)
+    if cpulist is not None:
+        (folder / "local_cpulist").write_text(cpulist + "\n")
+
+
+def test_each_gpu_is_measured_from_its_own_numa_node(tmp_path):
+    sysfs = tmp_path / "sys"
+    write_sysfs(sysfs, "0000:07:00.0", 0, "0-31,64-95")
+    write_sysfs(sysfs, "0000:87:00.0", 1, "32-63,96-127")
+    write_sysfs(sysfs, "0000:01:00.0", -1, "0-15")
+    write_sysfs(sysfs, "0000:41:00.0", "", None)
+    mod = load_accept_module(sysfs)
+    every = set(range(128))
+    assert mod.numa_placement("00000000:07:00.0", every) == {
+        "node": 0, "cpus": "0-31,64-95", "bound": True, "why": "measured from NUMA node 0's CPUs 0-31,64-95"}
+    assert mod.numa_placement("00000000:87:00.0", every)["cpus"] == "32-63,96-127"
+    # a cpuset (a container, taskset) that leaves part of the node: its share of it; none of it: not bound, said why
+    assert mod.numa_placement("00000000:87:00.0", set(range(48, 100)))["cpus"] == "48-63,96-99"
+    far = mod.numa_placement("00000000:87:00.0", set(range(32)))
+    assert far["bound"] is False and far["node"] == 1 and "none of node 1's CPUs (32-63,96-127)" in far["why"]
+    # single socket: numa_node -1 is one node, nothing to bind and no error
+    single = mod.numa_placement("00000000:01:00.0", every)
+    assert (single["node"], single["bound"], single["cpus"]) == (None, False, None) and "numa_node -1" in single["why"]
+    assert mod.numa_placement("00000000:41:00.0", every)["node"] is None           # unreadable
+    assert mod.numa_placement("00000000:99:00.0", every)["why"].startswith("sysfs has no numa_node")
+    assert mod.numa_placement(None)["why"] == "no PCI bus id"
+    assert mod.cpulist_text(mod.parse_cpulist("0-3,5,7-8")) == "0-3,5,7-8" and mod.parse_cpulist("x-1") is None
+
+
+def test_a_per_gpu_part_sees_only_its_gpu_by_uuid_whatever_the_user_set():
+    mod = load_accept_module("/nonexistent")
+    user = {"CUDA_VISIBLE_DEVICES": "1,0", "CUDA_DEVICE_ORDER": "FASTEST_FIRST", "HOME": "/root"}
+    gpu = {"index": 1, "uuid": UUIDS[1], "numa": {"node": 1, "cpus": "32-63,96-127", "bound": True}}
+    env = mod.part_env(gpu, user)
+    assert (env["CUDA_VISIBLE_DEVICES"], env["CUDA_DEVICE_ORDER"], env["HOME"]) == (UUIDS[1], "PCI_BUS_ID", "/root")
+    assert "CUDA_VISIBLE_DEVICES" not in mod.part_env(None, user)          # host parts: every GPU, PCI order
+    argv = mod.part_argv("py", "t.py", "h2d", gpu, ["--device", "auto"])
+    assert argv == ["py", "t.py", "--part", "h2d", "--gpu", "1", "--cuda-index", "0", "--cpus", "32-63,96-127",
+                    "--device", "auto"]
+    # a driver without UUIDs: the index under PCI_BUS_ID, the user's value still dropped; no node: no --cpus
+    old = {"index": 1, "numa": {"node": None, "cpus": None, "bound": False}}
+    assert "CUDA_VISIBLE_DEVICES" not in mod.part_env(old, user)
+    assert mod.part_argv("py", "t.py", "h2d", old, [])[4:] == ["--gpu", "1", "--cuda-index", "1"]
+
+
+@pytest.fixture(scope="module")
+def slow_gpu_run(tmp_path_factory, python):
+    """The two FAKE RTX 3090s, clean (no other process, no slowdown), each on its own NUMA node (sysfs in a fixture
+    tree, each node one CPU this process may use); a user's CUDA_VISIBLE_DEVICES=1 inherited; GPU 1's matmul slowed
+    from outside the code under test (sitecustomize.py sleeping in torch.matmul in the processes of --gpu 1)."""
+    tmp_path = tmp_path_factory.mktemp("slowgpu")
+    bin_dir, _topo = fake_smi(tmp_path, clean=True)
+    allowed = sorted(os.sched_getaffinity(0))
+    cpus = (allowed[0], allowed[-1])
+    sysfs = tmp_path / "sys"
+    write_sysfs(sysfs, "0000:01:00.0", 0, str(cpus[0]))
+    write_sysfs(sysfs, "0000:21:00.0", 1, str(cpus[1]))
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(textwrap.dedent("""
+        import sys, time
+        argv = sys.argv
+        if "--gpu" in argv and argv[argv.index("--gpu") + 1] == "1":
+            import torch
+            plain = torch.matmul
+            def slow(*args, **kwargs):
+                time.sleep(0.2)
+                return plain(*args, **kwargs)
+            torch.matmul = slow
+    """))
+    env = dict(os.environ, PATH=str(bin_dir), PYTHONPATH=str(site), DLBOX_ACCEPTANCE_SYSFS=str(sysfs),
+               CUDA_VISIBLE_DEVICES="1")
+    out = subprocess.run([sys.executable, str(SCRIPT), "--host", "t1", "--envs-root", str(tmp_path / "envs"),
+                          "--data-dir", str(tmp_path), "--python", python, "--each-gpu-on-cpu",
+                          "--parts", "matmul_bf16,matmul_fp32"] + TINY,
+                         capture_output=True, text=True, env=env, check=True, timeout=300)
+    return json.loads(out.stdout), cpus
+
+
+def test_each_gpu_part_ran_on_its_uuid_and_its_nodes_cpus(slow_gpu_run):
+    result, cpus = slow_gpu_run
+    per_gpu = result["per_gpu"]
+    for number, entry in enumerate(per_gpu):
+        assert entry["uuid"] == UUIDS[number]
+        assert entry["numa"]["node"] == number and entry["numa"]["bound"] is True
+        # what the part itself saw: its GPU alone by UUID (not the user's "1"), as cuda:0, on its node's CPU
+        assert entry["ran"] == {"cuda_visible_devices": UUIDS[number], "cuda_index": 0, "cpus": str(cpus[number])}
+    assert [g["numa"]["node"] for g in result["gpus"]] == [0, 1]
+
+
+def test_a_slow_gpu_fails_acceptance_by_name(slow_gpu_run):
+    from ansible_collections.dlbox.stack.plugins.plugin_utils import fitness  # pylint: disable=import-outside-toplevel
+
+    result, _cpus = slow_gpu_run
+    report = fitness.judge_acceptance(result, fitness.load_reference_data())
+    by_id = {r["id"]: r for r in report["results"]}
+    peers = by_id["gpu1_peers"]
+    assert peers["status"] == "fail", peers
+    assert peers["label"] == "GPU 1 (00000000:21:00.0) against the other GPUs of its model"
+    assert peers["value"].startswith("dense matmul bf16 ") and "not judged" not in peers["reason"]
+    assert by_id["gpu0_peers"]["status"] == "pass"
+    # (the CPU's figures fail the RTX 3090's own reference too; the peers row is the one that names the slow card)
+    assert report["ok"] is False and "gpu1_peers" in report["failed"] and "gpu0_peers" not in report["failed"]
+    text = "\n".join(fitness.acceptance_text(report))
+    assert "GPU 1 (00000000:21:00.0) against the other GPUs of its model" in text

@@ -150,3 +150,48 @@ def test_the_filter_reads_the_json_text_and_refuses_what_is_not_a_report():
     assert out["failed"] == ["allreduce"]
     with pytest.raises(AnsibleFilterError, match="expects the report of dlbox.stack.fitness_acceptance"):
         acceptance_allreduce("not a report", text)
+
+
+# --- real nccl-tests outputs against the floors (tests/fixtures/SOURCES.md) ---------------------------------------
+# all-reduce-perf-2x-h100pcie-nv12.txt: NVIDIA/nccl-tests#194 (description), `all_reduce_perf -b 1G -e 8G -f 2 -g 2`
+# on 2x H100 PCIe joined by NVLink bridges (NV12), the 1 GiB and 2 GiB rows verbatim: busbw 115.37-115.93 GB/s.
+# all-reduce-perf-2x-t4-sys-nccl28.txt: NVIDIA/nccl#428 (description), 2x Tesla T4 across sockets (SYS), nccl-tests
+# of NCCL 2.8 (no root column, an "error" column): the header and the first row verbatim (the issue's table is cut
+# after it in the stored copy). The topology matrices are written here from what each issue says (#194 names no
+# matrix; #428's is a 4-GPU one whose GPU0-GPU1 cell is SYS).
+
+NCCL = Path(__file__).resolve().parents[3] / "fixtures" / "nccl"
+NV12_PAIR = ("\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\nGPU0\t X \tNV12\t0-31\t0\nGPU1\tNV12\t X \t0-31\t0\n\n"
+             "Legend:\n\n  X    = Self\n  NV#  = Connection traversing a bonded set of # NVLinks\n")
+H100_PCIE = [{"index": i, "name": "NVIDIA H100 PCIe", "pci_device_id": "0x233110DE"} for i in range(2)]
+
+
+def test_nccl_tests_rows_are_read_in_both_formats():
+    run = allreduce.nccl_tests_busbw((NCCL / "all-reduce-perf-2x-h100pcie-nv12.txt").read_text())
+    assert run == {"bytes": 2147483648, "busbw_gb_s": 115.93, "ranks": None}
+    old = allreduce.nccl_tests_busbw((NCCL / "all-reduce-perf-2x-t4-sys-nccl28.txt").read_text())
+    assert old == {"bytes": 8, "busbw_gb_s": 0.0, "ranks": 2}
+    assert allreduce.nccl_tests_busbw("# nThread 1 nGpus 2\n#  Rank  0 Group  0\n") is None
+
+
+def test_a_real_healthy_nvlink_pair_passes_and_the_same_pair_at_a_third_fails():
+    real = allreduce.nccl_tests_busbw((NCCL / "all-reduce-perf-2x-h100pcie-nv12.txt").read_text())["busbw_gb_s"]
+    floor = round(PER_LINK * 12, 1)
+    assert real > floor                                   # the floor stays under what a healthy bridge gives
+    row = allreduce.judge(measured(real, NV12_PAIR, 2, H100_PCIE), DATA)
+    assert (row["status"], row["reference"]) == ("pass", floor) and "fewest NV12 (GPU0-GPU1)" in row["reason"]
+    # one bridge of three seated (NV4's bandwidth, about a third): under the NV12 floor
+    row = allreduce.judge(measured(round(real / 3, 2), NV12_PAIR, 2, H100_PCIE), DATA)
+    assert row["status"] == "fail" and row["value"] == 38.64 and row["reference"] == floor
+
+
+def test_the_fitness_row_alone_is_a_finding_never_a_pass():
+    # fitness.judge_acceptance without acceptance_allreduce has no floor: it must not call the figure a pass
+    from ansible_collections.dlbox.stack.plugins.plugin_utils import fitness  # pylint: disable=import-outside-toplevel
+
+    result = measured(1.0, topo("topo-8x-h100-nv18.txt"), 8)
+    result["checks"] = {}
+    report = fitness.judge_acceptance(result, fitness.load_reference_data())
+    row = [r for r in report["results"] if r["id"] == "allreduce"][0]
+    assert row["status"] == "finding" and "acceptance_allreduce" in row["reason"]
+    assert allreduce.apply(report, result, DATA)["failed"] == ["allreduce"]

@@ -433,6 +433,38 @@ def test_a_busy_gpu_among_its_peers_is_a_finding_and_a_lone_model_has_no_peers()
     assert by_id["gpu1_matmul_bf16"]["reference"] != 989.5               # the L40S's own reference
 
 
+def test_host_copies_are_compared_only_between_gpus_measured_from_their_own_numa_node():
+    # 4x H100 on a 2-socket host, GPU 2 and 3 on node 1 (dlbox-acceptance numa_placement); GPU 3's h2d at half its
+    # peers': from its own node that is a slow card (fail, by name); measured from the far node (not bound: its node's
+    # CPUs were not allowed to the run) it says so and is neither compared nor failed for it
+    placed = measured_hgx([700.0] * 4, h2d=[50.0, 50.0, 50.0, 25.0])
+    for entry in placed["per_gpu"]:
+        node = 0 if entry["index"] < 2 else 1
+        entry["numa"] = {"node": node, "cpus": "0-31" if node == 0 else "32-63", "bound": True,
+                         "why": "measured from NUMA node %d's CPUs %s" % (node, "0-31" if node == 0 else "32-63")}
+        placed["gpus"][entry["index"]]["numa"] = entry["numa"]
+    report = fitness.judge_acceptance(placed, REF)
+    by_id = {r["id"]: r for r in report["results"]}
+    assert "gpu3_peers" in report["failed"] and "host-to-device copy 25.0 GB/s" in by_id["gpu3_peers"]["value"]
+    assert by_id["gpu3_h2d"]["reason"].endswith("; measured from NUMA node 1's CPUs 32-63")
+    assert by_id["gpu3_h2d"]["status"] == "fail"                 # 25 GB/s under the Gen5 x16 target, from its node
+    far = {"node": 1, "cpus": "32-63", "bound": False,
+           "why": "none of node 1's CPUs (32-63) is allowed to this process (0-31)"}
+    placed["per_gpu"][3]["numa"] = placed["gpus"][3]["numa"] = far
+    report = fitness.judge_acceptance(placed, REF)
+    by_id = {r["id"]: r for r in report["results"]}
+    assert by_id["gpu3_peers"]["status"] == "pass"
+    assert by_id["gpu3_h2d"]["status"] == "finding" and "not measured from the GPU's own NUMA node" in \
+        by_id["gpu3_h2d"]["reason"]
+    assert by_id["gpu3_peers"]["reason"].endswith("host copies of GPU 3 not compared: not measured from their own "
+                                                  "NUMA node")
+    assert "GPU 3" in by_id["gpu0_peers"]["reason"]           # and GPU 3's copies are not in its peers' medians
+    # a single-socket host (numa_node -1: node None) compares as before
+    for entry in placed["per_gpu"]:
+        entry["numa"] = {"node": None, "cpus": None, "bound": False, "why": "numa_node -1: one NUMA node"}
+    assert "gpu3_peers" in fitness.judge_acceptance(placed, REF)["failed"]
+
+
 def test_acceptance_without_gpu_skips_with_reasons():
     measured = {"host": "c1", "gpus": [], "data_dir": "/var/tmp", "data_disk_kind": None,
                 "checks": {"nvidia_smi": {"status": "finding", "label": "nvidia-smi", "reason": "no GPU"}},
