@@ -171,3 +171,17 @@ def test_nvlink5_sets_stay_refused_when_apt_lacks_them():
     got = nf.versions(fabric, "", "580.95.05")
     assert not got["ok"] and got["problems"] and got["warning"] == ""
     assert nf.after(fabric, {}, "580.95.05")["problems"] == ["After installing, libnvsdm is not installed."]
+
+
+def test_fabric_managers_unit_is_named_by_the_data_only():
+    """Red team of issue 44: the role carries no Fabric Manager unit of its own (the package ships it: from R570
+    ExecStartPre=/usr/bin/nvidia-fabricmanager-start.sh --mode precheck, ExecStart=... --mode start, Type=forking) and no
+    fallback name: data/compat.yml fabric_manager.service is the one place, reached through the plan."""
+    role = ROOT / "roles" / "nvidia_driver"
+    assert load_compat()["fabric_manager"]["service"] == "nvidia-fabricmanager.service"
+    var = yaml.safe_load((role / "vars" / "main.yml").read_text(encoding="utf-8"))["__nvidia_driver_fm_service"]
+    assert var == "{{ __nvidia_driver_decided.fabric_manager.service }}"
+    code = [line for path in sorted(role.rglob("*")) if path.is_file() and path.suffix in (".yml", ".j2", ".service", ".conf")
+            for line in path.read_text(encoding="utf-8").splitlines()
+            if "fabricmanager" in line and not line.lstrip().startswith("#") and "meta/" not in str(path)]
+    assert code == [], code
