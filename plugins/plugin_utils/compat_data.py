@@ -227,8 +227,8 @@ SCHEMA = _Record(
             {"nscq": _List(_Record({"branch_min": INT, "branch_max": _Optional(INT), "package": TEXT},
                                    {"method": _Enum("distro", "nvidia_repo")}, sourced=True)),
              "driver_profile": _List(_Record(
-                {"method": _Enum("distro", "nvidia_repo"), "os_family": TEXT, "profile": _Enum("desktop", "server")},
-                {"depends": TEXT}, sourced=True))},
+                 {"method": _Enum("distro", "nvidia_repo"), "os_family": TEXT, "profile": _Enum("desktop", "server")},
+                 {"depends": TEXT}, sourced=True))},
             sourced=True),
         "machines": _Map(_Record({"cuda_repo": TEXT, "pytorch_cuda": BOOL, "tensorflow_cuda": BOOL}, sourced=True)),
         "os": _Record({

@@ -250,8 +250,8 @@ def test_a_branch_has_three_digits():
 R590 = "590.48.01-1ubuntu1"
 R595 = "595.71.05-1ubuntu1"
 PPA_590 = "590.48.01-1ubuntu2~ppa1"
-BRANCHLESS_590 = ["nvidia-open", "cuda-drivers", "nvidia-dkms-open", "nvidia-kernel-common", "nvidia-firmware", "libnvidia-compute",
-                  "libnvidia-gl", "nvidia-utils", "nvidia-fabricmanager", "libnvidia-nscq", "nvidia-driver-cuda", "nvidia-kernel-open-dkms"]
+BRANCHLESS_590 = ("nvidia-open", "cuda-drivers", "nvidia-dkms-open", "nvidia-kernel-common", "nvidia-firmware", "libnvidia-compute",
+                  "libnvidia-gl", "nvidia-utils", "nvidia-fabricmanager", "libnvidia-nscq", "nvidia-driver-cuda", "nvidia-kernel-open-dkms")
 
 
 def _policy_590(tmp_path, pin_text, names=BRANCHLESS_590):
