@@ -4,7 +4,7 @@
 # Create VENV_DIR for dlbox.stack's controller tools (ansible-core 2.19 needs Python >= 3.11) and
 # install the pinned requirements; print one line per package while it works. On a fresh Debian or
 # Ubuntu, as root, it installs what is missing first, from apt lists refreshed by tools/apt-install.sh:
-# python3 and python3-venv where the OS's python3 is new enough (Debian 12/13, Ubuntu 24.04), python3.11
+# python3 and python3-venv where the OS's python3 is new enough (Debian 12/13, Ubuntu 24.04/26.04), python3.11
 # and python3.11-venv from universe on Ubuntu 22.04 (python3 is 3.10 there), ca-certificates.
 #
 #   tools/venv.sh VENV_DIR REQUIREMENTS_FILE       (PYTHON=/path/to/python3.x to choose the interpreter)
@@ -75,7 +75,7 @@ need_help() {  # $1: the packages that would do on this OS
          "PYTHON=/path/to/python3.x (outside $venv); then run make again." >&2
   else
     echo "venv: dlbox.stack needs Python >= 3.$MIN_MINOR, which $(os_field PRETTY_NAME) does not package;" \
-         "supported: Debian 12/13, Ubuntu 22.04/24.04. Set PYTHON=/path/to/python3.x (>= 3.$MIN_MINOR, outside" \
+         "supported: Debian 12/13, Ubuntu 22.04/24.04/26.04. Set PYTHON=/path/to/python3.x (>= 3.$MIN_MINOR, outside" \
          "$venv) and run make again." >&2
   fi
   exit 2

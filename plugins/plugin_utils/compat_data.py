@@ -140,7 +140,9 @@ DISTRO_DRIVER_NAMES = _Record(
     {"server_suffix": _Type("text", lambda v: isinstance(v, str)), "kernel_package": _Map(TEXT),
      "packages": _Map(_Map(_List(TEXT))), "dkms_module": _Map(TEXT), "same_version": _List(TEXT),
      "components": _List(TEXT), "fabric_manager": BOOL},
-    {"handled": _List(TEXT), "dkms_packages": TEXT, "dkms_major": _Map(INT)},
+    {"handled": _List(TEXT), "dkms_packages": TEXT, "dkms_major": _Map(INT),
+     # the component a branch's packages are in on some releases (named by the role when apt cannot install the set)
+     "branch_components": _List(_Record({"versions": _List(TEXT), "branch_min": INT, "component": TEXT}, sourced=True))},
     sourced=True)
 
 SCHEMA = _Record(
@@ -236,8 +238,18 @@ SCHEMA = _Record(
             "default_driver_method": _Enum("distro", "nvidia_repo"),
             # pythons (optional): every Python X.Y the OS archive packages, where the data has read them; a plan asking
             # another is refused (python_env installs Pythons from the archive only, or python_env_interpreters)
+            # nvidia_repo (optional): NVIDIA's repository for the OS: its first driver branch and the CUDA releases
+            # confirmed in it; distro_cuda_minimum (optional): package versions the archive's CUDA toolkit needs at least
             "distros": _Map(_Record({"repo_distro": TEXT, "python": VERSION, "last_cuda": _Optional(VERSION), "supported": BOOL},
-                                    {"pythons": _List(VERSION)}, sourced=True)),
+                                    {"pythons": _List(VERSION),
+                                     "nvidia_repo": _Record(
+                                         {"branch_min": INT},
+                                         {"cuda_confirmed": _List(_Record({"version": VERSION, "package": TEXT, "package_version": TEXT},
+                                                                          sourced=True))},
+                                         sourced=True),
+                                     "distro_cuda_minimum": _List(_Record(
+                                         {"package": TEXT, "version": TEXT, "suite": TEXT}, {"reason": TEXT}, sourced=True))},
+                                    sourced=True)),
         }),
     },
     {

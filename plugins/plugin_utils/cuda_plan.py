@@ -224,8 +224,20 @@ def decide(data, plan, options, resolve=None, installed=None, compilers=None):
         # Debian's nvidia-cuda-toolkit: /usr/lib/nvidia-cuda-toolkit, nvcc in /usr/bin. Canonical's cuda-toolkit (Ubuntu
         # 26.04): NVIDIA's layout, the data's home (/usr/local/cuda-13.1), nvcc in its bin/ and not on PATH.
         home = toolkit.get("home") or _DISTRO_HOME
+        # package versions the archive's toolkit needs at least (an -updates fix: Ubuntu 26.04's cuda-crt-13-1 for glibc 2.43)
+        minimum = [{"package": m["package"], "version": m["version"], "suite": m["suite"]}
+                   for m in (((data.get("os") or {}).get("distros") or {}).get(os_key) or {}).get("distro_cuda_minimum") or []]
         out["distro"] = {"version": distro_version, "package": toolkit["package"], "package_version": toolkit["package_version"],
                          "home": home, "nvcc": "%s/bin/nvcc" % home if toolkit.get("home") else "/usr/bin/nvcc"}
+        if minimum:
+            out["distro"]["minimum"] = minimum
+        if planned and planned != distro_version and not options.get("versions"):
+            notes.append("cuda_method: distro installs %s's %s %s, CUDA %s, not the plan's CUDA %s (NVIDIA's repository's; "
+                         "cuda_method: nvidia_repo installs that one)." % (
+                             os_key, toolkit["package"], toolkit["package_version"], distro_version, planned))
+        for item in minimum:
+            notes.append("cuda_method: distro needs %s %s or newer (%s; data/compat.yml os.distros.%s.distro_cuda_minimum): "
+                         "keep that pocket enabled." % (item["package"], item["version"], item["suite"], os_key))
     elif not versions:
         if not planned:
             errors.append("cuda_versions is empty and the plan has no CUDA (no GPU was planned); name the toolkits, "

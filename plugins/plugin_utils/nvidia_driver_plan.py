@@ -160,6 +160,16 @@ def check_simulation(text, primary, branch, same_version=(), installed=None):
     }
 
 
+def branch_component(names, distribution_version, branch):
+    """The archive component that carries driver ``branch`` on this release where the data names one
+    (driver_package_names.distro.<family>.branch_components: Ubuntu 26.04's R620 is in multiverse only), else None."""
+    found = None
+    for row in names.get("branch_components") or []:
+        if str(distribution_version) in [str(v) for v in row.get("versions") or []] and int(branch) >= int(row["branch_min"]):
+            found = row["component"]
+    return found
+
+
 def _deb_line_components(line, wanted):
     """One-line ``deb URI suite comp...`` -> the same line with ``wanted`` added (None when not a main line)."""
     stripped = line.strip()
@@ -663,6 +673,7 @@ def decide(data, options, plan, host=None, facts=None):
             out["set"] = dict(out["set"], packages=given, primary=given[0],
                               same_version=[n for n in o.get("same_version") or [] if n in given])
         out["components"] = list(names.get("components") or [])
+        out["branch_component"] = branch_component(names, o.get("distribution_version"), branch)
         out["sources"] = [{"path": f["path"], "content": new} for f in facts.get("sources") or []
                           for new in [apt_sources_with_components(f["content"], out["components"], f["path"].endswith(".sources"))]
                           if new != f["content"]] if out["components"] else []
@@ -765,10 +776,16 @@ def _judge(out, o, driver, facts, installed):
             return _fm_refused(out, fm, fm_check, the_set, profile, facts)
     if o.get("method") == "distro":
         if sim.get("rc") != 0:
+            where = out.get("branch_component")
+            sources = ("enable the %s component in the apt sources (%s %s ships driver branch %s there only; data/compat.yml "
+                       "driver_package_names.distro.*.branch_components), or choose another nvidia_driver_branch / "
+                       "nvidia_driver_profile" % (where, o.get("distribution"), o.get("distribution_version"), branch)
+                       if where else "Choose another nvidia_driver_branch / nvidia_driver_profile, or check the apt sources")
             return _refused(out, "apt cannot install %s for driver branch %s (%s modules, nvidia_driver_profile=%s, signing=%s): %s "
-                                 "Choose another nvidia_driver_branch / nvidia_driver_profile, or check the apt sources. Nothing "
-                                 "was changed." % (" ".join(the_set["packages"]), branch, driver["kernel_modules"], o.get("profile"),
-                                                   out["signing"]["path"], errors_text))
+                                 "%s%s. Nothing was changed." % (
+                                     " ".join(the_set["packages"]), branch, driver["kernel_modules"], o.get("profile"),
+                                     out["signing"]["path"], errors_text, "If apt has no candidate for them, " if where else "",
+                                     sources))
         present = dict((n, v) for n, v, _a in nd.package_items(facts["installed"]) if n in the_set["packages"])
         check = check_simulation(_without(sim.get("stdout") or "", fm), the_set["primary"], branch, the_set["same_version"], present)
         out["check"] = check

@@ -261,11 +261,21 @@ def driver_release(plan, branch, method, flavours, prefer=None):
                     if found and found.get("pulls_branch") is None:
                         return {"version": found["version"], "package": found["package"], "flavour": name}
         return None
+    floor = repo_branch_min(plan)
+    if floor is not None and branch < floor:
+        return None  # NVIDIA's repository for this OS starts at a newer branch (os.distros.<os>.nvidia_repo.branch_min)
     entry = plan.index.branch.get(branch) or {}
     versions = [v for v in entry.get("versions") or [] if driver_branch_of(v) == branch]
     if not versions:
         return None
     return {"version": max(versions, key=parse_version), "package": None, "flavour": None}
+
+
+def repo_branch_min(plan):
+    """The first driver branch NVIDIA's repository has for this OS (data os.distros.<os>.nvidia_repo.branch_min), or None
+    where the data records none (the repository then has every branch driver_branches lists)."""
+    found = ((getattr(plan, "os_entry", None) or {}).get("nvidia_repo") or {}).get("branch_min")
+    return int(found) if found is not None else None
 
 
 def installable_branches(plan, method):

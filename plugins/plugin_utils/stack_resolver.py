@@ -68,6 +68,7 @@ from ansible_collections.dlbox.stack.plugins.plugin_utils.stack_context import (
     newest_cuda_major_for_branch,
     os_python,
     preferred_branch,
+    repo_branch_min,
     requested_driver_floors,
     unconfirmed,
 )
@@ -216,7 +217,10 @@ def pick_driver(plan, report):
                 report.add(["%s needs driver branch R%s or newer, but driver_branch: %s was requested; request driver_branch: %s or newer, or a "
                             "CUDA %s.x build." % (reason, floor, branch, floor, newest_cuda_major_for_branch(plan, branch))])
         method = driver_method(plan)
-        if installed_branch != branch and driver_release(plan, branch, method, module_flavours(plan)) is None:
+        floor = repo_branch_min(plan)
+        if method == "nvidia_repo" and floor is not None and branch < floor and installed_branch != branch:
+            report.add([repo_floor_refusal(plan, branch, floor)])
+        elif installed_branch != branch and driver_release(plan, branch, method, module_flavours(plan)) is None:
             if method == "distro" and not plan.asked("driver_method") and driver_release(plan, branch, "nvidia_repo", ()) is not None:
                 why = "%s; NVIDIA's repository has R%s" % (archive_lacks(plan, branch), branch)
                 plan.method_choice = ("nvidia_repo", why)
@@ -275,6 +279,25 @@ def pick_driver(plan, report):
     if branch_is_eol(plan, entry):
         report.warn(eol_choice_warning(plan, branch, entry))
     return {"branch": branch, "version": None, "installed": False, "changed": False, "entry": entry}
+
+
+def repo_floor_refusal(plan, branch, floor):
+    """driver_branch below the first branch of NVIDIA's repository for this OS, with the driver from that repository:
+    the refusal, naming driver_branch and what works (a branch the repository has; the OS archive's own, where the host
+    allows driver_method: distro)."""
+    repo = (plan.os_entry or {}).get("repo_distro") or plan.os_key
+    newer = [int(e["branch"]) for e in branch_order(plan) if int(e["branch"]) >= floor and driver_branch_fits(plan, int(e["branch"]))
+             and not branch_is_eol(plan, e) and driver_release(plan, int(e["branch"]), "nvidia_repo", ()) is not None]
+    ways = ["request driver_branch: %s (%s)" % (newer[0], ", ".join("R%s" % b for b in sorted(newer)))] if newer else []
+    forced = getattr(plan, "method_choice", None)
+    tail = ""
+    if not plan.asked("driver_method") and forced and forced[1]:
+        tail = " (driver_method: distro is no way here: %s)" % forced[1]
+    elif driver_release(plan, branch, "distro", module_flavours(plan)) is not None:
+        ways.append("request driver_method: distro, which installs %s's own R%s" % (plan.os_key, branch))
+    return ("driver_branch: %s with the driver from NVIDIA's repository (driver_method: nvidia_repo): NVIDIA's repository %s "
+            "starts at driver branch R%s and has no R%s (data/compat.yml os.distros.%s.nvidia_repo.branch_min); %s%s." % (
+                branch, repo, floor, branch, plan.os_key, "; or ".join(ways) or "request a newer driver_branch", tail))
 
 
 def archive_lacks(plan, branch):
@@ -399,13 +422,25 @@ def cuda_advice(plan, report, rel):
     if plan.os_key and plan.os_entry and plan.os_key not in (rel.get("os") or []):
         if archive is not None and ".".join(archive["version"].split(".")[:2]) == version:
             report.note("CUDA %s is not in NVIDIA's repository %s (data/compat.yml lists it for %s only); %s's own archive "
-                        "ships it (%s %s, %s): install it with cuda_method: distro." % (
+                        "ships it (%s %s, %s): the plan's stack.cuda names that package and no NVIDIA repository; install it "
+                        "with cuda_method: distro (the cuda role refuses its default cuda_method: nvidia_repo for it)." % (
                             version, plan.os_entry.get("repo_distro"), ", ".join(rel.get("os") or []) or "no OS",
                             plan.os_key, archive["package"], archive["package_version"], archive["suite"]))
             return
         report.warn("CUDA %s is not listed for %s in data/compat.yml (the per-OS list is unconfirmed); check NVIDIA's "
                     "repository %s." % (version, plan.os_key, plan.os_entry.get("repo_distro")))
-    elif same_major and archive.get("home") and not archive["version"].startswith(version + "."):
+        return
+    confirmed = ((plan.os_entry or {}).get("nvidia_repo") or {}).get("cuda_confirmed")
+    if confirmed and version not in [c["version"] for c in confirmed]:
+        # the OS's NVIDIA repository has confirmed releases in the data, and this is not one of them
+        report.warn("CUDA %s in NVIDIA's repository %s is unconfirmed: data/compat.yml confirms only %s there "
+                    "(os.distros.%s.nvidia_repo.cuda_confirmed; cuda.releases lists %s for it by repository names only); "
+                    "check that %s exists before relying on it, or request cuda: '%s'." % (
+                        version, plan.os_entry.get("repo_distro"),
+                        ", ".join("%s (%s %s)" % (c["version"], c["package"], c["package_version"]) for c in confirmed),
+                        plan.os_key, version, plan.index.cuda_toolkit_package.format(
+                            major=parse_version(version)[0], minor=parse_version(version)[1]), confirmed[-1]["version"]))
+    if same_major and archive.get("home") and not archive["version"].startswith(version + "."):
         # Ubuntu 26.04: Canonical's packaging of NVIDIA's CUDA (NVIDIA's layout, /usr/local/cuda-X.Y) is an alternative of
         # the same major; an older major (Debian 12's 11.8, Debian 13's 12.4 beside CUDA 13) is no alternative and not named.
         report.note("CUDA %s comes from NVIDIA's repository %s (cuda_method: nvidia_repo, the cuda role's default); %s's own "
@@ -488,10 +523,27 @@ def pick_cuda(plan, report, tf):
     return best
 
 
+def archive_only_cuda(plan, rel):
+    """The OS archive's toolkit when it is the only source of ``rel`` here: NVIDIA's repository has no release of it for
+    this OS (cuda.releases os) and the archive ships that CUDA X.Y (Ubuntu 26.04's 13.1); else None."""
+    if not plan.os_key or not plan.os_entry or plan.os_key in (rel.get("os") or []):
+        return None
+    archive = archive_cuda_toolkit(plan)
+    if archive is None or ".".join(archive["version"].split(".")[:2]) != rel["version"]:
+        return None
+    return archive
+
+
 def _cuda_out(plan, rel):
     updates = rel.get("updates") or []
     parts = parse_version(rel["version"])
     machine = plan.index.machines.get(plan.arch)
+    archive = archive_only_cuda(plan, rel)
+    if archive is not None:
+        # no NVIDIA repository has it for this OS: the plan names the archive's package (cuda_method: distro), never a
+        # repository the cuda role would refuse
+        return {"version": rel["version"], "latest_update": archive["version"], "latest_update_driver": None,
+                "toolkit_driver_min": rel.get("toolkit_driver_min"), "package": archive["package"], "repository": None}
     return {
         "version": rel["version"],
         "latest_update": updates[-1]["version"] if updates else None,

@@ -98,14 +98,15 @@ def test_nscq_name_follows_the_method_and_branch(data, hardware, asked, package)
     assert plan["stack"]["fabric_manager"]["packages"][-1] == package
 
 
-def test_no_nscq_where_ubuntus_archive_has_none_of_the_branch(data):
-    """Ubuntu 26.04's default R620 (nvidia-fabricmanager-620 in resolute, tests/fixtures/kernel/ubuntu2604): resolute's
-    virtual libnvidia-nscq is provided by -580 and -595 only, so the plan names no NSCQ it could not install."""
+def test_ubuntu_2604_r620_gets_the_archives_nscq(data):
+    """Ubuntu 26.04's default R620: resolute-updates multiverse has libnvidia-nscq-620 620.70.06 beside
+    nvidia-fabricmanager-620 (tests/fixtures/kernel/ubuntu2604; issue 53 red team), so the plan names it."""
     plan = plan_for(data, dict(HGX_H100, os="ubuntu-26.04"))
     assert plan["ok"], plan["errors"]
     fm = plan["stack"]["fabric_manager"]
     assert (fm["method"], fm["branch"]) == ("distro", 620)
-    assert "nscq" not in fm and fm["packages"] == ["nvidia-fabricmanager-620"]
+    assert fm["nscq"] == {"package": "libnvidia-nscq-620"}
+    assert fm["packages"] == ["nvidia-fabricmanager-620", "libnvidia-nscq-620"]
 
 
 def test_no_nscq_without_nvswitch_and_none_twice_on_nvlink5_boards(data):

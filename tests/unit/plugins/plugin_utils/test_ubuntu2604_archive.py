@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat
+from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat, load_gpu_index
+from ansible_collections.dlbox.stack.plugins.plugin_utils.stack_resolver import resolve
 
 ROOT = Path(__file__).resolve().parents[4]
 INDEX = ROOT / "tests" / "fixtures" / "kernel" / "ubuntu2604" / "Packages-resolute-trimmed"
@@ -94,3 +95,88 @@ def test_r620_has_no_proprietary_modules_as_the_data_says():
     flavours = next(b for b in ARCHIVE["branches"] if b["branch"] == 620)["flavours"]
     assert flavours["desktop-open"]["package_version"] == INDEXED["nvidia-driver-620-open"]["Version"]
     assert flavours["server-open"]["package_version"] == INDEXED["nvidia-driver-620-server-open"]["Version"]
+
+
+HGX = {"gpus": ["NVIDIA H100 80GB HBM3"] * 8, "nvswitch": True, "os": "ubuntu-26.04"}
+B200 = {"gpus": ["NVIDIA B200"] * 8, "os": "ubuntu-26.04"}
+
+
+def _plan(hardware, request):
+    index = load_gpu_index()
+    return resolve(DATA, index.host_from_hardware(hardware), request, gpu_index=index)
+
+
+FABRIC_BRANCHES = sorted(int(n.rsplit("-", 1)[1]) for n in INDEXED if n.startswith("nvidia-fabricmanager-"))
+
+
+def test_the_index_has_fabric_manager_branches():
+    assert FABRIC_BRANCHES and 620 in FABRIC_BRANCHES, FABRIC_BRANCHES
+
+
+@pytest.mark.parametrize("branch", FABRIC_BRANCHES)
+def test_every_fabric_manager_has_its_nscq_and_the_plan_names_it(branch):
+    """resolute ships libnvidia-nscq-<b> beside each nvidia-fabricmanager-<b> (same version, same Depends, Provides
+    libnvidia-nscq); the plan of an HGX H100 on 26.04 with that branch from the archive names it with Fabric Manager."""
+    fabric, nscq = INDEXED["nvidia-fabricmanager-%d" % branch], INDEXED.get("libnvidia-nscq-%d" % branch)
+    assert nscq is not None, "resolute has nvidia-fabricmanager-%d but the index no libnvidia-nscq-%d" % (branch, branch)
+    assert nscq["Version"] == fabric["Version"] and nscq["Depends"] == fabric["Depends"]
+    assert "libnvidia-nscq" in nscq["Provides"].split(", ")
+    plan = _plan(HGX, {"driver_branch": str(branch), "driver_method": "distro"})
+    assert plan["ok"], plan["errors"]
+    fm = plan["stack"]["fabric_manager"]
+    assert fm["packages"] == ["nvidia-fabricmanager-%d" % branch, "libnvidia-nscq-%d" % branch]
+    assert fm["nscq"] == {"package": "libnvidia-nscq-%d" % branch}
+
+
+def test_the_default_hgx_plan_names_nscq_the_archive_has():
+    golden = json.loads((GOLDEN / "hgx-h100-nvswitch-ubuntu2604.json").read_text(encoding="utf-8"))
+    fm = golden["stack"]["fabric_manager"]
+    assert fm["nscq"]["package"] in INDEXED and fm["nscq"]["package"] in fm["packages"]
+
+
+def test_nvidia_repo_on_2604_starts_at_the_data_branch():
+    """NVIDIA's ubuntu2604 has R595 and later (data os.distros.ubuntu-26.04.nvidia_repo.branch_min): an HGX B200 (driver
+    from NVIDIA's repository) is never planned with R580 from it, and a driver_branch below is refused, naming it."""
+    floor = ENTRY["nvidia_repo"]["branch_min"]
+    assert floor == 595
+    plan = _plan(B200, {})
+    assert plan["ok"], plan["errors"]
+    driver = plan["stack"]["driver"]
+    assert driver["method"] == "nvidia_repo" and driver["branch"] >= floor
+    assert plan["stack"]["fabric_manager"]["branch"] == driver["branch"]
+    refused = _plan(B200, {"driver_branch": "580"})
+    assert not refused["ok"]
+    text = " ".join(refused["errors"])
+    assert "driver_branch: 580 with the driver from NVIDIA's repository (driver_method: nvidia_repo)" in text
+    assert "NVIDIA's repository ubuntu2604 starts at driver branch R595" in text
+    assert "request driver_branch: 595" in text and "driver_method: distro is no way here" in text
+
+
+def test_a_lower_branch_from_nvidias_repository_names_the_archive_where_it_has_it():
+    refused = _plan({"gpus": ["H100 PCIe"], "os": "ubuntu-26.04"}, {"driver_branch": "580", "driver_method": "nvidia_repo"})
+    assert not refused["ok"]
+    assert "request driver_method: distro, which installs ubuntu-26.04's own R580" in " ".join(refused["errors"])
+    kept = _plan({"gpus": ["H100 PCIe"], "os": "ubuntu-24.04"}, {"driver_branch": "580", "driver_method": "nvidia_repo"})
+    assert kept["ok"], kept["errors"]  # no floor recorded for ubuntu2404
+
+
+def test_cuda_releases_unconfirmed_in_ubuntu2604_warn():
+    confirmed = [c["version"] for c in ENTRY["nvidia_repo"]["cuda_confirmed"]]
+    assert confirmed == ["13.3"]
+    quiet = _plan({"gpus": ["RTX 4090"], "os": "ubuntu-26.04"}, {"cuda": "13.3"})
+    assert not any("unconfirmed: data/compat.yml confirms only" in w for w in quiet["warnings"])
+    for version in ("13.4", "13.5"):
+        plan = _plan({"gpus": ["RTX 4090"], "os": "ubuntu-26.04"}, {"cuda": version})
+        assert plan["ok"], plan["errors"]
+        assert any("CUDA %s in NVIDIA's repository ubuntu2604 is unconfirmed" % version in w and "cuda: '13.3'" in w
+                   for w in plan["warnings"]), plan["warnings"]
+
+
+def test_r620_is_in_multiverse_as_the_data_says():
+    rows = DATA["driver_package_names"]["distro"]["ubuntu"]["branch_components"]
+    row = next(r for r in rows if "26.04" in r["versions"])
+    for name, stanza in INDEXED.items():
+        if name.startswith(("nvidia-driver-620", "nvidia-utils-620", "nvidia-headless-620", "nvidia-dkms-620")):
+            assert stanza["X-Dlbox-Pocket"].endswith("/" + row["component"]), name
+        if name.startswith(("nvidia-driver-580", "nvidia-driver-595")):
+            assert stanza["X-Dlbox-Pocket"].endswith("/restricted"), name

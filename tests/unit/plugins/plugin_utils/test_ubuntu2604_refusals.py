@@ -66,6 +66,12 @@ def test_with_the_archives_driver_the_archives_cuda_is_a_note_not_a_refusal():
     assert plan["ok"], plan["errors"]
     assert plan["stack"]["driver"]["method"] == "distro"
     assert any("install it with cuda_method: distro" in n for n in plan["notes"])
+    # the plan names the archive's package, never NVIDIA's ubuntu2604 (which has no 13.1 and the cuda role refuses)
+    cuda = plan["stack"]["cuda"]
+    assert cuda["repository"] is None and cuda["package"] == "cuda-toolkit-13-1" and cuda["latest_update"] == "13.1.1"
+    assert any("names that package and no NVIDIA repository" in n for n in plan["notes"])
+    repo = plan_for({"cuda": "13.3"})["stack"]["cuda"]
+    assert repo["repository"] == "ubuntu2604/x86_64" and repo["package"] == "cuda-toolkit-13-3"
 
 
 def test_no_release_for_the_os_in_the_data_says_so():
@@ -141,6 +147,50 @@ def test_cuda_role_distro_method_installs_the_versioned_cuda_toolkit_13_1():
     out = cp.decide(DATA, _role_plan("13.3"), _options(method="distro"), resolve=lambda v: {"ok": True}, compilers=GXX)
     assert out["ok"], out["errors"]
     assert out["distro"]["package"] == "cuda-toolkit-13-1" and out["distro"]["home"] == "/usr/local/cuda-13.1"
+
+
+def test_cuda_role_distro_method_says_it_installs_13_1_not_the_plans_13_3():
+    out = cp.decide(DATA, _role_plan("13.3"), _options(method="distro"), resolve=lambda v: {"ok": True}, compilers=GXX)
+    assert any("cuda_method: distro installs ubuntu-26.04's cuda-toolkit-13-1 13.1.1-0ubuntu1, CUDA 13.1, not the plan's "
+               "CUDA 13.3" in n for n in out["notes"]), out["notes"]
+    same = cp.decide(DATA, _role_plan("13.1"), _options(method="distro"), resolve=lambda v: {"ok": True}, compilers=GXX)
+    assert not any("not the plan's" in n for n in same["notes"])
+
+
+def test_cuda_role_distro_method_names_the_crt_minimum_of_the_updates_pocket():
+    """Canonical's cuda-crt-13-1 13.1.115-0ubuntu1 (resolute) does not compile on glibc 2.43; the data's minimum is the
+    resolute-updates build, and the decision names it."""
+    minimum = DATA["os"]["distros"][OS]["distro_cuda_minimum"]
+    assert minimum[0]["package"] == "cuda-crt-13-1" and minimum[0]["version"] == "13.1.115-0ubuntu1.1"
+    out = cp.decide(DATA, _role_plan("13.1"), _options(method="distro"), resolve=lambda v: {"ok": True}, compilers=GXX)
+    assert out["distro"]["minimum"] == [{"package": "cuda-crt-13-1", "version": "13.1.115-0ubuntu1.1", "suite": "resolute-updates"}]
+    assert any("needs cuda-crt-13-1 13.1.115-0ubuntu1.1 or newer (resolute-updates" in n for n in out["notes"])
+
+
+def test_the_driver_role_names_multiverse_when_apt_cannot_install_r620():
+    from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_plan as ndp
+
+    opts = dict(method="distro", branch="", kernel_modules="", profile="server", other_branch="refuse", change_branch=False,
+                keep_dir="/var/backups/dlbox-nvidia-driver", in_container="skip", build_kernels=[], kernel_flavour="",
+                secure_boot="auto", secure_boot_signing="auto", mok_key="", mok_certificate="",
+                shim_mok_dir="/var/lib/shim-signed/mok", pin_name="p.pref", hostname="gpu1", distribution="Ubuntu",
+                distribution_version="26.04", kernel="7.0.0-15-generic", check_mode=False, request_text="{}")
+    family = DATA["driver_package_names"]["family"]
+
+    def plan(branch):
+        return {"ok": True, "errors": [], "host": {"nvswitch": False},
+                "stack": {"driver": {"branch": branch, "kernel_modules": "open", "method": "distro",
+                                     "packages": ["nvidia-driver-%d-server-open" % branch], "repo": None, "family": family,
+                                     "min_version": "%d.0" % branch, "version_available": None}, "fabric_manager": None}}
+    sim = {"rc": 100, "stdout": "", "stderr": "E: Package 'nvidia-headless-620-server-open' has no installation candidate\n"}
+    out = ndp.decide(DATA, opts, plan(620), facts={"installed": [], "simulation": sim})
+    assert not out["ok"] and out["branch_component"] == "multiverse"
+    assert "enable the multiverse component in the apt sources (Ubuntu 26.04 ships driver branch 620 there only" in out["errors"][0]
+    older = ndp.decide(DATA, opts, plan(595), facts={"installed": [], "simulation": sim})
+    assert older["branch_component"] is None and "multiverse" not in older["errors"][0]
+    noble = ndp.decide(DATA, dict(opts, distribution_version="24.04", kernel="6.8.0-90-generic"), plan(620),
+                       facts={"installed": [], "simulation": sim})
+    assert noble["branch_component"] is None
 
 
 def test_python_env_filter_hands_python_env_interpreters_to_the_resolver():
