@@ -208,15 +208,13 @@ def parse_cpulist(text):
 
 def cpulist_text(cpus):
     """A set of CPU numbers in sysfs' cpulist format (``0-15,32-47``)."""
-    out, run_start, previous = [], None, None
-    for cpu in sorted(cpus) + [None]:
-        if run_start is not None and (cpu is None or cpu != previous + 1):
-            out.append(str(run_start) if run_start == previous else "%d-%d" % (run_start, previous))
-            run_start = None
-        if cpu is not None and run_start is None:
-            run_start = cpu
-        previous = cpu
-    return ",".join(out)
+    runs = []  # [first, last] of each run of consecutive CPUs
+    for cpu in sorted(cpus):
+        if runs and cpu == runs[-1][1] + 1:
+            runs[-1][1] = cpu
+        else:
+            runs.append([cpu, cpu])
+    return ",".join(str(first) if first == last else "%d-%d" % (first, last) for first, last in runs)
 
 
 def numa_placement(bus_id, allowed=None):

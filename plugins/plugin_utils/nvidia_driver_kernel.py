@@ -482,8 +482,8 @@ def started_by_udev(unit_text, dropins=None):
     would report a change on every run."""
     texts = [unit_text or ""] + [(dropins or {})[p] for p in sorted(dropins or {}, key=lambda p: p.rsplit("/", 1)[-1])]
     stops = [s for text in texts for s in _unit_settings(text, {"StopWhenUnneeded": "Unit"})]
-    install = [s for text in texts for s in _unit_settings(text, {"WantedBy": "Install", "RequiredBy": "Install",
-                                                                   "UpheldBy": "Install", "Alias": "Install"})]
+    keys = {"WantedBy": "Install", "RequiredBy": "Install", "UpheldBy": "Install", "Alias": "Install"}
+    install = [s for text in texts for s in _unit_settings(text, keys)]
     return bool(stops) and _truth(stops[-1]) and not install
 
 

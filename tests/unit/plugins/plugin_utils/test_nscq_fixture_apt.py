@@ -56,8 +56,8 @@ def test_madison_gives_nscq_at_the_drivers_version_and_apt_installs_it_with_fabr
     fabric = nf.fabric_set({"package": "nvidia-fabricmanager-580", "nscq": {"package": "libnvidia-nscq-580"}}, {})
     got = nf.versions(fabric, madison, DRIVER)
     assert got["ok"] and got["install_names"] == ["libnvidia-nscq-580=%s" % DRIVER] and got["warning"] == ""
-    sim = _run(apt, "apt-get", "-s", "install", "--no-install-recommends", *(SERVER_SET + ["nvidia-fabricmanager-580=" + DRIVER]
-                                                                              + got["install_names"]))
+    names = SERVER_SET + ["nvidia-fabricmanager-580=" + DRIVER] + got["install_names"]
+    sim = _run(apt, "apt-get", "-s", "install", "--no-install-recommends", *names)
     assert sim.returncode == 0, sim.stdout + sim.stderr
     assert "Inst libnvidia-nscq-580 (%s " % DRIVER in sim.stdout and "Inst nvidia-fabricmanager-580 (%s " % DRIVER in sim.stdout
 

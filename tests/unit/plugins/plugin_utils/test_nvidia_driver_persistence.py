@@ -216,8 +216,8 @@ def test_persistence_mode_off_on_ubuntus_unit_leaves_it_to_udev_so_a_second_run_
 def test_persistence_mode_off_on_a_unit_that_starts_at_boot_still_enables_and_starts():
     """NVIDIA's sample unit (WantedBy=multi-user.target, no StopWhenUnneeded) and Ubuntu's with a user's drop-in setting
     StopWhenUnneeded=false: the role enables and starts them as before."""
-    for unit, dropins in ((NVIDIA_UNIT, None), (UBUNTU_UNIT, {"/etc/systemd/system/nvidia-persistenced.service.d/override.conf":
-                                                                  "[Unit]\nStopWhenUnneeded=false\n"})):
+    override = {"/etc/systemd/system/nvidia-persistenced.service.d/override.conf": "[Unit]\nStopWhenUnneeded=false\n"}
+    for unit, dropins in ((NVIDIA_UNIT, None), (UBUNTU_UNIT, override)):
         out = nk.persistence_daemon(True, False, VERSION, VERSION, False, unit, dropins=dropins)
         assert out["start"] is True and out["enable"] is True and out["restart_on_change"] is True, unit
 
