@@ -33,11 +33,14 @@ def test_run1_installs_the_server_series_signed_module_and_fabric_manager_and_en
     for name in ("nvidia-headless-no-dkms-580-server-open", "nvidia-utils-580-server", "libnvidia-compute-580-server",
                  "nvidia-compute-utils-580-server", "nvidia-kernel-common-580-server", "nvidia-firmware-580-server-580.178.04",
                  "linux-modules-nvidia-580-server-open-generic", "linux-modules-nvidia-580-server-open-" + RUNNING,
-                 "nvidia-fabricmanager-580"):
+                 "nvidia-fabricmanager-580", "libnvidia-nscq-580"):
         assert host.package(name).is_installed, name
     for name in ("nvidia-headless-580-server-open", "nvidia-dkms-580-server-open", "dkms", "cuda-drivers-fabricmanager-580"):
         assert not host.package(name).is_installed, name
     assert host.package("nvidia-fabricmanager-580").version.startswith(VERSION)
+    # NVSwitch telemetry (NSCQ) at exactly the driver's version, held with it (data/compat.yml fabric_manager.nscq)
+    assert host.package("libnvidia-nscq-580").version.startswith(VERSION)
+    assert "libnvidia-nscq-580" in host.check_output("apt-mark showhold").split()
     # Fabric Manager enabled, not started before the module; the persistence daemon set up, not started
     assert "not started: the NVIDIA %s module is not loaded" % VERSION in " ".join(log.split())
 
