@@ -108,8 +108,14 @@ images: host-deps docker-engine ## build (or reuse) the test images dlbox-test:*
 
 # Real ansible-playbook runs (plan.yml), the collection build, and the fixture apt repositories in
 # real containers.
-integration: collection images ## the integration tests (tests/integration)
-	$(BIN)/python -m pytest -q --durations=12 tests/integration
+# make test's share of tests/integration: not the `heavy` ones (the CI image builds), and the README quickstart on the
+# machines that run it to the end (Debian 12, twice) or start from nothing (Ubuntu 24.04 bare) and on Ubuntu 24.04; the
+# machines blocked at python_env (no CPU torch for their Python here: Debian 13, Ubuntu 22.04 and 26.04) in test-heavy.
+QUICKSTART_LIGHT = debian12,ubuntu2404,ubuntu2404-bare
+QUICKSTART_HEAVY = debian13,ubuntu2204,ubuntu2604
+integration: collection images ## the integration tests (tests/integration) but the heavy ones
+	DLBOX_QUICKSTART_MACHINES=$${DLBOX_QUICKSTART_MACHINES:-$(QUICKSTART_LIGHT)} \
+	  $(BIN)/python -m pytest -q --durations=12 -m "not heavy" tests/integration
 
 molecule: collection images ## Molecule scenarios (SCENARIOS=..., MOLECULE_DISTROS=...)
 	bash tests/scripts/molecule.sh $(SCENARIOS)
@@ -147,6 +153,8 @@ test: venv ## every test from nothing: lint, sanity, units, images, integration,
 test-heavy: collection images ## the multi-GB and live-archive scenarios left out of make test
 	@start=$$(date +%s); \
 	bash tests/scripts/molecule.sh --heavy && \
+	$(BIN)/python -m pytest -q --durations=12 -m heavy tests/integration && \
+	DLBOX_QUICKSTART_MACHINES=$(QUICKSTART_HEAVY) $(BIN)/python -m pytest -q tests/integration/test_quickstart.py && \
 	echo "make test-heavy: all green in $$(( $$(date +%s) - start )) s"
 
 bench: collection images ## resolver, plan.yml, fleet and no-op workstation timings

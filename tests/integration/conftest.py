@@ -49,3 +49,9 @@ def docker_ready(image: str) -> str | None:
     if subprocess.run(["docker", "image", "inspect", image], capture_output=True, check=False).returncode != 0:
         return f"image {image} is missing (tests/images/build.sh builds it)"
     return None
+
+
+def pytest_configure(config):
+    """``heavy``: left out of ``make test`` (``pytest -m "not heavy"``), run by ``make test-heavy`` (``-m heavy``): the
+    CI image builds (1.5 GB images, four BuildKit builds)."""
+    config.addinivalue_line("markers", "heavy: left out of make test, run by make test-heavy")
