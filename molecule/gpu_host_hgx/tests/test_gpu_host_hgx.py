@@ -23,7 +23,8 @@ def test_driver_and_fabric_manager_came_in_one_apt_transaction(host):
     assert len(transactions) == 1, transactions
     one = transactions[0]
     # apt-get ... --no-remove (fail_on_autoremove) install <driver set> nvidia-fabricmanager=<version>: one command
-    assert re.search(r"Commandline: .* --no-remove install .*nvidia-open-580=580\.95\.05\S* .*nvidia-fabricmanager=580\.95\.05-1 libnvidia-nscq=580\.95\.05-1", one), one
+    assert re.search(r"Commandline: .* --no-remove install .*nvidia-open-580=580\.95\.05\S* "
+                     r".*nvidia-fabricmanager=580\.95\.05-1 libnvidia-nscq=580\.95\.05-1", one), one
     assert "nvidia-fabricmanager:amd64 (580.95.05-1)" in one and "nvidia-dkms-580-open:amd64 (580.95.05" in one
     assert "libnvidia-nscq:amd64 (580.95.05-1)" in one   # NVSwitch telemetry at the driver's version (fabric_manager.nscq)
     assert "Remove:" not in one
