@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 
 import pytest
@@ -23,30 +22,18 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 DRIVER = "580.178.04-0ubuntu0.22.04.1+fixture1"
 SERVER_SET = ["nvidia-headless-no-dkms-580-server-open", "nvidia-utils-580-server", "linux-modules-nvidia-580-server-open-generic"]
 
+sys.path.insert(0, os.path.join(ROOT, "tests", "aptrepo"))
+import apt_root  # noqa: E402  pylint: disable=wrong-import-position
+
 pytestmark = pytest.mark.skipif(not (shutil.which("apt-get") and shutil.which("gpg")), reason="apt and gpg are not installed here")
 
 
 @pytest.fixture(scope="module")
 def apt(tmp_path_factory):
-    root = str(tmp_path_factory.mktemp("jammy-server"))
-    repo = os.path.join(root, "repo")
-    subprocess.run([sys.executable, os.path.join(ROOT, "tests", "aptrepo", "build_repo.py"),
-                    os.path.join(ROOT, "tests", "aptrepo", "specs", "ubuntu-jammy-server.yml"), repo,
-                    "--key-dir", os.path.join(root, "keys")], check=True, capture_output=True)
-    for sub in ("etc/preferences.d", "state/lists/partial", "cache/archives/partial"):
-        os.makedirs(os.path.join(root, sub))
-    with open(os.path.join(root, "state", "status"), "w") as fh:
-        fh.write("")
-    with open(os.path.join(root, "etc", "sources.list"), "w") as fh:
-        fh.write("deb [trusted=yes] file:%s ./\n" % repo)
-    opts = ["-o", "Dir::Etc=%s/etc" % root, "-o", "Dir::State=%s/state" % root, "-o", "Dir::Cache=%s/cache" % root,
-            "-o", "Dir::State::status=%s/state/status" % root, "-o", "Debug::NoLocking=1", "-o", "APT::Architecture=amd64"]
-    subprocess.run(["apt-get"] + opts + ["update", "-qq"], check=True, capture_output=True)
-    return opts
+    return apt_root.make_root(str(tmp_path_factory.mktemp("jammy-server")), "ubuntu-jammy-server.yml")[0]
 
 
-def _run(opts, tool, *args):
-    return subprocess.run([tool] + opts + list(args), capture_output=True, text=True, check=False, env=dict(os.environ, LC_ALL="C"))
+_run = apt_root.run
 
 
 def test_madison_gives_nscq_at_the_drivers_version_and_apt_installs_it_with_fabric_manager(apt):

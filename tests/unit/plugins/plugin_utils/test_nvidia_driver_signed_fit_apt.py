@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import sys
 
 import pytest
@@ -32,42 +31,21 @@ INSTALLED = {"linux-image-6.8.0-1001-generic": "6.8.0-1001.1001", "linux-modules
              "linux-image-6.8.0-1002-generic": "6.8.0-1002.1002", "linux-modules-6.8.0-1002-generic": "6.8.0-1002.1002",
              "linux-image-generic-hwe-24.04": "6.8.0-1002.1002"}
 
+sys.path.insert(0, os.path.join(ROOT, "tests", "aptrepo"))
+import apt_root  # noqa: E402  pylint: disable=wrong-import-position
+
 pytestmark = pytest.mark.skipif(not (shutil.which("apt-get") and shutil.which("gpg")), reason="apt and gpg are not installed here")
-
-
-def _stanzas(text):
-    return [dict(re.findall(r"^(\S+): (.*)$", block, re.M)) for block in text.split("\n\n") if block.strip()]
 
 
 @pytest.fixture(scope="module")
 def apt(tmp_path_factory):
-    root = str(tmp_path_factory.mktemp("signed"))
-    repo = os.path.join(root, "repo")
-    subprocess.run([sys.executable, os.path.join(ROOT, "tests", "aptrepo", "build_repo.py"),
-                    os.path.join(ROOT, "tests", "aptrepo", "specs", "ubuntu-noble-signed-old-module.yml"), repo,
-                    "--key-dir", os.path.join(root, "keys")], check=True, capture_output=True)
-    stanzas = [s for s in _stanzas(open(os.path.join(repo, "Packages")).read()) if INSTALLED.get(s["Package"]) == s["Version"]]
+    opts, stanzas = apt_root.make_root(str(tmp_path_factory.mktemp("signed")), "ubuntu-noble-signed-old-module.yml", INSTALLED)
     assert len(stanzas) == len(INSTALLED)
-    status = []
-    for stanza in stanzas:
-        keep = dict((key, v) for key, v in stanza.items() if key in ("Package", "Version", "Architecture", "Depends"))
-        keep.update(Status="install ok installed", Maintainer="fixture", Description="FIXTURE")
-        status.append("\n".join("%s: %s" % kv for kv in keep.items()))
-    for sub in ("etc/preferences.d", "state/lists/partial", "cache/archives/partial"):
-        os.makedirs(os.path.join(root, sub))
-    with open(os.path.join(root, "state", "status"), "w") as fh:
-        fh.write("\n\n".join(status) + "\n")
-    with open(os.path.join(root, "etc", "sources.list"), "w") as fh:
-        fh.write("deb [trusted=yes] file:%s ./\n" % repo)
-    opts = ["-o", "Dir::Etc=%s/etc" % root, "-o", "Dir::State=%s/state" % root, "-o", "Dir::Cache=%s/cache" % root,
-            "-o", "Dir::State::status=%s/state/status" % root, "-o", "Debug::NoLocking=1", "-o", "APT::Architecture=amd64"]
-    subprocess.run(["apt-get"] + opts + ["update", "-qq"], check=True, capture_output=True)
     packages = [{"name": s["Package"], "version": s["Version"], "installed": True, "depends": s.get("Depends", "")} for s in stanzas]
     return opts, packages
 
 
-def _run(opts, tool, *args):
-    return subprocess.run([tool] + opts + list(args), capture_output=True, text=True, check=False, env=dict(os.environ, LC_ALL="C"))
+_run = apt_root.run
 
 
 def _decide(opts, packages, running_module):

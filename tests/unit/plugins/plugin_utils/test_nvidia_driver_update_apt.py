@@ -35,45 +35,20 @@ KERNEL = {"linux-image-6.8.0-1001-generic": "6.8.0-1001.1001", "linux-modules-6.
           "linux-generic-hwe-24.04": "6.8.0-1002.1002", "linux-headers-generic-hwe-24.04": "6.8.0-1002.1002",
           "linux-headers-6.8.0-1002-generic": "6.8.0-1002.1002"}
 
+sys.path.insert(0, os.path.join(ROOT, "tests", "aptrepo"))
+import apt_root  # noqa: E402  pylint: disable=wrong-import-position
+
 pytestmark = pytest.mark.skipif(not (shutil.which("apt-get") and shutil.which("gpg")), reason="apt and gpg are not installed here")
-
-
-def _stanzas(text):
-    return [dict(re.findall(r"^(\S+): (.*)$", block, re.M)) for block in text.split("\n\n") if block.strip()]
 
 
 @pytest.fixture(scope="module")
 def apt(tmp_path_factory):
     root = str(tmp_path_factory.mktemp("month"))
-    repo = os.path.join(root, "repo")
-    subprocess.run([sys.executable, os.path.join(ROOT, "tests", "aptrepo", "build_repo.py"),
-                    os.path.join(ROOT, "tests", "aptrepo", "specs", "ubuntu-noble-signed-month.yml"), repo,
-                    "--key-dir", os.path.join(root, "keys")], check=True, capture_output=True)
-    packages = _stanzas(open(os.path.join(repo, "Packages")).read())
     want = dict((n, OLD) for n in USER)
     want.update(KERNEL)
-    status = []
-    for stanza in packages:
-        if want.get(stanza["Package"]) == stanza["Version"]:
-            keep = dict((k, v) for k, v in stanza.items() if k in ("Package", "Version", "Architecture", "Depends", "Provides", "Maintainer"))
-            keep["Status"] = "install ok installed"
-            keep.setdefault("Maintainer", "fixture")
-            keep["Description"] = "FIXTURE"
-            status.append("\n".join("%s: %s" % kv for kv in keep.items()))
-    assert len(status) == len(want)
-    for sub in ("etc/preferences.d", "state/lists/partial", "cache/archives/partial"):
-        os.makedirs(os.path.join(root, sub))
-    with open(os.path.join(root, "state", "status"), "w") as fh:
-        fh.write("\n\n".join(status) + "\n")
-    with open(os.path.join(root, "etc", "sources.list"), "w") as fh:
-        fh.write("deb [trusted=yes] file:%s ./\n" % repo)
-    with open(os.path.join(root, "etc", "preferences.d", "dlbox-00-nvidia-driver-branch.pref"), "w") as fh:
-        fh.write(p.branch_pin(580, FAMILY, "test", "Ubuntu"))
-    opts = ["-o", "Dir::Etc=%s/etc" % root, "-o", "Dir::State=%s/state" % root, "-o", "Dir::Cache=%s/cache" % root,
-            "-o", "Dir::State::status=%s/state/status" % root, "-o", "Debug::NoLocking=1", "-o", "APT::Architecture=amd64"]
-    subprocess.run(["apt-get"] + opts + ["update", "-qq"], check=True, capture_output=True)
-    installed = [{"name": s["Package"], "version": s["Version"], "arch": "amd64"} for s in packages
-                 if want.get(s["Package"]) == s["Version"]]
+    opts, stanzas = apt_root.make_root(root, "ubuntu-noble-signed-month.yml", want, pin=p.branch_pin(580, FAMILY, "test", "Ubuntu"))
+    assert len(stanzas) == len(want)
+    installed = [{"name": s["Package"], "version": s["Version"], "arch": "amd64"} for s in stanzas]
     return opts, installed, root
 
 
