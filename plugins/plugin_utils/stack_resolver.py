@@ -426,6 +426,11 @@ def cuda_advice(plan, report, rel):
                         "with cuda_method: distro (the cuda role refuses its default cuda_method: nvidia_repo for it)." % (
                             version, plan.os_entry.get("repo_distro"), ", ".join(rel.get("os") or []) or "no OS",
                             plan.os_key, archive["package"], archive["package_version"], archive["suite"]))
+            if distro_cuda_minimum(plan):
+                report.warn("dlbox_plan_request.cuda '%s' (cuda_method: distro) needs %s: keep that pocket enabled, or apt "
+                            "installs an older one that nvcc cannot use; stack.cuda.minimum names it (data/compat.yml "
+                            "os.distros.%s.distro_cuda_minimum) and the cuda role does not pin it." % (
+                                version, minimum_text(plan), plan.os_key))
             return
         report.warn("CUDA %s is not listed for %s in data/compat.yml (the per-OS list is unconfirmed); check NVIDIA's "
                     "repository %s." % (version, plan.os_key, plan.os_entry.get("repo_distro")))
@@ -443,10 +448,12 @@ def cuda_advice(plan, report, rel):
     if same_major and archive.get("home") and not archive["version"].startswith(version + "."):
         # Ubuntu 26.04: Canonical's packaging of NVIDIA's CUDA (NVIDIA's layout, /usr/local/cuda-X.Y) is an alternative of
         # the same major; an older major (Debian 12's 11.8, Debian 13's 12.4 beside CUDA 13) is no alternative and not named.
+        needs = [m["package"] + " " + m["version"] + " or newer from " + m["suite"] for m in distro_cuda_minimum(plan)]
         report.note("CUDA %s comes from NVIDIA's repository %s (cuda_method: nvidia_repo, the cuda role's default); %s's own "
-                    "archive ships CUDA %s (%s %s, %s; files in %s), which cuda_method: distro installs instead." % (
+                    "archive ships CUDA %s (%s %s, %s; files in %s), which cuda_method: distro installs instead%s." % (
                         version, plan.os_entry.get("repo_distro") if plan.os_entry else "?", plan.os_key,
-                        archive["version"], archive["package"], archive["package_version"], archive["suite"], archive["home"]))
+                        archive["version"], archive["package"], archive["package_version"], archive["suite"], archive["home"],
+                        " (it needs %s)" % ", ".join(needs) if needs else ""))
 
 
 def repo_lacks_cuda(plan, rel):
@@ -482,6 +489,18 @@ def repo_lacks_cuda(plan, rel):
 def archive_cuda_toolkit(plan):
     """The OS archive's CUDA toolkit (distro_drivers.distros.<os>.distro.cuda_toolkit), or None."""
     return ((plan.index.distro_drivers.get(plan.os_key) or {}).get("distro") or {}).get("cuda_toolkit")
+
+
+def distro_cuda_minimum(plan):
+    """Package versions the OS archive's CUDA toolkit needs at least (os.distros.<os>.distro_cuda_minimum), or []."""
+    return list((plan.os_entry or {}).get("distro_cuda_minimum") or [])
+
+
+def minimum_text(plan):
+    """'cuda-crt-13-1 13.1.115-0ubuntu1.1 or newer from resolute-updates (why)' for each minimum, joined; '' when none."""
+    return "; ".join("%s %s or newer from %s%s" % (
+        m["package"], m["version"], m["suite"], " (%s)" % " ".join(m["reason"].split()) if m.get("reason") else "")
+        for m in distro_cuda_minimum(plan))
 
 
 def pick_cuda(plan, report, tf):
@@ -542,8 +561,13 @@ def _cuda_out(plan, rel):
     if archive is not None:
         # no NVIDIA repository has it for this OS: the plan names the archive's package (cuda_method: distro), never a
         # repository the cuda role would refuse
-        return {"version": rel["version"], "latest_update": archive["version"], "latest_update_driver": None,
-                "toolkit_driver_min": rel.get("toolkit_driver_min"), "package": archive["package"], "repository": None}
+        out = {"version": rel["version"], "latest_update": archive["version"], "latest_update_driver": None,
+               "toolkit_driver_min": rel.get("toolkit_driver_min"), "package": archive["package"], "repository": None}
+        minimum = distro_cuda_minimum(plan)
+        if minimum:
+            # package versions the archive's toolkit needs at least (Ubuntu 26.04's cuda-crt-13-1 for glibc 2.43)
+            out["minimum"] = [{"package": m["package"], "version": m["version"], "suite": m["suite"]} for m in minimum]
+        return out
     return {
         "version": rel["version"],
         "latest_update": updates[-1]["version"] if updates else None,
@@ -577,9 +601,19 @@ def pick_cudnn(plan, report, cuda_rel, tf):
             if unconfirmed(entry):
                 report.warn("cuDNN %s: part of its support range is unconfirmed (%s)." % (entry["version"], entry.get("source")))
             return entry
-    report.warn("No cuDNN in data/compat.yml has a build for CUDA %s that supports these GPUs; the plan has no system cuDNN."
-                % cuda_version)
+    report.warn(no_cudnn_message(plan, cuda_version, tf))
     return None
+
+
+def no_cudnn_message(plan, cuda_version, tf):
+    """The warning of a plan whose CUDA has no cuDNN row: the request variables to change, and the newest CUDA that has one."""
+    same_os = [r for r in plan.index.cuda if not (plan.os_key and plan.os_entry) or plan.os_key in (r.get("os") or [])]
+    with_cudnn = [(r["version"], c["version"]) for r in same_os if cuda_fits(plan, r)
+                  for c in plan.index.cudnn if cudnn_fits_framework(plan, c, r["version"], tf)]
+    best = max(with_cudnn, key=lambda pair: parse_version(pair[0])) if with_cudnn else None
+    way = ("request dlbox_plan_request.cuda: '%s' (cuDNN %s has a build for it), or " % best) if best else ""
+    return ("dlbox_plan_request.cudnn: no cuDNN in data/compat.yml has a build for CUDA %s that supports these GPUs, so the "
+            "plan has no system cuDNN (stack.cudnn is null); %sset cudnn: 'none' to plan without one." % (cuda_version, way))
 
 
 def requested_frameworks(plan):

@@ -234,7 +234,9 @@ SCENARIOS = [
             "stack.driver.branch": 620,
             "stack.driver.packages": ["nvidia-open", "nvidia-driver-pinning-620"],
             "stack.driver.version_available": None,
-            "stack.cuda.version": "13.2",
+            # R620 runs CUDA 13.3 natively, and cuDNN 9.26.0.51 has a CUDA 13 build for it (issue 53): 13.3, no longer
+            # 13.2 (the newest native CUDA that had a cuDNN row)
+            "stack.cuda.version": "13.3",
             "stack.fabric_manager.version": "620.*",
         },
         ["Driver branch R620 has no Linux release confirmed in data/compat.yml"],
