@@ -230,6 +230,18 @@ def _planned_python(plan_log):
     return found.group(1) if found else None
 
 
+def _ansible_core_for(python):
+    """The ansible-core that requirements.txt gives a controller of this Python (its environment markers: 2.20 on 3.14,
+    Ubuntu 26.04's only python3, where 2.19's controller support stops at 3.13)."""
+    from packaging.requirements import Requirement  # pylint: disable=import-outside-toplevel
+    for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines():
+        if line.startswith("ansible-core"):
+            req = Requirement(line)
+            if req.marker is None or req.marker.evaluate({"python_version": python}):
+                return str(req.specifier).lstrip("=")
+    return None
+
+
 @pytest.mark.parametrize("name", list(MACHINES))
 def test_readme_quickstart(results, pytorch_mirror, name):
     done, ready = results
@@ -239,6 +251,9 @@ def test_readme_quickstart(results, pytorch_mirror, name):
     logs = got["logs"]
     python = _planned_python(logs["3"])
     assert python, got["out"]
+    # the venv took the ansible-core its Python gets (make plan's log: tools/venv.sh's "collecting" lines)
+    core = _ansible_core_for(python)
+    assert core and "venv:   collecting ansible-core==%s" % core in logs["3"], (python, core, logs["3"][-2000:])
     tag = "cp" + python.replace(".", "")
     blocked = tag not in pytorch_mirror[1]
     if blocked:
