@@ -10,7 +10,12 @@ and its ``org.dlbox.stack`` label, written before the plan is resolved) and retu
     {"ok": bool, "errors": [...],           # each names the build argument or the variable at fault
      "stack": {...}, "label": "...",        # the resolved stack for the label (see image_stack), and its JSON text
      "runtime": {"packages": [...], "repo_packages": [...], "nccl": [...]},   # NVIDIA's runtime set, filled in
+     "hold": [...],                         # what apt-mark hold keeps at the installed version (cuBLAS, NCCL)
+     "require": "cuda>=13.0 ...",           # NVIDIA_REQUIRE_CUDA (see nvidia_require_cuda)
      "archs": "8.0;9.0", "cudaarchs": "80;90"}
+
+:func:`image_identity` gives the ``org.opencontainers.image.*`` labels' values (version, source, revision, created)
+that playbooks/ci_image_args.yml writes as build arguments.
 
 The build has two layers (examples/Dockerfile): ``cuda`` (CUDA, cuDNN, NCCL) and ``frameworks`` (the Python
 environments, then the label's check). The frameworks layer is handed the plan the cuda layer recorded
@@ -19,8 +24,14 @@ environments, then the label's check). The frameworks layer is handed the plan t
 
 from __future__ import annotations
 
+import datetime
 import json
+import os
 import re
+import subprocess
+from pathlib import Path
+
+import yaml
 
 LAYERS = ("all", "cuda", "frameworks")
 FLAVOURS = ("runtime", "toolkit")
@@ -36,19 +47,140 @@ def _fill(template, version):
     return template.replace("{major}", major).replace("{minor}", minor.split(".")[0])
 
 
-def runtime_set(data, cuda_version):
+def runtime_set(data, cuda_version, compat=False):
     """NVIDIA's runtime set for one toolkit (data/compat.yml ``cuda.runtime_set``), its templates filled in.
+
+    ``compat``: the image also carries forward compatibility, ``cuda-compat-X-Y`` (``cuda.repo_packages.compat``), as
+    every nvidia/cuda base image does.
 
     >>> runtime_set({"cuda": {"runtime_set": {"packages": ["cuda-libraries-{major}-{minor}"], "repo_packages": [],
     ...                                        "nccl": ["libnccl2"]}}}, "13.0")["packages"]
     ['cuda-libraries-13-0']
     """
-    entry = ((data or {}).get("cuda") or {}).get("runtime_set") or {}
+    cuda = (data or {}).get("cuda") or {}
+    entry = cuda.get("runtime_set") or {}
     if cuda_version is None:
         return {"packages": [], "repo_packages": [], "nccl": list(entry.get("nccl") or [])}
-    return {"packages": [_fill(t, cuda_version) for t in entry.get("packages") or []],
+    packages = [_fill(t, cuda_version) for t in entry.get("packages") or []]
+    compat_package = (cuda.get("repo_packages") or {}).get("compat")
+    if compat and compat_package:
+        packages.append(_fill(compat_package, cuda_version))
+    return {"packages": packages,
             "repo_packages": [_fill(t, cuda_version) for t in entry.get("repo_packages") or []],
             "nccl": list(entry.get("nccl") or [])}
+
+
+def held_packages(data, cuda_version, flavour="runtime", parts=None):
+    """What the image holds with ``apt-mark hold`` (data/compat.yml ``cuda.runtime_set.hold``), as NVIDIA's images
+    hold cuBLAS and NCCL: the runtime names, and the toolkit's in the toolkit flavour; cuBLAS only where the image
+    installs CUDA, NCCL's only where it installs NCCL (``parts`` as for :func:`image_stack`).
+
+    >>> held_packages({"cuda": {"runtime_set": {"hold": {"runtime": ["libcublas-{major}-{minor}", "libnccl2"],
+    ...                                                  "toolkit": ["libcublas-dev-{major}-{minor}", "libnccl-dev"]}}}},
+    ...               "13.0", "runtime", {"nccl": False})
+    ['libcublas-13-0']
+    """
+    hold = (((data or {}).get("cuda") or {}).get("runtime_set") or {}).get("hold") or {}
+    parts = parts or {}
+    names = list(hold.get("runtime") or []) + (list(hold.get("toolkit") or []) if flavour == "toolkit" else [])
+    out = []
+    for name in names:
+        is_nccl = name.startswith("libnccl")
+        if is_nccl and not parts.get("nccl", True):
+            continue
+        if not is_nccl and (cuda_version is None or not parts.get("cuda", True)):
+            continue
+        filled = _fill(name, cuda_version) if cuda_version is not None else name
+        if filled not in out:
+            out.append(filled)
+    return out
+
+
+def nvidia_require_cuda(data, cuda_version, compat=False):
+    """The image's ``NVIDIA_REQUIRE_CUDA``: ``cuda>=X.Y``, and with forward compatibility in the image (``compat``,
+    cuda-compat-X-Y) NVIDIA's ``brand=B,driver>=N,driver<N+1`` clauses for that CUDA release (data/compat.yml
+    ``cuda.image_require``), less the brands forward compatibility does not support. Without cuda-compat no clause:
+    an older driver is refused at ``docker run`` instead of failing at the first CUDA call.
+    Returns (text, error); error names what is missing (no clauses known for that release).
+
+    >>> nvidia_require_cuda({}, "13.0")
+    ('cuda>=13.0', None)
+    >>> nvidia_require_cuda({"cuda": {"image_require": {"clauses": [{"cuda": "13.0", "brands": ["tesla", "geforce"],
+    ...     "branches": [535]}], "unsupported_brands": ["geforce"]}}}, "13.0", compat=True)
+    ('cuda>=13.0 brand=tesla,driver>=535,driver<536', None)
+    """
+    if cuda_version is None:
+        return "", None
+    major_minor = ".".join(str(cuda_version).split(".")[:2])
+    text = "cuda>=%s" % major_minor
+    if not compat:
+        return text, None
+    require = ((data or {}).get("cuda") or {}).get("image_require") or {}
+    unsupported = set(require.get("unsupported_brands") or [])
+    entries = [c for c in require.get("clauses") or [] if str(c.get("cuda")) == major_minor]
+    if not entries:
+        known = sorted({str(c.get("cuda")) for c in require.get("clauses") or []})
+        return text, ("cuda_compat: true makes the image's NVIDIA_REQUIRE_CUDA carry NVIDIA's brand clauses for CUDA %s, "
+                      "which data/compat.yml cuda.image_require does not have (it has %s): add them from NVIDIA's base "
+                      "Dockerfile of that release, or build without cuda_compat" % (major_minor, ", ".join(known) or "none"))
+    clauses = []
+    for entry in entries:
+        for branch in entry.get("branches") or []:
+            for brand in entry.get("brands") or []:
+                clause = "brand=%s,driver>=%d,driver<%d" % (brand, int(branch), int(branch) + 1)
+                if brand not in unsupported and clause not in clauses:
+                    clauses.append(clause)
+    return " ".join([text] + clauses), None
+
+
+def _collection_info(root):
+    """(version, repository) of the collection at ``root``: MANIFEST.json where installed, galaxy.yml in a checkout."""
+    manifest = root / "MANIFEST.json"
+    try:
+        if manifest.is_file():
+            info = json.loads(manifest.read_text(encoding="utf-8")).get("collection_info") or {}
+        else:
+            info = yaml.safe_load((root / "galaxy.yml").read_text(encoding="utf-8")) or {}
+    except (OSError, ValueError, yaml.YAMLError):
+        info = {}
+    version, repository = info.get("version"), info.get("repository")
+    return (None if version in (None, "") else str(version)), (None if not repository else str(repository))
+
+
+def _git_revision(root):
+    """The commit of a git checkout at ``root`` (None elsewhere: an installed collection has no history)."""
+    if not (root / ".git").exists():
+        return None
+    try:
+        proc = subprocess.run(["git", "-C", str(root), "rev-parse", "--verify", "HEAD"], capture_output=True, text=True,
+                              timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    revision = proc.stdout.strip()
+    return revision if proc.returncode == 0 and re.match(r"^[0-9a-f]{40,64}$", revision) else None
+
+
+def image_identity(root=None, environ=None, now=None):
+    """The ``org.opencontainers.image.*`` labels of an image this collection bakes, where known::
+
+        {"version": "0.1.0", "source": "https://github.com/...", "revision": "<commit>" or None, "created": "...Z"}
+
+    version and source: the collection's (MANIFEST.json, or galaxy.yml in a checkout); revision: the checkout's
+    commit, None for an installed collection; created: RFC 3339 in UTC, from ``SOURCE_DATE_EPOCH`` where set (a
+    reproducible build), else ``now``.
+    """
+    root = Path(root) if root else Path(__file__).resolve().parents[2]
+    environ = os.environ if environ is None else environ
+    version, source = _collection_info(root)
+    epoch = str(environ.get("SOURCE_DATE_EPOCH") or "").strip()
+    if epoch.isdigit():
+        when = datetime.datetime.fromtimestamp(int(epoch), tz=datetime.timezone.utc)
+    else:
+        when = now or datetime.datetime.now(tz=datetime.timezone.utc)
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.timezone.utc)
+    created = when.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {"version": version, "source": source, "revision": _git_revision(root), "created": created}
 
 
 def _version(stack, part):
@@ -107,8 +239,11 @@ def _label_problem(given, stack):
             % (json.dumps(given) if given not in (None, "") else "empty", stack_label(stack), stack_label(stack)))
 
 
-def decide(plan, data, flavour="runtime", layer="all", image_env=None, archs=None, parts=None, recorded=None):
-    """Everything the CI image playbook needs (see the module docstring); refusals name what to change."""
+def decide(plan, data, flavour="runtime", layer="all", image_env=None, archs=None, parts=None, recorded=None, compat=False):
+    """Everything the CI image playbook needs (see the module docstring); refusals name what to change.
+
+    ``compat``: the image carries cuda-compat-X-Y (``cuda_compat: true``), which adds NVIDIA's brand clauses to
+    NVIDIA_REQUIRE_CUDA and cuda-compat-X-Y to the runtime set."""
     errors = []
     image_env = image_env or {}
     stack = (plan or {}).get("stack") or {}
@@ -125,6 +260,14 @@ def decide(plan, data, flavour="runtime", layer="all", image_env=None, archs=Non
     if "cuda" in image_env and str(image_env["cuda"]) != str(cuda_version):
         errors.append("DLBOX_CUDA (NVIDIA_REQUIRE_CUDA, dlbox_ci_image_env.cuda) is %s, but the plan resolved CUDA %s: pin "
                       "the CUDA in dlbox_plan_request and pass the same" % (json.dumps(image_env["cuda"]), cuda_version))
+    require, require_problem = nvidia_require_cuda(data, cuda_version, compat=bool(compat))
+    if require_problem:
+        errors.append(require_problem)
+    elif "nvidia_require_cuda" in image_env and str(image_env["nvidia_require_cuda"]) != require:
+        errors.append("DLBOX_NVIDIA_REQUIRE_CUDA (NVIDIA_REQUIRE_CUDA, dlbox_ci_image_env.nvidia_require_cuda) is %s, but "
+                      "the plan and cuda_compat give %s: pass --build-arg DLBOX_NVIDIA_REQUIRE_CUDA='%s' "
+                      "(playbooks/ci_image_args.yml writes it)"
+                      % (json.dumps(image_env["nvidia_require_cuda"]), json.dumps(require), require))
     if "torch_cuda_arch_list" in image_env and str(image_env["torch_cuda_arch_list"]) != archs_text:
         errors.append("DLBOX_CUDA_ARCHS (TORCH_CUDA_ARCH_LIST) is %s, but dlbox_ci_cuda_archs give %s"
                       % (json.dumps(image_env["torch_cuda_arch_list"]), archs_text))
@@ -148,4 +291,6 @@ def decide(plan, data, flavour="runtime", layer="all", image_env=None, archs=Non
                 errors.append("the frameworks layer's plan would change what the cuda layer installed: %s; pin them in "
                               "DLBOX_PLAN's dlbox_plan_request, which both layers read" % ", ".join(moved))
     return {"ok": not errors, "errors": errors, "stack": resolved, "label": stack_label(resolved),
-            "runtime": runtime_set(data, cuda_version), "archs": archs_text, "cudaarchs": cudaarchs}
+            "runtime": runtime_set(data, cuda_version, compat=bool(compat)),
+            "hold": held_packages(data, cuda_version, flavour, parts), "require": require,
+            "archs": archs_text, "cudaarchs": cudaarchs}

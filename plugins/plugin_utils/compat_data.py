@@ -168,7 +168,11 @@ SCHEMA = _Record(
             # read by the cuda role (plugin_utils.cuda_plan)
             "repo_packages": _Record({"toolkit": _List(TEXT), "compat": TEXT}, {"nccl": _List(TEXT)}, sourced=True),
             # read by playbooks/ci_image.yml (plugin_utils.ci_image)
-            "runtime_set": _Record({"packages": _List(TEXT), "repo_packages": _List(TEXT), "nccl": _List(TEXT)}, sourced=True),
+            "runtime_set": _Record({"packages": _List(TEXT), "repo_packages": _List(TEXT), "nccl": _List(TEXT)},
+                                   {"hold": _Record({"runtime": _List(TEXT), "toolkit": _List(TEXT)})}, sourced=True),
+            "image_require": _Record({"clauses": _List(_Record({"cuda": VERSION, "brands": _List(TEXT), "branches": _List(INT)},
+                                                               sourced=True)),
+                                      "unsupported_brands": _List(TEXT)}, sourced=True),
             "host_gcc": _List(_Record({"cuda_min": VERSION, "gcc_max": INT}, sourced=True)),
             "pip_wheels": _List(_Record({"cuda": VERSION, "version": VERSION, "root": TEXT, "packages": _List(TEXT)},
                                         sourced=True)),

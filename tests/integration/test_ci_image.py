@@ -17,8 +17,9 @@ What is real and what is a FIXTURE here:
 Four builds: runtime (DLBOX_CI_CUDA=runtime, with PyTorch) from nothing, the same again (all cached), the same with a
 framework-only change (DLBOX_FRAMEWORKS: the cuda layer comes from the cache, the frameworks layer is built again), and
 toolkit (DLBOX_CI_CUDA=toolkit, no framework), for compute capability 9.0; no driver libraries and no Ansible in any.
-DLBOX_CUDA, DLBOX_CUDA_ARCHS, DLBOX_CUDAARCHS and DLBOX_STACK (the org.dlbox.stack label) come from
-playbooks/ci_image_args.yml run on this machine, as a user makes them. The network is 127.0.0.1 only (docker build
+DLBOX_CUDA, DLBOX_NVIDIA_REQUIRE_CUDA, DLBOX_CUDA_ARCHS, DLBOX_CUDAARCHS, DLBOX_STACK (the org.dlbox.stack label) and
+the org.opencontainers.image.* labels' arguments come from playbooks/ci_image_args.yml run on this machine, as a user
+makes them. The CA bundle secret carries a canary line that no file of any layer may hold (docker save). The network is 127.0.0.1 only (docker build
 --network host): the fixture server this test starts and the suite's cache container. Figures (build times, sizes)
 go to build/ci-image-test/figures.json. Missing prerequisites (Docker, BuildKit, the base image) fail the test where
 it runs as root or under CI (as in `make test`), and skip it only for a developer's unprivileged run.
@@ -32,10 +33,14 @@ import shutil
 import subprocess
 import sys
 import time
+import uuid
+from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import ROOT, ansible_env, docker_ready
+from image_layers import find_in_layers
 
 # The builds are in make test-heavy (make test runs `-m "not heavy"`): four BuildKit builds of images up to 1.5 GB, 455 s of
 # setup beside the suite's other work (CI, 2026-12-05), more than the 45-minute make test holds; the plan and filter are
@@ -56,7 +61,8 @@ PLAN = {
 }
 FRAMEWORKS = {"pytorch": "2.13"}      # DLBOX_FRAMEWORKS: read by the frameworks layer only
 ARCHS = ["9.0"]
-IMAGE_ARGS = {"DLBOX_VERSION": "0.0.0-test", "DLBOX_REVISION": "0123456789abcdef", "DLBOX_CREATED": "2026-12-05T00:00:00Z"}
+# playbooks/ci_image_args.yml writes the org.opencontainers.image.* labels' arguments: created from this (reproducible)
+SOURCE_DATE_EPOCH = "1796428800"    # 2026-12-05T00:00:00Z
 # nvcc, the CUDA toolkit's headers, cuDNN's and NCCL's, the driver's and NVML's libraries or link stubs, Ansible: none
 # may be in the runtime image (PyTorch's wheel ships its own ATen headers named cudnn*.h, and linux-libc-dev has a
 # linux/cuda.h of Apple's Cuda: neither is NVIDIA's)
@@ -93,6 +99,7 @@ def _in_image(script, check=True, tag=TAG):
 def ci_args(env, ctx, name, vars_file, frameworks):
     """playbooks/ci_image_args.yml's KEY=VALUE lines, as a user makes them before `docker build`."""
     out = WORK / ("%s.args" % name)
+    env = dict(env, SOURCE_DATE_EPOCH=SOURCE_DATE_EPOCH)
     request = dict(PLAN["dlbox_plan_request"], **frameworks)
     _run(["ansible-playbook", str(ROOT / "playbooks/ci_image_args.yml"), "-i", "localhost,", "-c", "local",
           "-e", "ansible_python_interpreter=" + sys.executable, "-e", json.dumps(dict(PLAN, dlbox_plan_request=request)),
@@ -135,6 +142,13 @@ def image(collection_installed):
     for wheel in (ROOT / "build" / "wheelhouse" / "python_env").glob("*.whl"):
         os.link(wheel, ctx / "wheelhouse" / wheel.name)
     shutil.copy(ROOT / "examples" / "Dockerfile", ctx / "Dockerfile")
+    # as a user copies them: BuildKit reads <Dockerfile>.dockerignore beside the Dockerfile (tests/unit: what it keeps out)
+    shutil.copy(ROOT / "examples" / "Dockerfile.dockerignore", ctx / "Dockerfile.dockerignore")
+    # the secret: the host's CA bundle and a canary line (PEM bundles allow text between certificates), looked for in
+    # every file of every layer of the image (test_the_ca_bundle_secret_is_in_no_layer)
+    canary = "dlbox-ci-image-test canary %s" % uuid.uuid4().hex
+    bundle = WORK / "ca-bundle-canary.pem"
+    bundle.write_text(Path("/etc/ssl/certs/ca-certificates.crt").read_text() + "\n# %s\n" % canary)
     _run(["ansible-galaxy", "collection", "build", "--output-path", str(ctx), str(ROOT)], env=env)
     (tarball,) = ctx.glob("dlbox-stack-*.tar.gz")   # DLBOX_COLLECTION is left empty: the Dockerfile takes this one
     pid = str(os.getpid())
@@ -162,12 +176,10 @@ def image(collection_installed):
                 "toolkit": ci_args(env, ctx, "toolkit", "ci-vars-toolkit.yml", {})}
         args_s = round(time.monotonic() - start, 1)
         common = ["--progress", "plain", "--network", "host",
-                  "--secret", "id=ca_bundle,src=/etc/ssl/certs/ca-certificates.crt",
+                  "--secret", "id=ca_bundle,src=%s" % bundle,
                   "--build-arg", "BASE_IMAGE=" + BASE, "--build-arg", "DLBOX_PLAN=" + json.dumps(PLAN),
                   "--build-arg", "PIP_INDEX_URL=http://127.0.0.1:3141/index/",
                   "--build-arg", "http_proxy=http://127.0.0.1:3142", "--build-arg", "no_proxy=127.0.0.1,localhost"]
-        for key, value in IMAGE_ARGS.items():
-            common += ["--build-arg", "%s=%s" % (key, value)]
         runtime = ["-t", TAG, "--build-arg", "DLBOX_CI_CUDA=runtime", "--build-arg", "DLBOX_VARS_FILE=ci-vars.yml",
                    "--build-arg", "DLBOX_FRAMEWORK_VARS_FILE=ci-frameworks.yml"]
         runtime += ["--build-arg=%s=%s" % item for item in args["runtime"].items()]
@@ -203,7 +215,7 @@ def image(collection_installed):
                "base_mb": round(int(_run(["docker", "image", "inspect", "-f", "{{.Size}}", BASE]).stdout) / 1e6)}
     (WORK / "figures.json").write_text(json.dumps(figures, indent=2) + "\n")
     print("\nci image: %s" % json.dumps(figures))
-    yield {"logs": logs, "figures": figures, "args": args, "layers": layers}
+    yield {"logs": logs, "figures": figures, "args": args, "layers": layers, "canary": canary}
     _run(["docker", "image", "rm", "-f", TAG, TOOLKIT_TAG], check=False)
 
 
@@ -240,10 +252,16 @@ def test_the_label_holds_the_plan_and_the_resolved_stack(image):
     toolkit = json.loads(_run(["docker", "image", "inspect", "-f", "{{ index .Config.Labels \"org.dlbox.stack\" }}",
                                TOOLKIT_TAG]).stdout)
     assert toolkit == dict(stack, frameworks={})          # dlbox_ci_python_env false: no framework, none in the label
-    assert labels["org.opencontainers.image.version"] == IMAGE_ARGS["DLBOX_VERSION"]
-    assert labels["org.opencontainers.image.revision"] == IMAGE_ARGS["DLBOX_REVISION"]
-    assert labels["org.opencontainers.image.created"] == IMAGE_ARGS["DLBOX_CREATED"]
-    assert labels["org.opencontainers.image.source"].startswith("https://")
+    # the org.opencontainers.image.* labels from ci_image_args: the collection's version, repository and commit (this
+    # checkout's), the time from SOURCE_DATE_EPOCH; none empty
+    galaxy = yaml.safe_load((ROOT / "galaxy.yml").read_text())
+    assert labels["org.opencontainers.image.version"] == str(galaxy["version"])
+    assert labels["org.opencontainers.image.source"] == galaxy["repository"]
+    assert labels["org.opencontainers.image.created"] == "2026-12-05T00:00:00Z"
+    if (ROOT / ".git").exists():
+        head = _run(["git", "-C", str(ROOT), "rev-parse", "HEAD"]).stdout.strip()
+        assert labels["org.opencontainers.image.revision"] == head
+    assert all(labels[key] for key in labels if key.startswith("org.opencontainers.image.") and key != "org.opencontainers.image.revision")
     resolved = json.loads(_in_image("cat /etc/dlbox/plan.json").stdout)
     assert resolved["ok"] is True
     assert resolved["stack"]["cuda"]["version"] == "13.0"
@@ -282,6 +300,7 @@ def test_runtime_image_has_the_runtime_set_and_no_compiler_header_or_stub(image)
         echo "packages=$(dpkg-query -W -f '${db:Status-Abbrev} ${Package}=${Version}\n' 'cuda-*' 'libcu*' 'libnccl*' 'nvidia-*' \
                          'nsight*' 2>/dev/null | awk '$1 == "ii" {print $2}' | tr '\n' ' ')"
         echo "manual=$(apt-mark showmanual | tr '\n' ' ')"
+        echo "held=$(apt-mark showhold | tr '\n' ' ')"
         echo "found=$(""" + FORBIDDEN + r""" | tr '\n' ' ')"
         echo "toolkit=$(cat /usr/local/cuda-13.0/version.json | tr -d '\n ')"
         echo "lists=$(ls /var/lib/apt/lists | tr '\n' ' ')"
@@ -297,6 +316,8 @@ def test_runtime_image_has_the_runtime_set_and_no_compiler_header_or_stub(image)
     assert packages.get("libcudnn9-cuda-13") == "9.20.0.48-1"
     assert packages.get("libnccl2") == "2.27.7-1+cuda13.0"
     assert {"cuda-cudart-13-0", "libcublas-13-0", "cuda-nvrtc-13-0", "cuda-toolkit-13-0-config-common"} <= set(packages)
+    assert "cuda-nvtx-13-0" in packages           # named beside cuda-libraries-13-0, as NVIDIA's runtime image does
+    assert sorted(facts["held"].split()) == ["libcublas-13-0", "libnccl2"]   # apt-mark hold, as NVIDIA's images
     unwanted = [p for p in packages if p.startswith(("cuda-toolkit-13-0", "cuda-compiler", "cuda-nvcc", "cuda-tools",
                                                      "cuda-nsight", "cuda-documentation", "nvidia-", "libcuda1"))
                 or p.endswith(("-dev-13-0", "-dev", "-dev-cuda-13"))]
@@ -326,11 +347,13 @@ def test_toolkit_image_has_the_compiler_headers_and_stubs(image):
 
 
 @HEAVY
-@pytest.mark.parametrize("tag, nvcc, cuda_home", [(TAG, "", ""), (TOOLKIT_TAG, "/usr/local/cuda/bin/nvcc", "/usr/local/cuda")])
+@pytest.mark.parametrize("tag, nvcc, cuda_home", [
+    (TAG, "", ""), (TOOLKIT_TAG, "/usr/local/cuda-13.0/bin/nvcc", "/usr/local/cuda-13.0")])
 def test_a_plain_docker_run_sees_the_environment(image, tag, nvcc, cuda_home):
     out = _in_image("""
         echo "nvcc=$(command -v nvcc)"
         echo "cuda_home=${CUDA_HOME:-}"
+        echo "path=$PATH"
         echo "ld=$(ldconfig -p | grep -o -E 'lib(cudart|cudnn|nccl)[.]so[.0-9]*' | sort -u | tr '\n' ' ')"
         echo "conf=$(cat /etc/ld.so.conf.d/dlbox-ci-cuda.conf | grep -v '^#')"
         env | grep -E '^(NVIDIA_|TORCH_CUDA_ARCH_LIST|CUDAARCHS|DEBIAN_FRONTEND)' | sort
@@ -342,7 +365,12 @@ def test_a_plain_docker_run_sees_the_environment(image, tag, nvcc, cuda_home):
     assert facts["conf"] == "/usr/local/cuda-13.0/targets/x86_64-linux/lib"
     assert facts["NVIDIA_VISIBLE_DEVICES"] == "all"
     assert facts["NVIDIA_DRIVER_CAPABILITIES"] == "compute,utility"
-    assert facts["NVIDIA_REQUIRE_CUDA"] == "cuda>=13.0"
+    assert facts["NVIDIA_REQUIRE_CUDA"] == "cuda>=13.0"      # no cuda-compat in these images: no brand clause
+    assert facts["NVIDIA_REQUIRE_CUDA"] == image["args"]["runtime"]["DLBOX_NVIDIA_REQUIRE_CUDA"]
+    # the toolkit's bin folder of the plan's CUDA in front of the base image's PATH; the runtime image keeps the base's
+    base_path = _run(["docker", "image", "inspect", "-f", "{{ json .Config.Env }}", BASE]).stdout
+    base_path = [e.split("=", 1)[1] for e in json.loads(base_path) if e.startswith("PATH=")][0]
+    assert facts["path"] == (cuda_home + "/bin:" + base_path if cuda_home else base_path)
     assert (facts["TORCH_CUDA_ARCH_LIST"], facts["CUDAARCHS"]) == ("9.0", "90")
     # DEBIAN_FRONTEND is a build-time ARG: no layer of this Dockerfile sets it (the suite's base image does, and passes it on)
     assert _env_layers(tag) == _env_layers(BASE)
@@ -355,8 +383,18 @@ def _env_layers(tag):
 
 @HEAVY
 def test_the_ca_bundle_secret_is_in_no_layer(image):
+    # every file of every layer (docker save), not `docker history`, which shows commands and never a layer's files:
+    # the secret's canary line is in none; the public certificates are (ca-certificates), which shows files were read
+    archive = WORK / "image-save.tar"
+    _run(["docker", "save", "-o", str(archive), TAG], timeout=900)
+    try:
+        hits, files = find_in_layers(archive, [image["canary"], "BEGIN CERTIFICATE"])
+    finally:
+        archive.unlink()
+    assert files > 1000, files
+    assert hits[b"BEGIN CERTIFICATE"], "the layers were not read: no certificate of ca-certificates found"
+    assert hits[image["canary"].encode()] == [], hits[image["canary"].encode()]
     history = _run(["docker", "history", "--no-trunc", "--format", "{{.CreatedBy}}", TAG]).stdout
-    assert "BEGIN CERTIFICATE" not in history
     assert "/opt/dlbox-ansible/bin/ansible-playbook" in history     # Ansible ran, from the mounted stage
     # no mount point of the bake RUN is left, not even empty
     # (pip's cache is a cache mount: its mount point goes too; /root/.cache itself may hold what the environments wrote)

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import datetime
 import json
+import subprocess
+from pathlib import Path
 
 import pytest
+import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.dlbox.stack.plugins.filter.ci_image import ci_image_plan
-from ansible_collections.dlbox.stack.plugins.plugin_utils.ci_image import decide, image_stack, runtime_set, stack_label
+from ansible_collections.dlbox.stack.plugins.plugin_utils.ci_image import (decide, held_packages, image_identity, image_stack,
+                                                                           nvidia_require_cuda, runtime_set, stack_label)
 from ansible_collections.dlbox.stack.plugins.plugin_utils.role_plan import load_data, resolve
 
+ROOT = Path(__file__).resolve().parents[4]
 HW = {"gpus": ["H100 SXM", "H100 SXM"], "os": "debian-12", "arch": "x86_64", "driver_version": "580.95.05"}
 REQUEST = {"cuda": "13.0", "cudnn": "9.20.0.48", "pytorch": "2.13"}
 
@@ -95,4 +101,100 @@ def test_the_filter_wants_a_plan(plan):
         ci_image_plan({"no": "plan"})
     got = ci_image_plan(plan, flavour="runtime", layer="cuda", archs=["9.0", "10.0"])
     assert (got["archs"], got["cudaarchs"]) == ("9.0;10.0", "90;100")
-    assert got["runtime"]["packages"] == ["cuda-libraries-13-0"]
+    assert got["runtime"]["packages"] == ["cuda-libraries-13-0", "cuda-nvtx-13-0"]
+
+
+# NVIDIA_REQUIRE_CUDA of nvidia/cuda 13.0.2 (CUDA_VERSION=13.0.2), verbatim as the image config of vllm/vllm-openai:v0.23.0
+# carries it, recorded in a public repository's Go test (TestReferenceImageBaselineEnvironmentIsExactAndDetached); the
+# source of data/compat.yml cuda.image_require's 13.0 entry
+NVIDIA_13_0 = ("cuda>=13.0 " + " ".join(
+    "brand=%s,driver>=%d,driver<%d" % (brand, branch, branch + 1) for branch in (535, 550, 565, 570, 575)
+    for brand in ("unknown", "grid", "tesla", "nvidia", "quadro", "quadrortx", "nvidiartx", "vapps", "vpc", "vcs", "vws",
+                  "cloudgaming")))
+# nvidia/cuda 12.0.0 base (gitlab.com/nvidia/container-images/cuda dist/12.0.0/ubuntu2204/base/Dockerfile, as copied in
+# wordslab-org/wordslab doc/infra/containers/nvidia-cuda-base-install.sh)
+NVIDIA_12_0 = ("cuda>=12.0 brand=tesla,driver>=450,driver<451 " + " ".join(
+    "brand=%s,driver>=%d,driver<%d" % (brand, branch, branch + 1) for branch in (470, 510, 515, 520)
+    for brand in ("tesla", "unknown", "nvidia", "nvidiartx", "geforce", "geforcertx", "quadro", "quadrortx", "titan",
+                  "titanrtx")))
+NO_FORWARD_COMPAT = ("geforce", "geforcertx", "titan", "titanrtx")
+
+
+def test_nvidia_require_cuda_is_the_cuda_alone_without_cuda_compat(data):
+    assert nvidia_require_cuda(data, "13.0") == ("cuda>=13.0", None)
+    assert nvidia_require_cuda(data, "12.0", compat=False) == ("cuda>=12.0", None)
+
+
+def test_with_cuda_compat_it_is_nvidias_own_text_for_13_0(data):
+    assert NVIDIA_13_0.count("brand=") == 60
+    assert nvidia_require_cuda(data, "13.0", compat=True) == (NVIDIA_13_0, None)
+
+
+def test_with_cuda_compat_the_brands_without_forward_compatibility_are_left_out(data):
+    text, problem = nvidia_require_cuda(data, "12.0", compat=True)
+    assert problem is None
+    kept = [c for c in NVIDIA_12_0.split() if not c.startswith(tuple("brand=%s," % b for b in NO_FORWARD_COMPAT))]
+    assert text.split() == kept
+    assert "brand=tesla,driver>=450,driver<451" in text.split() and "geforce" not in text and "titan" not in text
+
+
+def test_cuda_compat_for_a_release_without_known_clauses_is_refused(plan, data):
+    text, problem = nvidia_require_cuda(data, "12.6", compat=True)
+    assert text == "cuda>=12.6" and "12.6" in problem and "data/compat.yml cuda.image_require" in problem
+    moved = json.loads(json.dumps(plan))
+    moved["stack"]["cuda"]["version"] = "12.6"
+    got = decide(moved, data, archs=["9.0"], compat=True)
+    assert not got["ok"] and [e for e in got["errors"] if "cuda.image_require" in e]
+
+
+def test_a_nvidia_require_cuda_that_is_not_the_plans_is_refused(plan, data):
+    assert decide(plan, data, layer="cuda", archs=["9.0"], image_env={"nvidia_require_cuda": "cuda>=13.0"})["ok"]
+    got = decide(plan, data, layer="cuda", archs=["9.0"], image_env={"nvidia_require_cuda": "cuda>=13.0"}, compat=True)
+    assert not got["ok"] and "DLBOX_NVIDIA_REQUIRE_CUDA" in got["errors"][0] and NVIDIA_13_0 in got["errors"][0]
+    assert decide(plan, data, layer="cuda", archs=["9.0"], image_env={"nvidia_require_cuda": NVIDIA_13_0}, compat=True)["ok"]
+    assert decide(plan, data, archs=["9.0"], compat=True)["require"] == NVIDIA_13_0
+
+
+def test_the_runtime_set_names_nvtx_and_cuda_compat_with_forward_compatibility(data):
+    # NVIDIA's runtime Dockerfile names cuda-nvtx-X-Y beside cuda-libraries-X-Y, which does not pull it
+    assert "cuda-nvtx-13-0" in runtime_set(data, "13.0")["packages"]
+    assert "cuda-compat-13-0" not in runtime_set(data, "13.0")["packages"]
+    assert "cuda-compat-13-0" in runtime_set(data, "13.0", compat=True)["packages"]
+    assert "cuda-compat-13-0" in decide(resolve({}, REQUEST, hardware=HW), data, archs=["9.0"], compat=True)["runtime"]["packages"]
+
+
+@pytest.mark.parametrize("flavour, parts, held", [
+    ("runtime", None, ["libcublas-13-0", "libnccl2"]),
+    ("toolkit", None, ["libcublas-13-0", "libnccl2", "libcublas-dev-13-0", "libnccl-dev"]),
+    ("runtime", {"nccl": False}, ["libcublas-13-0"]),
+    ("toolkit", {"cuda": False}, ["libnccl2", "libnccl-dev"]),
+])
+def test_cublas_and_nccl_are_held_where_the_image_installs_them(plan, data, flavour, parts, held):
+    assert held_packages(data, "13.0", flavour, parts) == held
+    if parts is None:
+        assert decide(plan, data, flavour=flavour, archs=["9.0"])["hold"] == held
+
+
+def test_the_image_identity_of_an_installed_collection(tmp_path):
+    (tmp_path / "MANIFEST.json").write_text(json.dumps({"collection_info": {
+        "namespace": "dlbox", "name": "stack", "version": "1.2.3", "repository": "https://example.org/dlbox.stack"}}))
+    got = image_identity(tmp_path, environ={}, now=datetime.datetime(2026, 12, 6, 12, 30, 5, tzinfo=datetime.timezone.utc))
+    assert got == {"version": "1.2.3", "source": "https://example.org/dlbox.stack", "revision": None,
+                   "created": "2026-12-06T12:30:05Z"}
+    # SOURCE_DATE_EPOCH (a reproducible build) wins over the clock
+    assert image_identity(tmp_path, environ={"SOURCE_DATE_EPOCH": "1796428800"})["created"] == "2026-12-05T00:00:00Z"
+
+
+def test_the_image_identity_of_a_checkout_has_its_commit(tmp_path):
+    (tmp_path / "galaxy.yml").write_text("namespace: dlbox\nname: stack\nversion: 0.4.0\nrepository: https://example.org/r\n")
+    assert image_identity(tmp_path, environ={})["revision"] is None          # not a git checkout
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    subprocess.run(git + ["init", "-q"], check=True)
+    subprocess.run(git + ["add", "galaxy.yml"], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "one"], check=True)
+    head = subprocess.run(git + ["rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    got = image_identity(tmp_path, environ={})
+    assert (got["version"], got["source"], got["revision"]) == ("0.4.0", "https://example.org/r", head)
+    assert got["created"].endswith("Z") and len(got["created"]) == 20
+    # this collection's own (the default root)
+    assert image_identity(environ={})["version"] == yaml.safe_load((ROOT / "galaxy.yml").read_text())["version"]

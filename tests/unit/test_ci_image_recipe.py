@@ -1,0 +1,325 @@
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The CI image's recipe rendered without Docker: playbooks/ci_image_args.yml's build arguments (its template, through
+Ansible's own templating) fed into examples/Dockerfile's ARG, ENV and LABEL lines, stage by stage as Docker expands them,
+give the environment and the labels of the final image; examples/Dockerfile.dockerignore's patterns as Docker matches
+them give what the build context sends. tests/integration/test_ci_image.py builds the images (make test-heavy)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar, trust_as_template
+
+from ansible_collections.dlbox.stack.plugins.plugin_utils.ci_image import decide
+from ansible_collections.dlbox.stack.plugins.plugin_utils.role_plan import load_data, resolve
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCKERFILE = ROOT / "examples" / "Dockerfile"
+DOCKERIGNORE = ROOT / "examples" / "Dockerfile.dockerignore"
+ARGS_PLAYBOOK = ROOT / "playbooks" / "ci_image_args.yml"
+CI_PLAYBOOK = ROOT / "playbooks" / "ci_image.yml"
+BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"   # debian:12's PATH (its image config)
+HW = {"gpus": ["H100 SXM", "H100 SXM"], "os": "debian-12", "arch": "x86_64", "driver_version": "580.95.05"}
+IDENTITY = {"version": "0.1.0", "source": "https://github.com/dlbox/dlbox.stack", "revision": "ab" * 20,
+            "created": "2026-12-05T00:00:00Z"}
+
+
+# ---- examples/Dockerfile, expanded as Docker does for ARG, ENV and LABEL ------------------------------------------
+
+def _instructions(text):
+    """(keyword, rest) of each instruction: comment lines dropped (also inside a continuation), continuations joined."""
+    out, current = [], ""
+    for line in text.splitlines():
+        if line.strip().startswith("#"):
+            continue
+        if line.endswith("\\"):
+            current += line[:-1] + " "
+            continue
+        current += line
+        if current.strip():
+            keyword, _blank, rest = current.strip().partition(" ")
+            out.append((keyword.upper(), rest.strip()))
+        current = ""
+    return out
+
+
+def _expand(text, scope):
+    """${NAME} and $NAME from scope; an unset one is empty, as in Docker."""
+    return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)",
+                  lambda m: scope.get(m.group(1) or m.group(2), ""), text)
+
+
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _words(rest, scope):
+    """Docker's word processing of ARG, ENV and LABEL: blanks split words outside quotes, quotes and backslashes go,
+    variables are replaced outside single quotes, and what replaces them is taken as it is (its quotes stay)."""
+    words, word, started, quote, i = [], "", False, None, 0
+    while i < len(rest):
+        char = rest[i]
+        if quote is None and char.isspace():
+            if started:
+                words.append(word)
+            word, started, i = "", False, i + 1
+            continue
+        started = True
+        if char == "\\" and quote != "'" and i + 1 < len(rest):
+            word, i = word + rest[i + 1], i + 2
+        elif char in "'\"" and quote in (None, char):
+            quote, i = (None if quote else char), i + 1
+        elif char == "$" and quote != "'" and _VARIABLE.match(rest, i):
+            match = _VARIABLE.match(rest, i)
+            word, i = word + scope.get(match.group(1) or match.group(2), ""), match.end()
+        else:
+            word, i = word + char, i + 1
+    if started:
+        words.append(word)
+    return words
+
+
+def _pairs(rest, scope):
+    return [(word.partition("=")[0], word.partition("=")[2], "=" in word) for word in _words(rest, scope)]
+
+
+def _stages(text):
+    """Global ARG lines and the stages: name -> {"from": ..., "lines": [(keyword, rest), ...]}, in order."""
+    globals_, stages, current = [], {}, None
+    for keyword, rest in _instructions(text):
+        if keyword == "FROM":
+            words = rest.split()
+            name = words[2] if len(words) > 2 and words[1].upper() == "AS" else "stage%d" % len(stages)
+            current = stages[name] = {"from": words[0], "lines": []}
+        elif current is None:
+            globals_.append((keyword, rest))
+        else:
+            current["lines"].append((keyword, rest))
+    return globals_, stages
+
+
+def render(build_args, base_env=None):
+    """The final image's (env, labels) for these build arguments (what `docker image inspect` would show)."""
+    globals_, stages = _stages(DOCKERFILE.read_text(encoding="utf-8"))
+    global_args = {}
+    for keyword, rest in globals_:
+        assert keyword == "ARG"
+        for key, value, _given in _pairs(rest, global_args):
+            global_args[key] = build_args.get(key, value)
+    chain, name = [], list(stages)[-1]
+    while name in stages:             # the final stage, then the one it is built FROM, down to the base image
+        chain.append(name)
+        name = _expand(stages[name]["from"], global_args)
+    env, labels = dict(base_env or {"PATH": BASE_PATH}), {}
+    for name in reversed(chain):
+        args = {}
+        for keyword, rest in stages[name]["lines"]:
+            scope = dict(args, **env)          # ENV wins over an ARG of the same name
+            if keyword == "ARG":
+                for key, value, given in _pairs(rest, scope):
+                    if key in build_args:
+                        args[key] = build_args[key]
+                    else:
+                        args[key] = value if given else global_args.get(key, "")
+            elif keyword == "ENV":
+                env.update((key, value) for key, value, _given in _pairs(rest, scope))
+            elif keyword == "LABEL":
+                labels.update((key, value) for key, value, _given in _pairs(rest, scope))
+    return env, labels
+
+
+# ---- playbooks/ci_image_args.yml's build arguments, through Ansible's templating --------------------------------------
+
+def ci_args(plan, ci):
+    """The KEY=VALUE lines the playbook writes for this plan and decision (its template rendered as Ansible does)."""
+    plays = yaml.safe_load(ARGS_PLAYBOOK.read_text(encoding="utf-8"))
+    (task,) = [t for play in plays for t in play.get("tasks") or [] if t["name"] == "Write the build arguments on the controller"]
+    text = Templar(loader=DataLoader(), variables={"dlbox_plan": plan, "__ci": ci}).template(
+        trust_as_template(task["ansible.builtin.copy"]["content"]))
+    return dict(line.split("=", 1) for line in text.splitlines() if line)
+
+
+@pytest.fixture(scope="module")
+def plan():
+    return resolve({}, {"cuda": "13.0", "cudnn": "9.20.0.48", "pytorch": "2.13"}, hardware=HW)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return load_data()
+
+
+def _decided(plan, data, flavour="runtime", compat=False, identity=None):
+    ci = decide(plan, data, flavour=flavour, archs=["9.0"], compat=compat)
+    assert ci["ok"], ci["errors"]
+    ci["identity"] = dict(IDENTITY if identity is None else identity)
+    return ci
+
+
+def _image(plan, data, flavour="runtime", compat=False, identity=None, drop=()):
+    args = ci_args(plan, _decided(plan, data, flavour, compat, identity))
+    for key in drop:
+        args.pop(key)
+    args.update(DLBOX_CI_CUDA=flavour, DLBOX_PLAN="{}")
+    return args, render(args)
+
+
+def test_the_args_file_has_every_argument_the_image_says(plan, data):
+    args = ci_args(plan, _decided(plan, data))
+    assert args["DLBOX_CUDA"] == "13.0"
+    assert args["DLBOX_NVIDIA_REQUIRE_CUDA"] == "cuda>=13.0"
+    assert (args["DLBOX_VERSION"], args["DLBOX_SOURCE"], args["DLBOX_CREATED"], args["DLBOX_REVISION"]) == (
+        IDENTITY["version"], IDENTITY["source"], IDENTITY["created"], IDENTITY["revision"])
+    # an unknown revision (an installed collection) is not written, so no empty value is handed on
+    assert "DLBOX_REVISION" not in ci_args(plan, _decided(plan, data, identity=dict(IDENTITY, revision=None)))
+
+
+def test_the_runtime_image_requires_its_cuda_and_keeps_the_base_path(plan, data):
+    _args, (env, _labels) = _image(plan, data)
+    assert env["NVIDIA_REQUIRE_CUDA"] == "cuda>=13.0"          # no cuda-compat in the image: no brand clause
+    assert (env["NVIDIA_VISIBLE_DEVICES"], env["NVIDIA_DRIVER_CAPABILITIES"]) == ("all", "compute,utility")
+    assert env["PATH"] == BASE_PATH                             # no CUDA bin folder in a runtime image
+    assert "CUDA_HOME" not in env
+    assert (env["TORCH_CUDA_ARCH_LIST"], env["CUDAARCHS"]) == ("9.0", "90")
+
+
+@pytest.mark.parametrize("cuda", ["13.0", "12.9"])
+def test_the_toolkit_path_and_cuda_home_follow_the_cuda_version(plan, data, cuda):
+    args, _rendered = _image(plan, data, flavour="toolkit")
+    env, _labels = render(dict(args, DLBOX_CUDA=cuda))
+    assert env["PATH"] == "/usr/local/cuda-%s/bin:%s" % (cuda, BASE_PATH)   # in front of the base image's own PATH
+    assert env["CUDA_HOME"] == "/usr/local/cuda-%s" % cuda
+    # a base image with its own PATH keeps it
+    env, _labels = render(dict(args, DLBOX_CUDA=cuda), base_env={"PATH": "/opt/conda/bin:/usr/bin:/bin"})
+    assert env["PATH"] == "/usr/local/cuda-%s/bin:/opt/conda/bin:/usr/bin:/bin" % cuda
+
+
+def test_nvidia_require_cuda_defaults_to_the_cuda_and_carries_the_brand_clauses_with_cuda_compat(plan, data):
+    # without DLBOX_NVIDIA_REQUIRE_CUDA (a build without the args file): "cuda>=X.Y" from DLBOX_CUDA
+    _args, (env, _labels) = _image(plan, data, drop=("DLBOX_NVIDIA_REQUIRE_CUDA",))
+    assert env["NVIDIA_REQUIRE_CUDA"] == "cuda>=13.0"
+    # an image with cuda-compat: NVIDIA's clauses for CUDA 13.0 reach the ENV line whole (spaces, commas, < and >)
+    args, (env, _labels) = _image(plan, data, compat=True)
+    assert env["NVIDIA_REQUIRE_CUDA"] == args["DLBOX_NVIDIA_REQUIRE_CUDA"]
+    assert env["NVIDIA_REQUIRE_CUDA"].startswith("cuda>=13.0 brand=unknown,driver>=535,driver<536 ")
+    assert "brand=tesla,driver>=575,driver<576" in env["NVIDIA_REQUIRE_CUDA"].split()
+
+
+def test_the_oci_labels_carry_version_source_created_and_revision(plan, data):
+    _args, (_env, labels) = _image(plan, data)
+    assert labels["org.opencontainers.image.version"] == IDENTITY["version"]
+    assert labels["org.opencontainers.image.source"] == IDENTITY["source"]
+    assert labels["org.opencontainers.image.created"] == IDENTITY["created"]
+    assert labels["org.opencontainers.image.revision"] == IDENTITY["revision"]
+    assert labels["org.dlbox.stack"] == decide(plan, load_data(), archs=["9.0"])["label"]
+
+
+def test_the_cuda_layer_checks_nvidia_require_cuda_against_the_plan():
+    """The cuda layer's RUN hands DLBOX_NVIDIA_REQUIRE_CUDA to the playbook (dlbox_ci_image_env), which refuses another."""
+    _globals, stages = _stages(DOCKERFILE.read_text(encoding="utf-8"))
+    (run,) = [rest for keyword, rest in stages["cuda"]["lines"] if keyword == "RUN"]
+    assert '\\"nvidia_require_cuda\\": \\"$DLBOX_NVIDIA_REQUIRE_CUDA\\"' in run
+    assert [rest for keyword, rest in stages["cuda"]["lines"] if keyword == "ARG" and "DLBOX_NVIDIA_REQUIRE_CUDA" in rest]
+
+
+def test_the_cuda_layer_holds_cublas_and_nccl():
+    plays = yaml.safe_load(CI_PLAYBOOK.read_text(encoding="utf-8"))
+    tasks = [t for play in plays for t in play.get("tasks") or []]
+    (hold,) = [t for t in tasks if "ansible.builtin.dpkg_selections" in t]
+    assert hold["ansible.builtin.dpkg_selections"] == {"name": "{{ item }}", "selection": "hold"}
+    assert hold["loop"] == "{{ __ci.hold }}" and hold["when"] == "__ci_cuda_layer"
+    names = [t.get("name") for t in tasks]
+    # after NCCL's install (what it holds is installed by then), in the cuda layer
+    assert names.index(hold["name"]) > names.index("NCCL of the plan (stack.nccl), without nccl.conf")
+    assert names.index(hold["name"]) < names.index("Framework environments of the plan")
+
+
+def test_the_fixture_repository_has_what_the_image_installs_and_holds(plan, data):
+    """tests/integration/test_ci_image.py builds on the FIXTURE CUDA repository: each package the runtime image installs
+    from the runtime set and each one it holds (both flavours) must be there, or that build fails at apt."""
+    sys.path.insert(0, str(ROOT / "tests" / "aptrepo"))
+    import build_repo  # pylint: disable=import-outside-toplevel,import-error
+    spec = build_repo.normalise_spec(build_repo.load_spec(ROOT / "tests" / "aptrepo" / "specs" / "cuda-debian12.yml"))
+    names = {p["name"] for p in build_repo.resolve_packages(spec)}
+    wanted = set(decide(plan, data, archs=["9.0"])["runtime"]["packages"]) | set(
+        decide(plan, data, flavour="toolkit", archs=["9.0"])["hold"])
+    assert "cuda-nvtx-13-0" in wanted and wanted <= names, sorted(wanted - names)
+
+
+# ---- examples/Dockerfile.dockerignore, matched as Docker matches it -----------------------------------------------
+
+def _pattern(pattern):
+    """Docker's dockerignore pattern (Go filepath.Match, and ** for any number of folders) as a regular expression."""
+    out, i = "", 0
+    pattern = pattern.strip().lstrip("/")
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out, i = out + "(?:.*/)?", i + 3
+        elif pattern.startswith("**", i):
+            out, i = out + ".*", i + 2
+        elif pattern[i] == "*":
+            out, i = out + "[^/]*", i + 1
+        elif pattern[i] == "?":
+            out, i = out + "[^/]", i + 1
+        elif pattern[i] == "[":
+            end = pattern.index("]", i)
+            out, i = out + "[" + pattern[i + 1:end].replace("^", "\\^", 1 if pattern[i + 1] != "!" else 0).replace("!", "^", 1) + "]", end + 1
+        else:
+            out, i = out + re.escape(pattern[i]), i + 1
+    return re.compile("^" + out + "$")
+
+
+def ignored(path, lines):
+    """Whether the context leaves ``path`` out: the last pattern matching it or a folder above it decides."""
+    parts = path.split("/")
+    result = False
+    for line in lines:
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        negated = line.startswith("!")
+        regex = _pattern(line[1:] if negated else line)
+        if any(regex.match("/".join(parts[:n])) for n in range(1, len(parts) + 1)):
+            result = not negated
+    return result
+
+
+IGNORE = DOCKERIGNORE.read_text(encoding="utf-8").splitlines() if DOCKERIGNORE.exists() else []
+
+
+def test_the_dockerignore_follows_the_dockerfile():
+    # BuildKit reads <Dockerfile>.dockerignore beside the Dockerfile: the name must be the Dockerfile's plus .dockerignore
+    assert DOCKERIGNORE.name == DOCKERFILE.name + ".dockerignore" and DOCKERIGNORE.exists()
+    assert "Dockerfile.dockerignore" in DOCKERFILE.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("path", [
+    "dlbox-stack-0.1.0.tar.gz", "ci-vars.yml", "ci-frameworks.yml", "site/vars.yml",
+    "wheelhouse/torch-2.13.0+cpu-cp311-cp311-linux_x86_64.whl", "collections/dlbox.stack", "Dockerfile",
+])
+def test_the_context_keeps_what_the_build_reads(path):
+    assert not ignored(path, IGNORE)
+
+
+@pytest.mark.parametrize("path", [
+    ".git/config", "site/.git/HEAD", ".venv/bin/python", "venv/lib/x.py", "tools/__pycache__/a.cpython-311.pyc",
+    "lab-ca.pem", "certs/proxy.crt", "secrets/client.key", "keys/id_ed25519", "id_rsa.pub", ".ssh/config",
+    ".docker/config.json", ".env", ".env.local", ".netrc", ".pypirc", ".aws/credentials", "build.log", ".cache/pip/x",
+])
+def test_the_context_leaves_out_vcs_caches_and_secrets(path):
+    assert ignored(path, IGNORE)
+
+
+def test_the_pattern_matcher_is_dockers():
+    # Docker's own examples (docs.docker.com, .dockerignore file): */temp*, */*/temp*, temp?, **/*.go, !README.md
+    lines = ["*/temp*", "*/*/temp*", "temp?", "*.md", "!README.md"]
+    assert ignored("somedir/temporary.txt", lines) and ignored("somedir/subdir/temp", lines) and ignored("tempa", lines)
+    assert not ignored("temp", lines) and not ignored("a/b/c/temp", lines)
+    assert ignored("notes.md", lines) and not ignored("README.md", lines)
+    assert ignored("a/b/c.go", ["**/*.go"]) and ignored("c.go", ["**/*.go"])
+    assert ignored("x/node_modules/y/z.js", ["**/node_modules"])   # a folder matched leaves its files out
