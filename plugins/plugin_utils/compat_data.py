@@ -191,7 +191,11 @@ SCHEMA = _Record(
                  sourced=True))),
              # read by the nvidia_driver role (plugin_utils.nvidia_driver_plan): the distributions' archives
              "distro": _Map(DISTRO_DRIVER_NAMES),
-             "upgrade_blacklist": _List(TEXT)},
+             "upgrade_blacklist": _List(TEXT),
+             # read by plugin_utils.nvidia_driver_plan's branch pin (issue 48): NVIDIA's exact names without a branch,
+             # each list with its source
+             "branchless": _Record({"names": _List(TEXT)}, sourced=True),
+             "nvidia_repo_branchless": _Record({"branch_min": INT, "names": _List(TEXT)}, sourced=True)},
             # read by plugin_utils.nvidia_driver_plan's branch pin (issue 48): each archive's Release Origin
             {"origins": _Map(TEXT)},
             sourced=True),

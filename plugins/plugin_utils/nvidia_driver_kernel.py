@@ -307,8 +307,9 @@ def apply(out, options, facts, names, branch, kernel_modules):
     return decided["flavour"]
 
 
-def finish(out):
-    """After ``decide``: the running kernel's module package joins the set; holds and blacklist lose the kernel's."""
+def finish(out, package_names=None):
+    """After ``decide``: the running kernel's module package joins the set; holds and blacklist lose the kernel's.
+    ``package_names``: ``driver_package_names`` of the data ``decide`` read (the branch pin's names; None: the collection's)."""
     the_set = out.get("set")
     extra = ((out.get("kernel") or {}).get("install")) or []
     if the_set and extra:
@@ -316,7 +317,7 @@ def finish(out):
     if the_set and the_set.get("signing") == "precompiled" and out.get("pin") is None:
         out["pin"] = _plan.branch_pin((out.get("driver") or {}).get("branch"), out.get("family") or [],
                                       "Ubuntu's signed modules: the driver keeps its branch by name, the module packages follow the kernel",
-                                      (out.get("origins") or {}).get("ubuntu"))
+                                      (out.get("origins") or {}).get("ubuntu"), package_names)
     if "holds" in out and the_set:
         out["holds"], out["blacklist"] = keep_lists(out.get("holds"), out.get("blacklist"), the_set.get("signing"),
                                                     (out.get("driver") or {}).get("branch"))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.dlbox.stack.plugins.module_utils import _nvidia_driver as nd
+from ansible_collections.dlbox.stack.plugins.plugin_utils import compat_data
 from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_holds as nh
 from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_kernel as nk
 from ansible_collections.dlbox.stack.plugins.plugin_utils import nvlink5_fabric as nf
@@ -278,32 +279,25 @@ def branch_names_pattern(branch):
             "linux-signatures-nvidia-{b}-* xserver-xorg-video-nvidia-{b} cuda-drivers-{b} cuda-drivers-fabricmanager-{b}").format(b=b)
 
 
-# NVIDIA's packages without a branch number that must come from the driver's archive (issue 48 red-team 5):
-# data/compat.yml (NSCQ and IMEX carry no branch number from 580); Fabric Manager, the persistence daemon and
-# nvidia-settings in NVIDIA's repository (nvidia-fabricmanager, nvidia-persistenced, nvidia-settings). Exact names.
-BRANCHLESS_NAMES = " ".join(
-    name + dev for name in ("nvidia-fabricmanager", "libnvidia-nscq", "nvidia-imex", "nvidia-persistenced", "nvidia-settings",
-                            "nvidia-modprobe") for dev in ("", "-dev"))
+def pin_names(names=None):
+    """NVIDIA's exact package names without a branch number that :func:`branch_pin` names, as apt preferences' text.
 
-
-# NVIDIA's Ubuntu repository from branch 590 on: the branch left out of every driver package name (NVIDIA Driver Installation
-# Guide r590, "Recent Updates" > "Ubuntu 590 and later packages", Table 4 "Ubuntu 590 package renames": cuda-drivers-580
-# removed, cuda-drivers, libnvidia-cfg1 ... libnvidia-gpucomp, nvidia-dkms, nvidia-dkms-open; libnvidia-nscq, libnvsdm,
-# libxnvctrl0, libxnvctrl-dev unchanged; "from 590 onwards, they will keep the same name"), and the metas of
-# data/compat.yml driver_packages.pinning (nvidia-open, cuda-drivers). The names the table's rule gives for Ubuntu's other
-# driver packages (nvidia-kernel-common, nvidia-firmware, nvidia-utils, ...) are seen in a user's R595 install from that
-# repository (nvidia-firmware_595.71.05-1ubuntu1_amd64.deb, nvidia-kernel-common, nvidia-persistenced; public recovery notes
-# found by the text "Package: nvidia-dkms-open", 2026). NVIDIA's Debian repository's compute-only names (data/compat.yml
-# driver_package_names.nvidia_repo.debian: nvidia-driver-cuda, nvidia-kernel-open-dkms, nvidia-kernel-dkms) too. Exact
-# names: every branch of the repository shares them, so only their version tells the branch.
-NVIDIA_590_NAMES = " ".join((
-    "nvidia-open", "cuda-drivers", "cuda-drivers-fabricmanager", "nvidia-driver", "nvidia-driver-open", "nvidia-headless",
-    "nvidia-headless-open", "nvidia-headless-no-dkms", "nvidia-headless-no-dkms-open", "nvidia-dkms", "nvidia-dkms-open",
-    "nvidia-kernel-common", "nvidia-kernel-source", "nvidia-kernel-source-open", "nvidia-firmware", "nvidia-utils",
-    "nvidia-compute-utils", "xserver-xorg-video-nvidia", "libnvidia-cfg1", "libnvidia-common", "libnvidia-compute",
-    "libnvidia-decode", "libnvidia-encode", "libnvidia-extra", "libnvidia-fbc1", "libnvidia-gl", "libnvidia-gpucomp",
-    "libnvsdm", "libxnvctrl0", "libxnvctrl-dev", "nvidia-driver-cuda", "nvidia-kernel-open-dkms", "nvidia-kernel-dkms",
-    BRANCHLESS_NAMES))
+    ``names``: ``driver_package_names`` of data/compat.yml (the collection's own data when None), where these vendor facts
+    live with their sources: ``branchless`` (Fabric Manager, NSCQ, IMEX, the persistence daemon, nvidia-settings and
+    nvidia-modprobe with their -dev packages: from the driver's archive only, issue 48 red-team 5) and
+    ``nvidia_repo_branchless`` (NVIDIA's repository from its ``branch_min`` on: the branch left out of every driver
+    package name, NVIDIA Driver Installation Guide r590 Table 4; its Debian compute-only names). Returns ``{branchless,
+    nvidia_repo, branch_min}``; ``nvidia_repo`` ends with the branchless names (every branch of the repository shares
+    them, so only their version tells the branch)."""
+    if names is None:
+        names = compat_data.load_compat()["driver_package_names"]
+    try:
+        branchless = list(names["branchless"]["names"])
+        repo = names["nvidia_repo_branchless"]
+        return {"branchless": " ".join(branchless), "nvidia_repo": " ".join(list(repo["names"]) + branchless),
+                "branch_min": int(repo["branch_min"])}
+    except (KeyError, TypeError) as exc:
+        raise ValueError("driver_package_names of data/compat.yml has no branchless / nvidia_repo_branchless names (%s)" % exc)
 
 
 def _not_number(branch):
@@ -335,20 +329,21 @@ def other_versions(branch):
     return ["%s.*?" % digits for digits in _not_number(branch)] + ["[0-9].*?", "[0-9][0-9].*?", "[0-9][0-9][0-9][0-9]*?"]
 
 
-def branch_pin(branch, family, reason="", origin=None):
+def branch_pin(branch, family, reason="", origin=None, names=None):
     """apt preferences that keep every driver package of the family on ``branch`` (priority 1000) and, with ``origin``
     (the Release ``Origin`` of the driver's archive: ``Ubuntu`` or ``Debian`` for the distribution's driver, ``NVIDIA`` for
-    NVIDIA's repository), from that archive only.
+    NVIDIA's repository), from that archive only. ``names``: ``driver_package_names`` of data/compat.yml, whose exact names
+    without a branch the stanzas name (:func:`pin_names`; the collection's own data when None).
 
     Stanzas, in order (for a package version apt takes the first matching specific pin):
 
-    1. the branch's names and NVIDIA's branch-less names (:data:`BRANCHLESS_NAMES`) from ``origin``: 1000; then the same
+    1. the branch's names and NVIDIA's branch-less names (:func:`pin_names` ``branchless``) from ``origin``: 1000; then the same
        names from any other release: -1. A positive pin: a PPA, a mirror rewriting ``Origin`` or a third archive never
        wins (a pin against one named origin let them through). Without it the 580.* pin admits both archives under the
        same names (NVIDIA's Ubuntu repository uses Ubuntu's names before 590): one driver from two archives, e.g.
        ``nvidia-dkms-575 : Depends: nvidia-kernel-common-575 (= 575.57.08-0ubuntu1) but 575.64.03-0ubuntu0.24.04.1 is to
        be installed`` (a user's apt with NVIDIA's repository beside Ubuntu's, tests/fixtures/SOURCES.md);
-   1b. (NVIDIA's repository, branch 590 on) NVIDIA's names without a branch (:data:`NVIDIA_590_NAMES`): every other
+   1b. (NVIDIA's repository, branch 590 on) NVIDIA's names without a branch (:func:`pin_names` ``nvidia_repo``): every other
        branch's versions -1 (:func:`other_versions`), this branch's from o=NVIDIA 1000, from elsewhere -1;
     2. the driver names of every other branch: -1. When Ubuntu retires a branch its metas become transitional packages
        of the next one (packages.ubuntu.com: nvidia-driver-590 590.48.01-0ubuntu0.25.10.5 Depends nvidia-driver-595;
@@ -358,6 +353,7 @@ def branch_pin(branch, family, reason="", origin=None):
        (``cuda-drivers-580``) depend on ``nvidia-driver (>= 580.65.06)`` and so pull 590 or later.
     """
     b = int(branch)
+    unbranched = pin_names(names)
     text = "# dlbox.stack.nvidia_driver: keeps the NVIDIA driver on branch %s%s.\n" % (b, reason and " (%s)" % reason)
     text += "# Changed by the role when the branch changes (nvidia_driver_change_branch); do not edit.\n"
     if origin:
@@ -366,19 +362,19 @@ def branch_pin(branch, family, reason="", origin=None):
         # the newest branch's Fabric Manager (found by the clean-clone make test, molecule server and
         # nvidia_driver_repo). There they stay with the family's version pin; the distributions ship none of them, so
         # from Ubuntu's or Debian's origin only (none) keeps NVIDIA's out (issue 48 red-team 5).
-        names = branch_names_pattern(b) if origin == "NVIDIA" else "%s %s" % (branch_names_pattern(b), BRANCHLESS_NAMES)
+        pinned = branch_names_pattern(b) if origin == "NVIDIA" else "%s %s" % (branch_names_pattern(b), unbranched["branchless"])
         text += "# One driver from one archive: branch %s and NVIDIA's branch-less packages from Origin %s only.\n" % (b, origin)
-        text += "Package: %s\nPin: release o=%s\nPin-Priority: 1000\n\n" % (names, origin)
-        text += "Package: %s\nPin: release *\nPin-Priority: -1\n\n" % names
-    if origin == "NVIDIA" and b >= 590:
-        # From 590 NVIDIA's names carry no branch (NVIDIA_590_NAMES): the family's <branch>.* pin below would take them
+        text += "Package: %s\nPin: release o=%s\nPin-Priority: 1000\n\n" % (pinned, origin)
+        text += "Package: %s\nPin: release *\nPin-Priority: -1\n\n" % pinned
+    if origin == "NVIDIA" and b >= unbranched["branch_min"]:
+        # From 590 NVIDIA's names carry no branch (pin_names' nvidia_repo): the family's <branch>.* pin below would take them
         # from any archive. Another branch's versions first (apt takes a version's first matching pin), then this branch's
         # from o=NVIDIA at 1000, and from anywhere else -1: one origin AND one branch.
         text += "# NVIDIA's names without a branch (590 on): branch %s's versions from Origin NVIDIA only.\n" % b
         for version in other_versions(b):
-            text += "Package: %s\nPin: version %s\nPin-Priority: -1\n\n" % (NVIDIA_590_NAMES, version)
-        text += "Package: %s\nPin: release o=NVIDIA\nPin-Priority: 1000\n\n" % NVIDIA_590_NAMES
-        text += "Package: %s\nPin: release *\nPin-Priority: -1\n\n" % NVIDIA_590_NAMES
+            text += "Package: %s\nPin: version %s\nPin-Priority: -1\n\n" % (unbranched["nvidia_repo"], version)
+        text += "Package: %s\nPin: release o=NVIDIA\nPin-Priority: 1000\n\n" % unbranched["nvidia_repo"]
+        text += "Package: %s\nPin: release *\nPin-Priority: -1\n\n" % unbranched["nvidia_repo"]
     text += "# Never a driver package of another branch (a retired branch's transitional metas depend on the next one).\n"
     text += "Package: %s\nPin: release *\nPin-Priority: -1\n\n" % other_branches_pattern(b)
     text += "Package: %s\nPin: version %s.*\nPin-Priority: 1000\n" % (" ".join(family), b)
@@ -664,7 +660,7 @@ def decide(data, options, plan, host=None, facts=None):
             return out
         try:
             out["set"] = driver_packages(names, branch, driver["kernel_modules"], profile, signing["path"], flavour)
-            nk.finish(out)
+            nk.finish(out, data.get("driver_package_names"))
         except ValueError as exc:
             return _refused(out, "nvidia_driver_profile / nvidia_driver_secure_boot_signing: %s. Nothing was changed." % exc)
         if o.get("packages"):
@@ -688,7 +684,8 @@ def decide(data, options, plan, host=None, facts=None):
                       "kernel_package": repo["kernel_package"], "dkms_module": repo.get("dkms_module"), "signing": signing["path"]}
         # NVLink5 companions at the driver's version (libnvsdm matches no driver glob) stay on the branch with it
         pinned = out["family"] + [n for n in (out["fabric"] or {}).get("same_version", []) if n not in out["family"]]
-        out["pin"] = branch_pin(branch, pinned, "nvidia_driver_method: nvidia_repo", out["origins"].get("nvidia_repo"))
+        out["pin"] = branch_pin(branch, pinned, "nvidia_driver_method: nvidia_repo", out["origins"].get("nvidia_repo"),
+                                data.get("driver_package_names"))
     if "installed" not in facts:
         return out
     installed = nd.installed_driver(facts["installed"], out["family"])
@@ -708,7 +705,8 @@ def decide(data, options, plan, host=None, facts=None):
     if changing:
         out["keep_path"] = "%s/R%s-%s" % (o.get("keep_dir"), installed["branch"], installed["version"] or "unknown")
         out["rollback_pin"] = branch_pin(installed["branch"], out["family"], "nvidia_driver_method: %s" % method,
-                                         out["origins"].get("nvidia_repo" if method == "nvidia_repo" else distribution.lower()))
+                                         out["origins"].get("nvidia_repo" if method == "nvidia_repo" else distribution.lower()),
+                                         data.get("driver_package_names"))
         out["announce"] = ("Changing the NVIDIA driver from R%s (%s) to R%s: its %d packages are kept in %s first and reinstalled "
                            "if the new branch fails to install." % (change["from_branch"], installed["version"], change["to_branch"],
                                                                     len(installed["packages"]), o.get("keep_dir")))
@@ -717,7 +715,7 @@ def decide(data, options, plan, host=None, facts=None):
         if not out["ok"]:
             return out
     if "after" in facts:
-        _after(out, o, driver, facts)
+        _after(out, o, driver, facts, data.get("driver_package_names"))
     if "archives" in facts and changing:
         out["kept"] = keep_plan(installed["packages"], facts["archives"])
     if "failed" in facts and changing:
@@ -880,12 +878,13 @@ def _fm_refused(out, fm, fm_check, the_set, profile, facts):
                                        " ".join(the_set["packages"]), profile))
 
 
-def _after(out, o, driver, facts):
-    """The checks after the install: branch, version, same-version packages, no DKMS on the signed path, holds."""
+def _after(out, o, driver, facts, package_names=None):
+    """The checks after the install: branch, version, same-version packages, no DKMS on the signed path, holds.
+    ``package_names``: ``driver_package_names`` of the data (for the branch pin's names)."""
     the_set = out["set"]
     now = dict((n, v) for n, v, _a in nd.package_items(facts["after"]))
     names = sorted(now)
-    nk.finish(out)  # the running kernel's module package joins the set (issue 25)
+    nk.finish(out, package_names)  # the running kernel's module package joins the set (issue 25)
     nh.apply(out, o.get("method"), names, [p["name"] for p in nd.installed_driver(facts["after"], out["family"])["packages"]],
              facts.get("kernel"))  # holds and the unattended-upgrades blacklist: one rule (issue 48)
     if _bool(o.get("check_mode", False)) and (the_set["primary"] not in now or (out["change"] or {}).get("action") == "change"):

@@ -244,8 +244,8 @@ def test_a_branch_has_three_digits():
 
 
 # NVIDIA's Ubuntu repository from 590 on: the names carry no branch (NVIDIA Driver Installation Guide r590, Table 4 "Ubuntu
-# 590 package renames"; nvidia-firmware_595.71.05-1ubuntu1_amd64.deb seen in a user's install, nvidia_driver_plan's
-# NVIDIA_590_NAMES). Every branch of the repository sits under the same names; a PPA (or a mirror rewriting Origin) may
+# 590 package renames"; nvidia-firmware_595.71.05-1ubuntu1_amd64.deb seen in a user's install, data/compat.yml's
+# driver_package_names.nvidia_repo_branchless). Every branch of the repository sits under the same names; a PPA (or a mirror rewriting Origin) may
 # carry them too, with a higher revision of the same upstream version.
 R590 = "590.48.01-1ubuntu1"
 R595 = "595.71.05-1ubuntu1"
