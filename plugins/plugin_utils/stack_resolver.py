@@ -630,6 +630,23 @@ def requested_frameworks(plan):
     return out
 
 
+def _archive_has_python(plan, report, version, asked, advice):
+    """False (with the error) when the OS archive does not package Python ``version`` and the host brings none
+    (python_env_interpreters: ``plan.own_pythons``). ``asked``: what asked for it; ``advice``: what to request instead
+    (``{pythons}``: the archive's Pythons)."""
+    packaged = [str(v) for v in (plan.os_entry or {}).get("pythons") or []]
+    if not packaged or version in packaged or version in getattr(plan, "own_pythons", ()):
+        return True
+    # the data lists every Python the OS archive packages (Ubuntu 26.04: 3.14 only); python_env installs from it
+    report.add(["%s: %s's archive packages only Python %s (data/compat.yml os.distros.%s.pythons) and "
+                "dlbox.stack never builds Python; %s. To use Python %s "
+                "anyway, install it yourself (e.g. `uv python install %s`), name it in python_env_interpreters "
+                "({\"%s\": /path/to/python%s}) and set the environment's python: \"%s\" (python_env_environments)."
+                % (asked, plan.os_key, ", ".join(packaged), plan.os_key, advice.replace("{pythons}", ", ".join(packaged)), version,
+                   version, version, version, version)])
+    return False
+
+
 def pick_python(plan, report):
     requested = plan.request.get("python")
     distro_python = os_python(plan)
@@ -638,15 +655,8 @@ def pick_python(plan, report):
         if not version or major_of(version) != 3:
             report.add(["python: '%s' is not a Python 3 version like '%s'." % (requested, plan.index.default_python)])
             return None
-        packaged = [str(v) for v in (plan.os_entry or {}).get("pythons") or []]
-        if packaged and version not in packaged and version not in getattr(plan, "own_pythons", ()):
-            # the data lists every Python the OS archive packages (Ubuntu 26.04: 3.14 only); python_env installs from it
-            report.add(["python: '%s': %s's archive packages only Python %s (data/compat.yml os.distros.%s.pythons) and "
-                        "dlbox.stack never builds Python; request python: '%s' or leave python out. To use Python %s "
-                        "anyway, install it yourself (e.g. `uv python install %s`), name it in python_env_interpreters "
-                        "({\"%s\": /path/to/python%s}) and set the environment's python: \"%s\" (python_env_environments)."
-                        % (requested, plan.os_key, ", ".join(packaged), plan.os_key, distro_python or packaged[0], version,
-                           version, version, version, version)])
+        if not _archive_has_python(plan, report, version, "python: '%s'" % requested,
+                                   "request python: '%s' or leave python out" % (distro_python or "{pythons}")):
             return None
         if distro_python and version != distro_python:
             report.note("Python %s is not %s's default python3 (%s); the environment role must provide it (e.g. uv or a PPA)."
@@ -660,6 +670,14 @@ def pick_python(plan, report):
         hi = min((rel["python"]["max"] for _name, rel in frameworks), key=parse_version)
         if compare_versions(lo, hi) <= 0:
             version = major_minor(hi)
+            # a framework whose wheels stop below the OS's only Python (TensorFlow 2.21 on Ubuntu 26.04: 3.13 at most,
+            # the archive 3.14 only): refused like python: '3.13' is, not a plan the environment role cannot build
+            asked = "%s needs Python %s to %s, so Python %s" % (
+                " and ".join("%s %s" % (n, r["version"]) for n, r in frameworks), lo, hi, version)
+            advice = ("request %s releases with wheels for Python {pythons} (data/compat.yml), or leave them out"
+                      % " and ".join(n for n, _r in frameworks))
+            if not _archive_has_python(plan, report, version, asked, advice):
+                return None
             report.note("Python %s chosen for %s; %s (the OS default) is outside their range, so the environment role must "
                         "provide Python %s." % (version, " and ".join("%s %s" % (n, r["version"]) for n, r in frameworks),
                                                 distro_python or "the OS python", version))

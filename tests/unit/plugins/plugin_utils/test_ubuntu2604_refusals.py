@@ -203,3 +203,22 @@ def test_python_env_filter_hands_python_env_interpreters_to_the_resolver():
     assert out["environments"][0]["stack"]["python"] == {"version": "3.13"}
     out = python_env_plan(envs, None, hardware=HW, options={})
     assert not out["ok"] and "python_env_interpreters" in " ".join(out["errors"])
+
+
+def test_a_framework_whose_wheels_stop_below_the_archives_python_is_refused():
+    """Red team of 2026-12-06 (helper, MEDIUM): tensorflow: '2.21' (wheels for Python 3.9-3.13, data/compat.yml) on
+    Ubuntu 26.04 (archive: 3.14 only) gave ok: true with Python 3.13 and a note that the environment role "must provide"
+    it, which it never does: the run failed later, at python_env. Refused now as python: '3.13' is, naming
+    python_env_interpreters; planned when the host brings a 3.13."""
+    tf = next(r for r in DATA["tensorflow"] if r["version"] == "2.21")
+    assert tf["python"]["max"] == "3.13"
+    plan = plan_for({"tensorflow": "2.21"})
+    assert not plan["ok"]
+    text = " ".join(plan["errors"])
+    assert ("TensorFlow 2.21 needs Python %s to 3.13, so Python 3.13: ubuntu-26.04's archive packages only Python 3.14"
+            % tf["python"]["min"]) in text, text
+    assert "request TensorFlow releases with wheels for Python 3.14 (data/compat.yml), or leave them out" in text
+    assert "python_env_interpreters" in text and "never builds Python" in text
+    brought = plan_for({"tensorflow": "2.21"}, own_pythons=["3.13"])
+    assert brought["ok"], brought["errors"]
+    assert brought["stack"]["python"]["version"] == "3.13"
