@@ -28,14 +28,15 @@ def nvidia_driver_module_check(decided, running="", boot=None, build_kernels=Non
 
 
 def nvidia_driver_persistence(unit_text, manage=False, build_only=False, installed="", sys_version="", state=None,
-                              persistence_mode=True, unit_path="", check_mode=False, dropins=None, dropin_path=""):
+                              persistence_mode=True, unit_path="", check_mode=False, dropins=None, dropin_path="",
+                              dropin_present=False):
     """``unit_text``: the shipped nvidia-persistenced.service ("" when systemd knows none)."""
     if state is not None and not isinstance(state, dict):
         raise AnsibleFilterError("nvidia_driver_persistence: state must be the fact nvidia_driver_state (a mapping) or none")
     loaded = _nk.loaded_module_version(sys_version, state)
     return _nk.persistence_daemon(bool(manage), bool(build_only), str(installed or ""), loaded, bool(persistence_mode),
                                   str(unit_text or ""), str(unit_path or ""), bool(check_mode),
-                                  dict(dropins or {}), str(dropin_path or ""))
+                                  dict(dropins or {}), str(dropin_path or ""), bool(dropin_present))
 
 
 class FilterModule(object):

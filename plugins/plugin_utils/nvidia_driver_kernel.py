@@ -501,9 +501,9 @@ def loaded_module_version(sys_version="", state=None):
 
 
 def persistence_daemon(manage, build_only, installed, loaded, persistence_mode, unit_text="", unit_path="", check_mode=False,
-                       dropins=None, dropin_path=""):
-    """What the role does with nvidia-persistenced: {manage, dropin, dropin_state, start, enable, restart_on_change,
-    message, problem}.
+                       dropins=None, dropin_path="", dropin_present=False):
+    """What the role does with nvidia-persistenced: {manage, dropin, dropin_state, start, enable, disable,
+    restart_on_change, message, problem}.
 
     ``manage``: the server profile with ``nvidia_driver_persistenced`` on a host systemd runs. ``installed``: the driver
     version installed. ``loaded``: :func:`loaded_module_version`. ``unit_text``/``unit_path``: the shipped unit
@@ -518,10 +518,14 @@ def persistence_daemon(manage, build_only, installed, loaded, persistence_mode, 
     Without ``persistence_mode`` on a unit udev starts and systemd stops when unneeded (:func:`started_by_udev`, Ubuntu's)
     the role neither enables nor starts it (``enable``/``start`` false): a start would be undone at once and report a
     change on every run; it is restarted only when the role removed its drop-in under it this run
-    (``restart_on_change``, with the installed module loaded).
+    (``restart_on_change``, with the installed module loaded). ``dropin_present``: the role's own drop-in is there now
+    (systemctl show -p DropInPaths). Its [Install] (WantedBy=multi-user.target) made ``systemctl enable`` link the unit
+    into multi-user.target.wants; removing the drop-in leaves that link, and the daemon would still start at every boot,
+    without persistence mode. So, going back to udev's unit, ``disable`` is true: the role disables the unit while its
+    drop-in (and so its [Install]) is still there, then removes the drop-in.
     """
     out = {"manage": bool(manage), "dropin": None, "dropin_state": "absent", "start": False, "enable": False,
-           "restart_on_change": False, "message": "", "problem": None}
+           "disable": False, "restart_on_change": False, "message": "", "problem": None}
     if not manage:
         return out
     if not unit_text:
@@ -554,6 +558,8 @@ def persistence_daemon(manage, build_only, installed, loaded, persistence_mode, 
     udev = not persistence_mode and started_by_udev(unit_text, dropins)
     # the role's drop-in carries [Install]; the shipped unit as it is may have none (Ubuntu's): nothing to enable then
     out["enable"] = not udev
+    # back to udev's unit from the role's drop-in: its boot link goes while the drop-in's [Install] still names it
+    out["disable"] = bool(udev and dropin_present)
     if build_only:
         out["message"] = "Build-only mode: %s is %s, not started (no module is loaded here)." % (
             PERSISTENCED_UNIT, "left to udev" if udev else "enabled")

@@ -74,3 +74,20 @@ def test_check_mode_changes_nothing(host, name):
     assert check["unchanged"], check["tail"]
     if name == "final":
         assert check["changed"] == [], check["recap"]
+
+
+def test_run5_persistence_mode_off_removes_the_dropin_and_its_boot_link(host):
+    """nvidia_driver_persistence_mode true, then false: the drop-in's [Install] had linked the unit into
+    multi-user.target.wants (run 1: enabled); without the disable that link stayed and the daemon started at every boot
+    without persistence mode. Ubuntu's unit as shipped has no [Install]: systemctl says static."""
+    assert record(host, "run2")["wants"] == "yes"
+    run5 = record(host, "run5")
+    assert run5["dropin"] == "no" and run5["wants"] == "no"
+    assert run5["enabled"] == "static"
+    assert run5["decision"]["disable"] is True and run5["decision"]["dropin_state"] == "absent"
+
+
+def test_run6_persistence_mode_on_again_links_it_again(host):
+    run6 = record(host, "run6")
+    assert run6["dropin"] == "yes" and run6["wants"] == "yes" and run6["enabled"] == "enabled"
+    assert run6["decision"]["disable"] is False

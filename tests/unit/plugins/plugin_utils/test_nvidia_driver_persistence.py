@@ -136,7 +136,7 @@ def test_build_only_enables_without_starting():
 def test_not_managed_off_the_server_profile():
     out = nk.persistence_daemon(False, False, VERSION, VERSION, True, UBUNTU_UNIT)
     assert out == {"manage": False, "dropin": None, "dropin_state": "absent", "start": False, "enable": False,
-                   "restart_on_change": False, "message": "", "problem": None}
+                   "disable": False, "restart_on_change": False, "message": "", "problem": None}
 
 
 def test_no_unit_after_the_install_is_refused_naming_the_variable_but_not_in_check_mode():
@@ -292,7 +292,7 @@ def test_the_role_enables_and_starts_only_what_the_decision_says():
     persistence mode off it is skipped (nothing enabled, nothing started), so a second run reports no change."""
     import yaml
     tasks = yaml.safe_load((ROOT / "roles" / "nvidia_driver" / "tasks" / "persistence.yml").read_text(encoding="utf-8"))
-    task = next(t for t in tasks if "ansible.builtin.systemd_service" in t)
+    task = next(t for t in tasks if "ansible.builtin.systemd_service" in t and t["name"].startswith("Enable"))
     args = task["ansible.builtin.systemd_service"]
     assert args["enabled"] == "{{ true if __nvidia_driver_persistence.enable else omit }}"
     assert "__nvidia_driver_persistence.restart_on_change" in args["state"]
@@ -300,3 +300,36 @@ def test_the_role_enables_and_starts_only_what_the_decision_says():
     assert task["when"] == ["__nvidia_driver_persistence.manage",
                             "__nvidia_driver_persistence.enable or __nvidia_driver_persistence.start or "
                             "__nvidia_driver_pd_changed | bool"]
+
+
+def test_persistence_mode_true_then_false_disables_the_unit_while_the_role_drop_in_is_still_there():
+    """Issue 44 (left open on 2026-12-06): the role's drop-in carries [Install] WantedBy=multi-user.target, so
+    nvidia_driver_persistence_mode true enabled the unit (a multi-user.target.wants link). Set to false, the role removed
+    the drop-in and left the link: the daemon still started at every boot, now without persistence mode. The decision
+    disables the unit first, while the drop-in is there (systemctl disable reads the [Install] it names)."""
+    path = "/lib/systemd/system/nvidia-persistenced.service"
+    back = nk.persistence_daemon(True, False, VERSION, VERSION, False, UBUNTU_UNIT, path, dropin_present=True)
+    assert back["disable"] is True and back["dropin_state"] == "absent" and back["enable"] is False
+    # the second run (the drop-in gone): nothing to disable, nothing changes
+    assert nk.persistence_daemon(True, False, VERSION, VERSION, False, UBUNTU_UNIT, path)["disable"] is False
+    # persistence mode on: enabled, never disabled; a unit that starts at boot by itself (NVIDIA's sample) stays enabled
+    assert nk.persistence_daemon(True, False, VERSION, VERSION, True, UBUNTU_UNIT, path, dropin_present=True)["disable"] is False
+    nvidia = nk.persistence_daemon(True, False, VERSION, VERSION, False, NVIDIA_UNIT, path, dropin_present=True)
+    assert nvidia["disable"] is False and nvidia["enable"] is True
+    # not managed: nothing
+    assert nk.persistence_daemon(False, False, VERSION, VERSION, False, UBUNTU_UNIT, path, dropin_present=True)["disable"] is False
+
+
+def test_the_role_disables_before_it_removes_its_drop_in():
+    """persistence.yml: the disable (decision's disable) comes before the drop-in's removal, while its [Install] is there;
+    the filter is given whether the role's drop-in is among the unit's DropInPaths."""
+    import yaml
+    tasks = yaml.safe_load((ROOT / "roles" / "nvidia_driver" / "tasks" / "persistence.yml").read_text(encoding="utf-8"))
+    names = [t["name"] for t in tasks]
+    disable = next(i for i, t in enumerate(tasks) if t.get("ansible.builtin.systemd_service", {}).get("enabled") is False)
+    remove = names.index("Remove the role's drop-in (nvidia_driver_persistence_mode false)")
+    assert disable < remove
+    assert tasks[disable]["when"] == ["__nvidia_driver_persistence.manage", "__nvidia_driver_persistence.disable"]
+    decide = next(t for t in tasks if t["name"] == "Decide the drop-in and whether the daemon starts now")
+    assert "dropin_present=__nvidia_driver_persistenced_dropin in (__nvidia_driver_pd_dropins.stdout" in \
+        decide["ansible.builtin.set_fact"]["__nvidia_driver_persistence"]
