@@ -298,7 +298,7 @@ def test_runtime_image_has_the_runtime_set_and_no_compiler_header_or_stub(image)
         print(lib.ncclGetVersion(ctypes.byref(v)), v.value)'
         echo "nccl=$(python3 -c "$(echo "$ask" | sed 's/^ *//')")"
         echo "packages=$(dpkg-query -W -f '${db:Status-Abbrev} ${Package}=${Version}\n' 'cuda-*' 'libcu*' 'libnccl*' 'nvidia-*' \
-                         'nsight*' 2>/dev/null | awk '$1 == "ii" {print $2}' | tr '\n' ' ')"
+                         'nsight*' 2>/dev/null | awk '$1 == "ii" || $1 == "hi" {print $2}' | tr '\n' ' ')"
         echo "manual=$(apt-mark showmanual | tr '\n' ' ')"
         echo "held=$(apt-mark showhold | tr '\n' ' ')"
         echo "found=$(""" + FORBIDDEN + r""" | tr '\n' ' ')"
