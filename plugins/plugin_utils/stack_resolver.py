@@ -33,6 +33,7 @@ from ansible_collections.dlbox.stack.plugins.plugin_utils.versions import (
     major_of,
     parse_version,
     version_matches,
+    year_month,
 )
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_index import (
     CompatIndex,
@@ -278,7 +279,40 @@ def pick_driver(plan, report):
     entry = plan.index.branch[branch]
     if branch_is_eol(plan, entry):
         report.warn(eol_choice_warning(plan, branch, entry))
+    else:
+        short = short_support_warning(plan, branch, entry)
+        if short:
+            report.warn(short)
     return {"branch": branch, "version": None, "installed": False, "changed": False, "entry": entry}
+
+
+SHORT_SUPPORT_MONTHS = 6  # a chosen branch whose support ends within this many months of the data's date is said
+
+
+def short_support_warning(plan, branch, entry):
+    """The chosen branch's support ends within SHORT_SUPPORT_MONTHS of the data's date while a branch supported longer
+    fits these GPUs but has no release confirmed for this method (so it was not chosen): say both, with the way to take
+    the longer one (driver_branch). Ubuntu 26.04 with driver_method nvidia_repo: R595 (PB, to 2027-03) was chosen over
+    R620 (LTSB, to 2029-09) because data/compat.yml knows no R620 version of NVIDIA's repository (issue 53 red team)."""
+    eol, today = year_month(entry.get("eol")), year_month(plan.index.date)
+    if not eol or not today:
+        return None
+    left = (eol[0] - today[0]) * 12 + eol[1] - today[1]
+    if left > SHORT_SUPPORT_MONTHS:
+        return None
+    floors = requested_driver_floors(plan)
+    longer = [e for e in branch_order(plan)
+              if not branch_is_eol(plan, e) and year_month(e.get("eol")) and year_month(e.get("eol")) > eol
+              and driver_branch_fits(plan, int(e["branch"])) and all(int(e["branch"]) >= f for f, _n in floors)]
+    if not longer:
+        return None
+    other = longer[0]
+    where = "%s's own archive" % (plan.os_key or "this OS") if driver_method(plan) == "distro" else "NVIDIA's repository"
+    return ("Driver branch R%s is supported only until %s (%d months after this data's date, %s); R%s (%s, supported until "
+            "%s) fits these GPUs but data/compat.yml confirms no release of it in %s, so it was not chosen. Request "
+            "driver_branch: %s to install it (its version is then the newest there) or plan the move before %s."
+            % (branch, entry["eol"], left, plan.index.date, other["branch"], other.get("designation") or "designation unknown",
+               other["eol"], where, other["branch"], entry["eol"]))
 
 
 def repo_floor_refusal(plan, branch, floor):

@@ -222,3 +222,37 @@ def test_a_framework_whose_wheels_stop_below_the_archives_python_is_refused():
     brought = plan_for({"tensorflow": "2.21"}, own_pythons=["3.13"])
     assert brought["ok"], brought["errors"]
     assert brought["stack"]["python"]["version"] == "3.13"
+
+
+def _dated(date):
+    data = copy.deepcopy(DATA)
+    data["date"] = date
+    return data
+
+
+def test_a_branch_whose_support_ends_soon_is_said_when_a_longer_one_fits_but_is_unconfirmed():
+    """Red team of 2026-12-06 (helper, MEDIUM 3): driver_method nvidia_repo on 26.04 plans R595 (PB, until 2027-03)
+    because data/compat.yml confirms no R620 (LTSB, until 2029-09) release of NVIDIA's repository; the plan said nothing
+    about a branch four months from its end. It now warns, naming driver_branch: 620."""
+    hw = {"gpus": ["H100 PCIe"], "os": OS}
+    data = _dated("2026-12-04")
+    assert data["driver_branches"][0]["branch"] == 620 and not data["driver_branches"][0]["versions"]
+    plan = plan_for({"driver_method": "nvidia_repo"}, data=data, hardware=hw)
+    assert plan["ok"], plan["errors"]
+    assert plan["stack"]["driver"]["branch"] == 595
+    said = [w for w in plan["warnings"] if w.startswith("Driver branch R595 is supported only until 2027-03")]
+    assert said and "(3 months after this data's date, 2026-12-04)" in said[0], plan["warnings"]
+    assert "R620 (LTSB, supported until 2029-09)" in said[0] and "Request driver_branch: 620" in said[0]
+    # seven months before its end: nothing said; asking for R620: nothing said
+    assert not any("supported only until" in w for w in plan_for({"driver_method": "nvidia_repo"}, data=_dated("2026-08-01"),
+                                                                 hardware=hw)["warnings"])
+    asked = plan_for({"driver_method": "nvidia_repo", "driver_branch": "620"}, data=data, hardware=hw)
+    assert not any("supported only until" in w for w in asked["warnings"])
+
+
+def test_the_default_archive_branch_is_not_said():
+    """The archive's default (R620 on 26.04, R580 elsewhere) is supported for years: no such warning."""
+    for os_key in (OS, "ubuntu-24.04"):
+        plan = plan_for({}, data=_dated("2026-12-04"), hardware={"gpus": ["H100 PCIe"], "os": os_key})
+        assert plan["ok"], plan["errors"]
+        assert not any("supported only until" in w for w in plan["warnings"]), plan["warnings"]
