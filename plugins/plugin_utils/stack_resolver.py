@@ -558,6 +558,10 @@ def pick_cuda(plan, report, tf):
         cuda_advice(plan, report, rel)
         return rel
     best, best_key = None, None
+    # where the data confirms what NVIDIA's repository for this OS has (os.distros.<os>.nvidia_repo.cuda_confirmed), a
+    # confirmed release wins over a newer unconfirmed one of the same fit (issue 53 red team: R595 on 26.04 fits neither
+    # 13.3 nor 13.4 natively, and the unconfirmed 13.4 was chosen over the confirmed 13.3)
+    confirmed = [c["version"] for c in ((plan.os_entry or {}).get("nvidia_repo") or {}).get("cuda_confirmed") or []]
     for rel in plan.index.cuda:
         if not cuda_fits(plan, rel):
             continue
@@ -566,7 +570,7 @@ def pick_cuda(plan, report, tf):
         if plan.os_key and plan.os_entry and plan.os_key not in (rel.get("os") or []):
             continue
         has_cudnn = any(cudnn_fits_framework(plan, c, rel["version"], tf) for c in plan.index.cudnn)
-        key = (cuda_native(plan, rel), has_cudnn, parse_version(rel["version"]))
+        key = (cuda_native(plan, rel), has_cudnn, not confirmed or rel["version"] in confirmed, parse_version(rel["version"]))
         if best_key is None or key > best_key:
             best, best_key = rel, key
     if best is None:

@@ -256,3 +256,16 @@ def test_the_default_archive_branch_is_not_said():
         plan = plan_for({}, data=_dated("2026-12-04"), hardware={"gpus": ["H100 PCIe"], "os": os_key})
         assert plan["ok"], plan["errors"]
         assert not any("supported only until" in w for w in plan["warnings"]), plan["warnings"]
+
+
+def test_a_confirmed_cuda_wins_over_a_newer_unconfirmed_one_of_the_same_fit():
+    """Red team of 2026-12-06 (helper, LOW 5): with R595 from NVIDIA's repository (driver_method nvidia_repo) neither CUDA
+    13.3 nor 13.4 runs natively, and the ranking took the newer 13.4, which the data says is unconfirmed in ubuntu2604,
+    over the confirmed 13.3 (os.distros.ubuntu-26.04.nvidia_repo.cuda_confirmed)."""
+    confirmed = [c["version"] for c in DATA["os"]["distros"][OS]["nvidia_repo"]["cuda_confirmed"]]
+    assert "13.3" in confirmed and "13.4" not in confirmed and "13.4" in repo_releases()
+    plan = plan_for({"driver_method": "nvidia_repo"}, hardware={"gpus": ["H100 PCIe"], "os": OS})
+    assert plan["ok"], plan["errors"]
+    assert plan["stack"]["driver"]["branch"] == 595
+    assert plan["stack"]["cuda"]["version"] == "13.3"
+    assert not any("is unconfirmed: data/compat.yml confirms only" in w for w in plan["warnings"]), plan["warnings"]
