@@ -39,6 +39,13 @@ def cuda_held_packages(dpkg_lines, versions):
     return _cuda_plan.held_packages(dpkg_lines, versions)
 
 
+def cuda_distro_minimum(policies, minimum, os_key=""):
+    """{package: ``apt-cache policy`` text} and the decision's ``distro.minimum`` -> the refusals (empty: all fit)."""
+    if not isinstance(policies, dict):
+        raise AnsibleFilterError("cuda_distro_minimum: expected {package: apt-cache policy text}")
+    return _cuda_plan.distro_minimum_problems(minimum or [], policies, str(os_key or ""))
+
+
 class FilterModule(object):
     def filters(self):
-        return {"cuda_plan": cuda_plan, "cuda_held_packages": cuda_held_packages}
+        return {"cuda_plan": cuda_plan, "cuda_held_packages": cuda_held_packages, "cuda_distro_minimum": cuda_distro_minimum}

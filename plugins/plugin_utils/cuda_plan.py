@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.dlbox.stack.plugins.module_utils.versions import debian_version_compare
 from ansible_collections.dlbox.stack.plugins.module_utils.versions import version_tuple as version_key
 
 METHODS = ("nvidia_repo", "distro", "local_repo", "pip_wheels")
@@ -335,3 +336,36 @@ def decide(data, plan, options, resolve=None, installed=None, compilers=None):
         repo_packages.extend(p for p in toolkit["repo_packages"] if p not in repo_packages)
     out.update(toolkits=toolkits, repo_packages=repo_packages, ok=not errors)
     return out
+
+
+def _policy(text):
+    """``apt-cache policy NAME`` -> (installed, candidate), None for "(none)" or missing."""
+    found = {"installed": None, "candidate": None}
+    for line in (text or "").splitlines():
+        key, sep, value = line.strip().partition(":")
+        key = key.strip().lower()
+        if sep and key in found and found[key] is None:
+            value = value.strip()
+            found[key] = None if not value or value == "(none)" else value
+    return found["installed"], found["candidate"]
+
+
+def distro_minimum_problems(minimum, policies, os_key=""):
+    """The archive toolkit's package floors (decision ``distro.minimum``: [{package, version, suite}]) against what apt
+    would give (``policies``: {package: ``apt-cache policy`` text}): one refusal a package whose installed and candidate
+    versions are both older than its floor (or that apt does not know), naming the suite to enable. Ubuntu 26.04's
+    cuda-crt-13-1 13.1.115-0ubuntu1 (resolute) breaks nvcc with glibc 2.43's math headers; 13.1.115-0ubuntu1.1
+    (resolute-updates) fixes it (data/compat.yml os.distros.ubuntu-26.04.distro_cuda_minimum)."""
+    problems = []
+    for item in minimum or []:
+        installed, candidate = _policy((policies or {}).get(item["package"]))
+        have = [v for v in (installed, candidate) if v]
+        if any(debian_version_compare(v, item["version"]) >= 0 for v in have):
+            continue
+        got = "apt knows no version of it" if not have else "apt would give %s" % (candidate or installed)
+        problems.append(
+            "cuda_method: distro: %s needs %s %s or newer from %s, and %s (a mirror or cache without that pocket?). "
+            "Enable %s (or your mirror of it) and run again, or use cuda_method: nvidia_repo (data/compat.yml "
+            "os.distros.%s.distro_cuda_minimum). Nothing was changed." % (
+                os_key or "this OS", item["package"], item["version"], item["suite"], got, item["suite"], os_key or "<os>"))
+    return problems
