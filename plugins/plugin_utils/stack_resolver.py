@@ -38,7 +38,7 @@ from ansible_collections.dlbox.stack.plugins.plugin_utils.versions import (
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_index import (
     CompatIndex,
 )
-from ansible_collections.dlbox.stack.plugins.plugin_utils.nvidia_driver_plan import driver_packages
+from ansible_collections.dlbox.stack.plugins.plugin_utils.nvidia_driver_plan import branch_component, driver_packages
 from ansible_collections.dlbox.stack.plugins.plugin_utils.stack_input import (
     LATEST_WORDS,
     NONE_WORDS,
@@ -1239,6 +1239,31 @@ def legacy_notes(plan, report):
                         % (gpu_label(gpu), arch["last_driver_branch"], last_cuda, extra))
 
 
+def component_note(plan, report):
+    """The archive component of the planned distro branch where the data says it is not restricted (Ubuntu 26.04's R620
+    user space: multiverse only; driver_package_names.distro.<family>.branch_components): said in the plan, because
+    Canonical supports multiverse less than main/restricted and a fleet's mirror may leave it out (issue 53 red team)."""
+    family, _sep, version = (plan.os_key or "").partition("-")
+    names = ((plan.index.data.get("driver_package_names") or {}).get("distro") or {}).get(family) or {}
+    component = branch_component(names, version, plan.driver["branch"]) if version else None
+    if not component:
+        return
+    # in the resolver's order of preference (non-EOL LTSB first)
+    restricted = [int(e["branch"]) for e in branch_order(plan) if not branch_is_eol(plan, e)
+                  and int(e["branch"]) < min(int(r["branch_min"]) for r in names.get("branch_components") or [])
+                  and driver_branch_fits(plan, int(e["branch"]))
+                  and driver_release(plan, int(e["branch"]), "distro", module_flavours(plan)) is not None]
+    report.note("%s's R%s user-space packages are in its %s component, not restricted (data/compat.yml driver_package_names"
+                ".distro.%s.branch_components): apt needs %s in its sources (Ubuntu's default sources have it; a lab's mirror "
+                "must carry it, and the nvidia_driver role refuses naming it otherwise), and Canonical supports %s less "
+                "than main/restricted.%s" % (
+                    plan.os_key, plan.driver["branch"], component, family, component, component,
+                    " Request driver_branch: %s (%s) for a branch from restricted." % (
+                        restricted[0], "R%s: %s, supported until %s" % (
+                            restricted[0], plan.index.branch[restricted[0]].get("designation") or "designation unknown",
+                            plan.index.branch[restricted[0]].get("eol") or "?")) if restricted else ""))
+
+
 def resolve_gpus(plan, report):
     """The stack of a host with discrete NVIDIA GPUs: driver, CUDA, cuDNN, frameworks, NCCL, Fabric Manager."""
     stack = {}
@@ -1256,6 +1281,7 @@ def resolve_gpus(plan, report):
         repo = None
         if method == "distro":
             packages = _distro_packages(plan, flavour, profile, release)
+            component_note(plan, report)
         else:
             packages = _driver_packages(plan, flavour) if entry.get("packages") else None
             repo = _driver_repo_names(plan, flavour)

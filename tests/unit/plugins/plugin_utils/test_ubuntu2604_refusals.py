@@ -269,3 +269,14 @@ def test_a_confirmed_cuda_wins_over_a_newer_unconfirmed_one_of_the_same_fit():
     assert plan["stack"]["driver"]["branch"] == 595
     assert plan["stack"]["cuda"]["version"] == "13.3"
     assert not any("is unconfirmed: data/compat.yml confirms only" in w for w in plan["warnings"]), plan["warnings"]
+
+
+def test_the_plan_says_when_the_archive_branch_is_in_multiverse():
+    """Red team of 2026-12-06 (helper, LOW 8): 26.04's default R620 user space is in multiverse only (data
+    branch_components), R580/R595 in restricted; the plan did not say so. It now notes the component and a restricted
+    branch to request; a restricted branch, or another release, gets no such note."""
+    said = [n for n in plan_for({})["notes"] if "user-space packages are in its multiverse component" in n]
+    assert len(said) == 1 and said[0].startswith("ubuntu-26.04's R620") and "Request driver_branch: 580" in said[0]
+    assert not any("multiverse component" in n for n in plan_for({"driver_branch": "580"})["notes"])
+    other = plan_for({}, hardware={"gpus": ["RTX 4090"], "os": "ubuntu-24.04"})
+    assert not any("multiverse component" in n for n in other["notes"])
