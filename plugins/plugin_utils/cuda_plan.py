@@ -17,6 +17,9 @@ import re
 
 from ansible_collections.dlbox.stack.plugins.module_utils.versions import debian_version_compare
 from ansible_collections.dlbox.stack.plugins.module_utils.versions import version_tuple as version_key
+from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import LazyModule
+
+_kernel = LazyModule("plugin_utils.nvidia_driver_kernel")  # its apt-cache policy reader (policy_versions)
 
 METHODS = ("nvidia_repo", "distro", "local_repo", "pip_wheels")
 PREFIX = "/usr/local"
@@ -338,18 +341,6 @@ def decide(data, plan, options, resolve=None, installed=None, compilers=None):
     return out
 
 
-def _policy(text):
-    """``apt-cache policy NAME`` -> (installed, candidate), None for "(none)" or missing."""
-    found = {"installed": None, "candidate": None}
-    for line in (text or "").splitlines():
-        key, sep, value = line.strip().partition(":")
-        key = key.strip().lower()
-        if sep and key in found and found[key] is None:
-            value = value.strip()
-            found[key] = None if not value or value == "(none)" else value
-    return found["installed"], found["candidate"]
-
-
 def distro_minimum_problems(minimum, policies, os_key=""):
     """The archive toolkit's package floors (decision ``distro.minimum``: [{package, version, suite}]) against what apt
     would give (``policies``: {package: ``apt-cache policy`` text}): one refusal a package whose installed and candidate
@@ -358,7 +349,8 @@ def distro_minimum_problems(minimum, policies, os_key=""):
     (resolute-updates) fixes it (data/compat.yml os.distros.ubuntu-26.04.distro_cuda_minimum)."""
     problems = []
     for item in minimum or []:
-        installed, candidate = _policy((policies or {}).get(item["package"]))
+        seen = _kernel.policy_versions((policies or {}).get(item["package"]))
+        installed, candidate = seen["installed"], seen["candidate"]
         have = [v for v in (installed, candidate) if v]
         if any(debian_version_compare(v, item["version"]) >= 0 for v in have):
             continue
