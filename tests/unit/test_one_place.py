@@ -23,6 +23,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from py_literals import prose_ids  # pylint: disable=import-error
+
 ROOT = Path(__file__).resolve().parents[2]
 
 FINGERPRINT = re.compile(r"(?<![0-9A-Za-z])(?:[0-9A-F]{40}|(?:[0-9A-F]{4} ){9}[0-9A-F]{4})(?![0-9A-Za-z])")
@@ -85,15 +87,7 @@ def _yaml_strings(node, key=None):
 
 def _python_strings(text):
     tree = ast.parse(text)
-    docs = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-                docs.add(id(first.value))
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in ("DOCUMENTATION", "EXAMPLES", "RETURN")
-                                                for t in node.targets):
-            docs.add(id(node.value))
+    docs = prose_ids(tree, ("DOCUMENTATION", "EXAMPLES", "RETURN"))
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
             yield node.value

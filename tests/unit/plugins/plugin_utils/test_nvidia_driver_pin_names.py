@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.dlbox.stack.plugins.plugin_utils import compat_data
+from py_literals import prose_ids  # pylint: disable=import-error
 from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_kernel as nk
 from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_plan as p
 
@@ -45,12 +46,7 @@ def _names(data=None):
 def _code_literals(text):
     """(line, [strings]) of every string literal outside docstrings, and of every list/tuple/set of string literals."""
     tree = ast.parse(text)
-    docs = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-                docs.add(id(first.value))
+    docs = prose_ids(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
             yield node.lineno, [node.value]
