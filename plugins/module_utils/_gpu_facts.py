@@ -407,12 +407,27 @@ def parse_nvidia_smi_xml(text):
 
 _TOPO_LABEL_RE = re.compile(r"^(GPU\d+|NIC\d+|mlx\d+_\d+|[A-Za-z][\w.-]*\d)$")
 _NVLINK_RE = re.compile(r"^NV(\d+)$")
+# the titles of the columns after the matrix: the only cells of topo -m with a space in them
+_TOPO_TITLES = (("GPU", "NUMA", "ID"), ("CPU", "Affinity"), ("NUMA", "Affinity"))
+# two labels of the header run together in a paste: "NIC11NIC12", "NIC11CPU Affinity" (B200 matrices in vLLM's
+# collect_env, vllm-project/vllm#31594 and #20862)
+_TOPO_RUN_TOGETHER_RE = re.compile(r"(?<=\d)(?=[A-Z])")
 
 
 def _topo_split(line):
     if "\t" in line:
         return [cell.strip() for cell in line.split("\t")]
-    return [cell.strip() for cell in re.split(r"\s{2,}", line.strip())]
+    cells = [part for cell in re.split(r"\s{2,}", line.strip()) for part in _TOPO_RUN_TOGETHER_RE.split(cell)]
+    if all(" " not in cell or tuple(cell.split()) in _TOPO_TITLES for cell in cells):
+        return cells
+    # one space between some columns (a paste or a document that collapsed the padding, the GB200 matrix of
+    # OpenNebula's Grace guide: "GPU0 GPU1 GPU2 GPU3 CPU Affinity ..."): every cell is one word but the titles
+    words, cells = [part for word in line.split() for part in _TOPO_RUN_TOGETHER_RE.split(word)], []
+    while words:
+        title = next((t for t in _TOPO_TITLES if tuple(words[:len(t)]) == t), None)
+        cells.append(" ".join(title) if title else words[0])
+        words = words[len(title) if title else 1:]
+    return cells
 
 
 def parse_nvidia_smi_topo(text):
@@ -421,8 +436,9 @@ def parse_nvidia_smi_topo(text):
     Returns ``{"gpus": [...], "devices": [...], "matrix": {row: {col: link}}, "links": [...],
     "nvlink": bool, "cpu_affinity": {gpu: str}, "numa_affinity": {gpu: str}}``. ``links`` holds
     one entry per unordered GPU pair: ``{"a", "b", "type", "nvlink", "nvlinks"}`` where ``nvlinks``
-    is the bonded link count of ``NV#`` (else 0). Tolerates tabs turned into spaces, ANSI
-    underline codes and legends. Raises ``ValueError`` when no matrix header is found.
+    is the bonded link count of ``NV#`` (else 0). Tolerates tabs turned into spaces (even single
+    spaces), header labels run together (``NIC11NIC12``), ANSI underline codes and legends. Raises
+    ``ValueError`` when no matrix header is found.
     """
     if text is None:
         raise ValueError("empty topology output")

@@ -43,6 +43,9 @@ _LSBLK_HEAD_RE = re.compile(r"^NAME\s+(?=.*\bSIZE\b)(?=.*\bTYPE\b).*$", re.M)
 _SMI_Q_RE = re.compile(r"=+\s*NVSMI LOG\s*=+|^\s*Product Name\s*:", re.M)
 _LNK_RE = re.compile(r"^\s*Lnk(Cap|Sta):", re.M)
 _TOPO_RE = re.compile(r"^\s*GPU0\b.*\bCPU Affinity\b|^\s+GPU0(\s+GPU\d+)*\s", re.M)
+# the matrix's own header ("GPU0 ... CPU Affinity"): enough without the legend, which a paste often leaves out
+# (NVIDIA/nccl#1617, the GB200 matrices of NVIDIA/k8s-test-infra#371 and OpenNebula's Grace guide)
+_TOPO_HEAD_RE = re.compile(r"^\s+GPU0\b.*\bCPU Affinity\b", re.M)
 _SIZE_RE = re.compile(r"^\s*([\d.,]+)\s*([BKMGTPE]?)i?B?\s*$", re.I)
 
 
@@ -100,7 +103,7 @@ def recognize(text):
         found.append("lspci-vv")
     if hf.parse_lspci_nn(text):
         found.append("lspci-nn")
-    if _TOPO_RE.search(text) and "Legend" in text:
+    if _TOPO_HEAD_RE.search(text) or (_TOPO_RE.search(text) and "Legend" in text):
         found.append("nvidia-smi-topo")
     if hf.parse_nv_tegra_release_line(text):
         found.append("nv_tegra_release")
