@@ -14,8 +14,9 @@ _role_plan = LazyModule("plugin_utils.role_plan")
 
 
 def ci_image_plan(plan, flavour="runtime", layer="all", image_env=None, archs=None, parts=None, recorded=None,
-                  compat=False, identity=False, data_path=None):
-    """``dlbox_plan`` -> the CI image's refusals, label, runtime set, holds, NVIDIA_REQUIRE_CUDA and architectures;
+                  compat=False, identity=False, data_path=None, machine="x86_64"):
+    """``dlbox_plan`` -> the CI image's refusals, label, runtime set, holds, NVIDIA_REQUIRE_CUDA, library path (for
+    ``machine``, the image's ``uname -m``) and architectures;
     with ``identity`` also the org.opencontainers.image.* labels' values (plugin_utils.ci_image.image_identity)."""
     if not isinstance(plan, dict) or "stack" not in plan:
         raise AnsibleFilterError("ci_image_plan: expected the plan (dlbox_plan, the result of dlbox.stack.resolve_stack)")
@@ -27,7 +28,7 @@ def ci_image_plan(plan, flavour="runtime", layer="all", image_env=None, archs=No
         raise AnsibleFilterError(str(exc)) from exc
     out = _ci_image.decide(plan, data, flavour=flavour, layer=layer, image_env=image_env, archs=archs,
                            parts=parts, recorded=recorded if isinstance(recorded, dict) else None,
-                           compat=bool(compat))
+                           compat=bool(compat), machine=machine or "x86_64")
     if identity:
         out["identity"] = _ci_image.image_identity()
     return out

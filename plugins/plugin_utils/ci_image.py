@@ -12,6 +12,7 @@ and its ``org.dlbox.stack`` label, written before the plan is resolved) and retu
      "runtime": {"packages": [...], "repo_packages": [...], "nccl": [...]},   # NVIDIA's runtime set, filled in
      "hold": [...],                         # what apt-mark hold keeps at the installed version (cuBLAS, NCCL)
      "require": "cuda>=13.0 ...",           # NVIDIA_REQUIRE_CUDA (see nvidia_require_cuda)
+     "linker": {"paths": [...], "compat": None or {...}},   # ld.so.conf.d, and forward compatibility (see linker)
      "archs": "8.0;9.0", "cudaarchs": "80;90"}
 
 :func:`image_identity` gives the ``org.opencontainers.image.*`` labels' values (version, source, revision, created)
@@ -133,6 +134,45 @@ def nvidia_require_cuda(data, cuda_version, compat=False):
     return " ".join([text] + clauses), None
 
 
+def cuda_target(machine):
+    """The ``targets/<name>`` folder of NVIDIA's toolkit for a machine (``uname -m``): sbsa-linux on aarch64 servers."""
+    return "sbsa-linux" if machine == "aarch64" else "%s-linux" % (machine or "x86_64")
+
+
+def linker(data, cuda_version, machine="x86_64", compat=False):
+    """The image's library search path, as NVIDIA's images lay it::
+
+        {"paths": ["/usr/local/cuda-13.0/targets/x86_64-linux/lib"],   # /etc/ld.so.conf.d/dlbox-ci-cuda.conf
+         "compat": None or {"dir": "/usr/local/cuda-13.0/compat",     # what cuda-compat-13-0 installs
+                            "seen_as": "/usr/local/cuda/compat",       # where NVIDIA's container toolkit looks
+                            "library": "libcuda.so.*.*"}}
+
+    The forward-compatibility folder is never on the static path (``paths``, LD_LIBRARY_PATH): its libcuda is the
+    user-space driver of a newer branch and breaks a host whose driver is as new or newer (error 803). NVIDIA's images
+    leave it off; the NVIDIA Container Toolkit adds it at container start, and only under an older host driver
+    (data/compat.yml ``cuda.image_compat``). The image must therefore show it where the toolkit looks: ``seen_as``
+    resolving to ``dir``, with exactly one regular file matching ``library``.
+
+    >>> linker({}, "13.0")["paths"]
+    ['/usr/local/cuda-13.0/targets/x86_64-linux/lib']
+    >>> linker({"cuda": {"image_compat": {"dir": "/usr/local/cuda/compat", "library": "libcuda.so.*.*"}}}, "13.0",
+    ...        "aarch64", compat=True)["compat"]["dir"]
+    '/usr/local/cuda-13.0/compat'
+    """
+    if cuda_version is None:
+        return {"paths": [], "compat": None}
+    release = ".".join(str(cuda_version).split(".")[:2])
+    home = "/usr/local/cuda-%s" % release
+    out = {"paths": ["%s/targets/%s/lib" % (home, cuda_target(machine))], "compat": None}
+    found = ((data or {}).get("cuda") or {}).get("image_compat") or {}
+    if compat and found.get("dir"):
+        seen_as = str(found["dir"]).rstrip("/")
+        # the toolkit's folder names the /usr/local/cuda link; this image's is the plan's toolkit folder
+        out["compat"] = {"dir": home + seen_as[len("/usr/local/cuda"):] if seen_as.startswith("/usr/local/cuda/") else seen_as,
+                         "seen_as": seen_as, "library": str(found.get("library") or "libcuda.so.*.*")}
+    return out
+
+
 def _collection_info(root):
     """(version, repository) of the collection at ``root``: MANIFEST.json where installed, galaxy.yml in a checkout."""
     manifest = root / "MANIFEST.json"
@@ -239,11 +279,13 @@ def _label_problem(given, stack):
             % (json.dumps(given) if given not in (None, "") else "empty", stack_label(stack), stack_label(stack)))
 
 
-def decide(plan, data, flavour="runtime", layer="all", image_env=None, archs=None, parts=None, recorded=None, compat=False):
+def decide(plan, data, flavour="runtime", layer="all", image_env=None, archs=None, parts=None, recorded=None, compat=False,
+           machine="x86_64"):
     """Everything the CI image playbook needs (see the module docstring); refusals name what to change.
 
     ``compat``: the image carries cuda-compat-X-Y (``cuda_compat: true``), which adds NVIDIA's brand clauses to
-    NVIDIA_REQUIRE_CUDA and cuda-compat-X-Y to the runtime set."""
+    NVIDIA_REQUIRE_CUDA and cuda-compat-X-Y to the runtime set, and the folder the toolkit must find (:func:`linker`).
+    ``machine``: the image's ``uname -m`` (the toolkit's targets folder)."""
     errors = []
     image_env = image_env or {}
     stack = (plan or {}).get("stack") or {}
@@ -293,4 +335,5 @@ def decide(plan, data, flavour="runtime", layer="all", image_env=None, archs=Non
     return {"ok": not errors, "errors": errors, "stack": resolved, "label": stack_label(resolved),
             "runtime": runtime_set(data, cuda_version, compat=bool(compat)),
             "hold": held_packages(data, cuda_version, flavour, parts), "require": require,
+            "linker": linker(data, cuda_version, machine, compat=bool(compat)),
             "archs": archs_text, "cudaarchs": cudaarchs}

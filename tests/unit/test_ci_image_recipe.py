@@ -7,7 +7,9 @@ them give what the build context sends. tests/integration/test_ci_image.py build
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -249,6 +251,183 @@ def test_the_fixture_repository_has_what_the_image_installs_and_holds(plan, data
     wanted = set(decide(plan, data, archs=["9.0"])["runtime"]["packages"]) | set(
         decide(plan, data, flavour="toolkit", archs=["9.0"])["hold"])
     assert "cuda-nvtx-13-0" in wanted and wanted <= names, sorted(wanted - names)
+
+
+def _ci_tasks():
+    plays = yaml.safe_load(CI_PLAYBOOK.read_text(encoding="utf-8"))
+    return [t for play in plays for t in play.get("tasks") or []]
+
+
+@pytest.mark.parametrize("compat", [False, True])
+def test_the_library_path_is_the_toolkits_targets_folder_and_never_the_compat_folder(plan, data, compat):
+    """The ld.so.conf.d file the playbook writes (its template through Ansible's templating) and the image's ENV: the
+    plan's CUDA libraries; the forward-compatibility folder on neither (NVIDIA's images leave it to the container
+    toolkit, which adds it only under an older host driver)."""
+    (task,) = [t for t in _ci_tasks() if (t.get("ansible.builtin.copy") or {}).get("dest") == "/etc/ld.so.conf.d/dlbox-ci-cuda.conf"]
+    ci = decide(plan, data, archs=["9.0"], compat=compat, machine="x86_64")
+    text = Templar(loader=DataLoader(), variables={"dlbox_plan": plan, "__ci": ci}).template(
+        trust_as_template(task["ansible.builtin.copy"]["content"]))
+    paths = [line for line in text.splitlines() if line and not line.startswith("#")]
+    assert paths == ["/usr/local/cuda-13.0/targets/x86_64-linux/lib"]
+    assert "compat" not in text.replace("ci_image", "")
+    _args, (env, _labels) = _image(plan, data, compat=compat)
+    assert "LD_LIBRARY_PATH" not in env
+
+
+def test_with_cuda_compat_the_cuda_layer_checks_what_the_container_toolkit_will_find():
+    tasks = _ci_tasks()
+    names = [t.get("name") for t in tasks]
+    (check,) = [t for t in tasks if t.get("name", "").startswith("Forward compatibility - check")]
+    assert check["when"] == "__ci_cuda_layer and __ci_runs.cuda and __ci.linker.compat"
+    that = check["ansible.builtin.assert"]["that"]
+    assert "__ci_compat_seen.stdout | default('') == __ci.linker.compat.dir" in that   # /usr/local/cuda/compat -> the plan's
+    assert "__ci_compat_lib.matched == 1" in that                                        # one regular libcuda.so.<driver>
+    assert "__ci_compat_static.stdout_lines | length == 0" in that                       # on no static path
+    (find,) = [t for t in tasks if "ansible.builtin.find" in t]
+    assert find["ansible.builtin.find"]["file_type"] == "file"        # the toolkit counts regular files, not the links
+    # after the runtime set (cuda-compat-X-Y) is installed, in the cuda layer
+    assert names.index(check["name"]) > names.index("Runtime only - install the plan's CUDA runtime libraries (no compiler, header or stub)")
+    assert names.index(check["name"]) < names.index("Framework environments of the plan")
+
+
+# ---- the two playbook layers: each shared step written once (playbooks/files/dlbox-ci-layer.sh) ---------------------
+
+LAYER_SCRIPT = ROOT / "playbooks" / "files" / "dlbox-ci-layer.sh"
+# every absolute path the layers' RUNs and the shared script touch, moved under a test root when they are run here
+_BUILD_PATHS = ("/run/secrets", "/etc/apt/apt.conf.d", "/tmp/docker-clean", "/tmp/dlbox-ansible", "/root/.ansible",
+                "/opt/dlbox-ansible", "/opt/dlbox-collection", "/srv/dlbox-context")
+_STUB = """#!%s
+import json, os, sys
+root = os.environ["DLBOX_TEST_ROOT"]
+keys = ["ANSIBLE_COLLECTIONS_PATH", "ANSIBLE_INJECT_FACT_VARS", "ANSIBLE_NOCOLOR", "ANSIBLE_LOCAL_TEMP", "ANSIBLE_HOME",
+        "DLBOX_STACK_CACHE_DIR", "PIP_CERT", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE"]
+record = {"tool": os.path.basename(sys.argv[0]), "argv": [a.replace(root, "") for a in sys.argv[1:]],
+          "env": {k: os.environ[k].replace(root, "") for k in keys if k in os.environ},
+          "docker_clean_set_aside": not os.path.exists(root + "/etc/apt/apt.conf.d/docker-clean")}
+with open(root + "/calls.jsonl", "a", encoding="utf-8") as out:
+    out.write(json.dumps(record) + "\\n")
+"""
+
+
+def _moved(text, root):
+    for path in _BUILD_PATHS:
+        text = text.replace(path, str(root) + path)
+    return text
+
+
+def _run_text(rest):
+    """A RUN's shell command: its --mount flags dropped."""
+    words = rest.split(" ")
+    while words and (words[0].startswith("--mount=") or not words[0]):
+        words.pop(0)
+    return " ".join(words)
+
+
+def _playbook_runs(stages, stage):
+    """The RUNs of a stage that mount Ansible and the collection (the playbook layers)."""
+    return [r for keyword, r in stages[stage]["lines"] if keyword == "RUN" and "from=collection" in r]
+
+
+def run_layer(dockerfile_text, stage, env, root, layer_script=LAYER_SCRIPT):
+    """Run one playbook stage's RUN as the build would, with ansible-playbook and apt-get stubbed: the calls made, each
+    with its arguments and environment, and whether Debian's docker-clean was set aside and put back."""
+    _globals, stages = _stages(dockerfile_text)
+    (rest,) = _playbook_runs(stages, stage)
+    bin_dir = root / "stubs"
+    (root / "tmp").mkdir(parents=True, exist_ok=True)
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    (root / "opt/dlbox-ansible/bin").mkdir(parents=True, exist_ok=True)
+    for path in (root / "opt/dlbox-ansible/bin/ansible-playbook", bin_dir / "apt-get"):
+        path.write_text(_STUB % sys.executable, encoding="utf-8")
+        path.chmod(0o755)
+    (bin_dir / "apt_pkg.py").write_text("", encoding="utf-8")     # python3-apt, as the base image has it after the cuda layer
+    (root / "opt/dlbox-collection").mkdir(parents=True, exist_ok=True)
+    if layer_script is not None:
+        (root / "opt/dlbox-collection/dlbox-ci-layer.sh").write_text(
+            _moved(layer_script.read_text(encoding="utf-8"), root), encoding="utf-8")
+    (root / "etc/apt/apt.conf.d").mkdir(parents=True, exist_ok=True)
+    (root / "etc/apt/apt.conf.d/docker-clean").write_text("DPkg::Post-Invoke {};\n", encoding="utf-8")
+    (root / "run/secrets").mkdir(parents=True, exist_ok=True)
+    (root / "run/secrets/ca_bundle").write_text("FIXTURE CA\n", encoding="utf-8")
+    full_env = {"PATH": "%s:/usr/bin:/bin" % bin_dir, "PYTHONPATH": str(bin_dir), "DLBOX_TEST_ROOT": str(root)}
+    full_env.update(env)
+    proc = subprocess.run(["/bin/sh", "-c", _moved(_run_text(rest), root)], env=full_env, capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    calls = [json.loads(line) for line in (root / "calls.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert (root / "etc/apt/apt.conf.d/docker-clean").exists()          # put back when the RUN ends
+    return calls
+
+
+_LAYER_ENV = {"DLBOX_PLAN": '{"dlbox_plan_hardware": {"gpus": ["H100 SXM"]}, "dlbox_plan_request": {"cuda": "13.0"}}',
+              "DLBOX_CI_CUDA": "runtime", "DLBOX_CUDA": "13.0", "DLBOX_NVIDIA_REQUIRE_CUDA": "cuda>=13.0",
+              "DLBOX_CUDA_ARCHS": "8.0;9.0", "DLBOX_CUDAARCHS": "80;90"}
+_PLAYBOOK = ["-c", "local", "-i", "localhost,", "-e", "ansible_python_interpreter=/usr/bin/python3", "dlbox.stack.ci_image"]
+_ANSIBLE_ENV = {"ANSIBLE_COLLECTIONS_PATH": "/opt/dlbox-collection/collections", "ANSIBLE_INJECT_FACT_VARS": "false",
+                "ANSIBLE_NOCOLOR": "1", "ANSIBLE_LOCAL_TEMP": "/tmp/dlbox-ansible", "ANSIBLE_HOME": "/tmp/dlbox-ansible",
+                "DLBOX_STACK_CACHE_DIR": "/tmp/dlbox-ansible/data-cache", "PIP_CERT": "/run/secrets/ca_bundle",
+                "SSL_CERT_FILE": "/run/secrets/ca_bundle", "REQUESTS_CA_BUNDLE": "/run/secrets/ca_bundle"}
+
+
+def test_the_cuda_layer_runs_the_playbook_with_the_plan_the_site_and_its_own_vars(tmp_path):
+    (call,) = run_layer(DOCKERFILE.read_text(encoding="utf-8"), "cuda", _LAYER_ENV, tmp_path)
+    assert call["tool"] == "ansible-playbook" and call["env"] == _ANSIBLE_ENV and call["docker_clean_set_aside"]
+    assert call["argv"][:len(_PLAYBOOK)] == _PLAYBOOK
+    assert call["argv"][len(_PLAYBOOK):-1] == ["-e", _LAYER_ENV["DLBOX_PLAN"], "-e", "@/opt/dlbox-collection/site-vars.yml",
+                                               "-e"]
+    assert json.loads(call["argv"][-1]) == {
+        "dlbox_ci_layer": "cuda", "dlbox_ci_build_caches": True, "dlbox_ci_cuda": "runtime", "dlbox_ci_cuda_archs": ["8.0", "9.0"],
+        "dlbox_ci_image_env": {"cuda": "13.0", "nvidia_require_cuda": "cuda>=13.0", "torch_cuda_arch_list": "8.0;9.0",
+                               "cudaarchs": "80;90"}}
+
+
+@pytest.mark.parametrize("framework_vars", ["", "ci-frameworks.yml"])
+def test_the_frameworks_layer_adds_the_framework_pins_and_vars_file_and_checks_the_label(tmp_path, framework_vars):
+    stack = '{"cuda":"13.0","cudnn":"9.20.0.48"}'
+    env = dict(_LAYER_ENV, DLBOX_FRAMEWORKS='{"pytorch": "2.13"}', DLBOX_FRAMEWORK_VARS_FILE=framework_vars, DLBOX_STACK=stack)
+    (call,) = run_layer(DOCKERFILE.read_text(encoding="utf-8"), "image", env, tmp_path)
+    assert call["tool"] == "ansible-playbook" and call["env"] == _ANSIBLE_ENV and call["docker_clean_set_aside"]
+    argv = call["argv"][len(_PLAYBOOK):]
+    assert json.loads(argv[1]) == {"dlbox_plan_hardware": {"gpus": ["H100 SXM"]},
+                                   "dlbox_plan_request": {"cuda": "13.0", "pytorch": "2.13"}}
+    vars_files = ["-e", "@/srv/dlbox-context/ci-frameworks.yml"] if framework_vars else []
+    assert [argv[0]] + argv[2:-1] == ["-e", "-e", "@/opt/dlbox-collection/site-vars.yml"] + vars_files + ["-e"]
+    assert json.loads(argv[-1])["dlbox_ci_layer"] == "frameworks"
+    assert json.loads(argv[-1])["dlbox_ci_image_env"] == {"cuda": "13.0", "torch_cuda_arch_list": "8.0;9.0",
+                                                          "cudaarchs": "80;90", "stack": stack}
+
+
+def _chain(stages, final, build_args):
+    chain, name = [], final
+    while name in stages:
+        chain.append(name)
+        name = _expand(stages[name]["from"], build_args)
+    return chain
+
+
+@pytest.mark.parametrize("flavour", ["runtime", "toolkit"])
+def test_each_shared_step_is_written_once(flavour):
+    """For each flavour, the stages the final image is built from: the two playbook layers each source the shared
+    script once and call it once with their own extra vars; no shared step is written out in the Dockerfile again."""
+    globals_, stages = _stages(DOCKERFILE.read_text(encoding="utf-8"))
+    defaults = {k: v for keyword, rest in globals_ for k, v, _given in _pairs(rest, {})}
+    chain = _chain(stages, list(stages)[-1], dict(defaults, DLBOX_CI_CUDA=flavour))
+    assert chain == ["stage%d" % (len(stages) - 1), "flavour-" + flavour, "image", "cuda"]
+    script = LAYER_SCRIPT.read_text(encoding="utf-8")
+    for name in ("cuda", "image"):
+        (run,) = _playbook_runs(stages, name)
+        command = _run_text(run)
+        assert " ".join(command.split()).startswith(". /opt/dlbox-collection/dlbox-ci-layer.sh; dlbox_ci_playbook -e ")
+        assert command.count("dlbox_ci_playbook") == 1
+    # the stages of the image (the helper stages ansible and collection run before the collection, and so the script,
+    # is there: their few lines of CA handling stay their own)
+    instructions = " ".join(rest for name in chain for _keyword, rest in stages[name]["lines"])
+    for step in ("ansible-playbook", "apt_pkg", "trap ", "-s /run/secrets/ca_bundle", "sys.stdin.read().split",
+                 "DLBOX_STACK_CACHE_DIR"):
+        assert step not in instructions and script.count(step) == 1, step
+    # the collection stage puts the script where both layers mount it
+    (collection_run,) = [rest for keyword, rest in stages["collection"]["lines"] if keyword == "RUN"]
+    assert "playbooks/files/dlbox-ci-layer.sh" in collection_run and "/opt/dlbox-collection/dlbox-ci-layer.sh" in collection_run
 
 
 # ---- examples/Dockerfile.dockerignore, matched as Docker matches it -----------------------------------------------

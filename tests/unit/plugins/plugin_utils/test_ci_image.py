@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -13,7 +14,8 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.dlbox.stack.plugins.filter.ci_image import ci_image_plan
 from ansible_collections.dlbox.stack.plugins.plugin_utils.ci_image import (decide, held_packages, image_identity, image_stack,
-                                                                           nvidia_require_cuda, runtime_set, stack_label)
+                                                                           linker, nvidia_require_cuda, runtime_set,
+                                                                           stack_label)
 from ansible_collections.dlbox.stack.plugins.plugin_utils.role_plan import load_data, resolve
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -198,3 +200,47 @@ def test_the_image_identity_of_a_checkout_has_its_commit(tmp_path):
     assert got["created"].endswith("Z") and len(got["created"]) == 20
     # this collection's own (the default root)
     assert image_identity(environ={})["version"] == yaml.safe_load((ROOT / "galaxy.yml").read_text())["version"]
+
+
+# NVIDIA's images install cuda-compat-X-Y and leave its folder off every static library path; the NVIDIA Container
+# Toolkit adds /usr/local/cuda/compat at container start under an older host driver (data/compat.yml cuda.image_compat,
+# NVIDIA/nvidia-container-toolkit cmd/nvidia-cdi-hook/cudacompat/cudacompat.go).
+@pytest.mark.parametrize("machine, target", [("x86_64", "x86_64-linux"), ("aarch64", "sbsa-linux")])
+def test_forward_compatibility_is_on_no_static_path_and_where_the_toolkit_looks(plan, data, machine, target):
+    got = decide(plan, data, archs=["9.0"], compat=True, machine=machine)
+    assert got["ok"], got["errors"]
+    assert got["linker"]["paths"] == ["/usr/local/cuda-13.0/targets/%s/lib" % target]
+    assert got["linker"]["compat"] == {"dir": "/usr/local/cuda-13.0/compat", "seen_as": "/usr/local/cuda/compat",
+                                       "library": "libcuda.so.*.*"}
+    assert not [p for p in got["linker"]["paths"] if "compat" in p]
+    # without cuda-compat there is nothing to find
+    assert decide(plan, data, archs=["9.0"], machine=machine)["linker"] == {"paths": got["linker"]["paths"], "compat": None}
+
+
+def test_the_toolkits_rule_finds_the_folder_the_image_is_told_about(tmp_path, data):
+    """The image as cuda-compat-13-0 and config-common lay it (the /usr/local/cuda alternative, libcuda.so.1 and
+    libcuda.so links, one regular libcuda.so.<driver>): the toolkit hook's rule on data/compat.yml's dir and library
+    (symlinks resolved inside the root, regular files only) finds exactly the folder linker() names."""
+    compat = linker(data, "13.0", compat=True)["compat"]
+    folder = tmp_path / compat["dir"].lstrip("/")
+    folder.mkdir(parents=True)
+    (folder / "libcuda.so.580.95.05").write_text("FIXTURE\n", encoding="utf-8")
+    (folder / "libcuda.so.1").symlink_to("libcuda.so.580.95.05")
+    (folder / "libcuda.so").symlink_to("libcuda.so.1")
+    (tmp_path / "etc/alternatives").mkdir(parents=True)
+    (tmp_path / "etc/alternatives/cuda").symlink_to("/usr/local/cuda-13.0")
+    (tmp_path / "usr/local/cuda").symlink_to("/etc/alternatives/cuda")
+
+    def resolve_in_root(path):   # moby/sys/symlink FollowSymlinkInScope, for the absolute links used here
+        current = tmp_path
+        for part in Path(path).relative_to("/").parts:
+            current = current / part
+            while current.is_symlink():
+                target = Path(os.readlink(current))
+                current = (tmp_path / target.relative_to("/")) if target.is_absolute() else current.parent / target
+        return current
+
+    seen = resolve_in_root(compat["seen_as"])
+    found = [p for p in seen.glob(compat["library"]) if p.is_file() and not p.is_symlink()]
+    assert [p.name for p in found] == ["libcuda.so.580.95.05"]
+    assert seen == tmp_path / compat["dir"].lstrip("/")
