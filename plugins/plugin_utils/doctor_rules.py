@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.dlbox.stack.plugins.plugin_utils.versions import parse_version
+from ansible_collections.dlbox.stack.plugins.plugin_utils.versions import at_least, parse_version
 
 __all__ = ["RULES", "RULE_IDS", "EXTRA_IDS", "SIGNALS", "run_rules"]
 
@@ -499,13 +499,52 @@ def _nvswitch_evidence(facts):
     return present, absent
 
 
+def _nvlink5_hgx(facts):
+    """The GPUs of these facts that sit on an NVLink5 HGX board (B200/B300 SXM modules), by the data the plan uses
+    (data/compat.yml fabric_manager.nvlink5: the catalog's form and CC, GB200/GB300 NVL trays left out; see
+    stack_resolver.nvlink5_system). Their NVSwitches are no PCI devices, so the model is the evidence. ``(names,
+    kernel_modules)``; no names when the data cannot be read."""
+    names = sorted({g["name"] for g in facts.get("gpus", []) if g.get("name")})
+    if not names:
+        return [], []
+    try:
+        # pylint: disable-next=import-outside-toplevel
+        from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat, load_gpu_index
+        nvl5 = (load_compat().get("fabric_manager") or {}).get("nvlink5") or {}
+        gpus = load_gpu_index().classify([{"name": name} for name in names])
+    except (ImportError, OSError, ValueError, KeyError):  # CompatDataError is a ValueError
+        return [], []
+    hgx, trays = nvl5.get("hgx") or {}, set((nvl5.get("nvl") or {}).get("names") or [])
+    found = [g["name"] for g in gpus if g.get("form") in (hgx.get("forms") or []) and g.get("catalog_name") not in trays
+             and g.get("cc") and nvl5.get("cc_min") and at_least(g["cc"], nvl5["cc_min"])]
+    return found, list(hgx.get("kernel_modules") or [])
+
+
 def fabricmanager_down(facts, data):
     """Fabric Manager is not running on an NVSwitch system (CUDA fails with error 802). Without NVSwitch evidence a
-    failed Fabric Manager is reported as not needed (info): on a PCIe machine it exits with NV_WARN_NOTHING_TO_DO."""
+    failed Fabric Manager is reported as not needed (info): on a PCIe machine it exits with NV_WARN_NOTHING_TO_DO.
+    On an NVLink5 HGX board (B200/B300) the same NV_WARN_NOTHING_TO_DO means that Fabric Manager found no NVSwitch
+    management port (NVLSM missing, or the ConnectX modules not loaded): an error there, never "not needed"."""
     services = facts.get("services") or {}
     fabric = services.get("nvidia-fabricmanager")
     failed = ["nvidia-fabricmanager: %s" % fabric["line"]] if fabric and fabric["state"] in ("failed", "inactive") else []
     failed += _kernel(facts, r"nv-fabricmanager\[\d+\]: .*(error|fail|don't match|not match)") or []
+    nothing = _lines_of(_messages(facts, "fm-nothing-to-do"))
+    not_ready = [e["line"] for e in facts.get("framework", []) if e["kind"] == "system-not-ready"]
+    nvlink5, modules = _nvlink5_hgx(facts)
+    if nvlink5 and (failed or nothing or not_ready):
+        return [_finding(
+            "fabricmanager-down", "error",
+            "Fabric Manager is not running: CUDA cannot start on this NVLink5 HGX board",
+            _short(["%s: an HGX board whose NVLink5 NVSwitches are no PCI devices" % ", ".join(nvlink5)]
+                   + nothing + failed + not_ready),
+            "On NVLink5 HGX boards (B200, B300) Fabric Manager runs with NVLSM and reaches the NVSwitches through the "
+            "ConnectX management ports: load %s (on Ubuntu they come with linux-modules-extra), install nvlsm, "
+            "libnvsdm and libnvidia-nscq at the driver's version beside nvidia-fabricmanager, then systemctl restart "
+            "nvidia-fabricmanager. NV_WARN_NOTHING_TO_DO or 'Detected Pre-NVL5 system' in its journal means it found "
+            "no management port; do not disable it (NVIDIA Fabric Manager User Guide, systems using fourth-generation "
+            "NVSwitches; NVIDIA/gpu-operator#2781). dlbox.stack.nvidia_driver installs and loads these on such a "
+            "board." % ", ".join(modules or ["the ConnectX InfiniBand modules"]))]
     present, absent = _nvswitch_evidence(facts)
     if present and not _messages(facts, "fm-nothing-to-do"):
         if not failed and not [e for e in facts.get("framework", []) if e["kind"] == "system-not-ready"]:

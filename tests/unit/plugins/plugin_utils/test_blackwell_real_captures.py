@@ -13,6 +13,8 @@ dlbox.stack.gpu_facts and of the fitness captures, and the plan they lead to.
   ``NIC11CPU Affinity``): the parser took a link type ("NODE", "SYS") for the CPU affinity.
 - ``lspci/gb200-grace-vfio.lspci-nnkk.txt``: ``lspci -nnkk`` of a GB200 host (OpenNebula's Grace platform guide), PCI
   domains 0008/0009 of a Grace system, the name ``Device`` of a pci.ids that does not know 10de:2941.
+- ``doctor/smi-table-8x-b200-595-simllm.txt``: the same B200 host's ``nvidia-smi`` table, for the doctor: on an NVLink5
+  HGX board Fabric Manager's NV_WARN_NOTHING_TO_DO is an error, not a PCIe machine's "not needed".
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.dlbox.stack.plugins.module_utils import _gpu_facts as hf
-from ansible_collections.dlbox.stack.plugins.plugin_utils import fitness_captures, stack_resolver
+from ansible_collections.dlbox.stack.plugins.plugin_utils import doctor, fitness_captures, stack_resolver
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat, load_gpu_index
+from ansible_collections.dlbox.stack.plugins.plugin_utils.doctor_data import load_doctor_data
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 B200_TOPO = "nvidia-smi/topo-8x-b200-nv18-simllm.txt"
@@ -115,3 +118,40 @@ def test_gb200_tray_from_its_facts_is_planned_with_imex_and_without_fabric_manag
     imex = driver["imex"]
     assert imex["service"] == "nvidia-imex.service" and imex["version"] == "%d.*" % driver["branch"]
     assert any("NVL compute tray" in n and "this host runs IMEX" in n for n in plan["notes"])
+
+
+# ------------------------------------------------------------------------------------------------ the doctor
+DOCTOR_DATA = load_doctor_data(Path(__file__).resolve().parents[2] / "data" / "doctor-frozen.yml")
+B200_SMI = "doctor/smi-table-8x-b200-595-simllm.txt"
+NOTHING_TO_DO = "doctor/corpus/fm-nothing-to-do-2x4090.txt"  # "Detected Pre-NVL5 system" ... NV_WARN_NOTHING_TO_DO
+CUDA_802 = "doctor/torch-error-802-fabricmanager.txt"
+
+
+def diagnose(*names):
+    return doctor.diagnose([(Path(n).name, fixture(n)) for n in names], host="h", data=DOCTOR_DATA)
+
+
+@pytest.mark.parametrize("other", [NOTHING_TO_DO, CUDA_802])
+def test_doctor_on_a_b200_board_calls_fabric_manager_down_with_the_nvlink5_fix(other):
+    """Two real captures of different machines read together: an 8x B200 HGX's nvidia-smi, and Fabric Manager's
+    NV_WARN_NOTHING_TO_DO (or CUDA error 802). NVIDIA's Fabric Manager user guide: on NVLink5 boards without NVLSM
+    Fabric Manager fails exactly so; the doctor told the user to disable it ("fabricmanager-not-needed")."""
+    report = diagnose(B200_SMI, other)
+    ids = {f["id"] for f in report["findings"]}
+    assert "fabricmanager-down" in ids and "fabricmanager-not-needed" not in ids
+    found = next(f for f in report["findings"] if f["id"] == "fabricmanager-down")
+    assert found["severity"] == "error" and "NVLink5 HGX board" in found["title"]
+    assert found["evidence"][0].startswith("NVIDIA B200: an HGX board")
+    assert "mlx5_ib, ib_umad" in found["fix"] and "nvlsm" in found["fix"] and "do not disable it" in found["fix"]
+
+
+def test_doctor_on_a_healthy_b200_table_reports_no_fabric_manager_finding():
+    ids = {f["id"] for f in diagnose(B200_SMI)["findings"]}
+    assert not ids & {"fabricmanager-down", "fabricmanager-not-needed"}
+
+
+@pytest.mark.parametrize("names", [[NOTHING_TO_DO], ["doctor/corpus/fm-failed-geforce-rocky8.txt"]])
+def test_doctor_on_a_pcie_machine_still_says_not_needed(names):
+    """GeForce hosts (NVIDIA/gpu-operator#356 with its nvidia-smi table; data-infra/cube-studio#29): unchanged."""
+    ids = {f["id"] for f in diagnose(*names)["findings"]}
+    assert "fabricmanager-not-needed" in ids and "fabricmanager-down" not in ids
