@@ -14,6 +14,8 @@ sys.path.insert(0, os.path.join(os.environ["MOLECULE_PROJECT_DIRECTORY"], "tests
 import gpu_host_runs  # noqa: E402  pylint: disable=wrong-import-position
 
 HOST = "dlbox-gpu_host-" + os.environ.get("MOLECULE_DISTRO", "debian12")
+# the FIXTURE repository's build of the branch asked (vars/fixture.yml __branch: R595 on Ubuntu 26.04, R580 elsewhere)
+VERSION = "595.71.05" if os.environ.get("MOLECULE_DISTRO") == "ubuntu2604" else "580.95.05"
 
 
 def run(n):
@@ -28,8 +30,8 @@ def test_run1_ends_green_with_pending_reboot():
     meta, log, counts, summary = run(1)
     assert meta["rc"] == 0 and counts["failed"] == 0 and counts["unreachable"] == 0, log[-4000:]
     assert summary["driver_state"] == "pending_reboot"
-    assert "580.95.05" in summary["installed"]["driver"]  # the set from the fixture repository, held
-    assert any(p.startswith("pending reboot: NVIDIA driver 580.95.05 is installed") for p in summary["pending"]), summary
+    assert VERSION in summary["installed"]["driver"]  # the set from the fixture repository, held
+    assert any(p.startswith("pending reboot: NVIDIA driver %s is installed" % VERSION) for p in summary["pending"]), summary
     text = "\n".join(summary["text"])
     assert "pending reboot" in text and "Next:" in text and "reboot, then run the same command again" in text
     # dlbox-check ran without its GPU requirement, said as pending, not failed
@@ -46,7 +48,7 @@ def test_run1_left_a_machine_that_boots_into_the_driver(host):
     first = lines.index(next(line for line in lines if line.startswith("reboot from boot ")))
     boot = lines[first].rsplit(" ", 1)[1]
     assert any(re.match(r"update-initramfs .* in boot %s$" % re.escape(boot), line) for line in lines[:first]), lines
-    assert re.match(r"boot \S+ kernel \S+ nouveau blacklisted loaded 580\.95\.05$", lines[first + 1]), lines
+    assert re.match(r"boot \S+ kernel \S+ nouveau blacklisted loaded %s$" % re.escape(VERSION), lines[first + 1]), lines
     assert host.file("/etc/modprobe.d/dlbox-blacklist-nouveau.conf").contains("^blacklist nouveau")
 
 
@@ -72,7 +74,7 @@ def test_if_needed_flushes_the_handlers_before_the_reboot(host):
     boot = lines[start].rsplit(" ", 1)[1]
     assert after[:2] == ["update-initramfs -u -k all in boot %s" % boot, "reboot from boot %s" % boot], lines
     state = json.loads(host.file("/opt/dlbox-fixture-gpu/state/if_needed.json").content_string)
-    assert state["state"] == "loaded" and state["loaded_version"] == "580.95.05"
+    assert state["state"] == "loaded" and state["loaded_version"] == VERSION
 
 
 def test_connection_local_refuses_if_needed_before_any_change():
