@@ -8,6 +8,7 @@ them give what the build context sends. tests/integration/test_ci_image.py build
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -18,7 +19,7 @@ import yaml
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 
-from ansible_collections.dlbox.stack.plugins.plugin_utils.ci_image import decide
+from ansible_collections.dlbox.stack.plugins.plugin_utils.ci_image import decide, linker
 from ansible_collections.dlbox.stack.plugins.plugin_utils.role_plan import load_data, resolve
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -278,7 +279,7 @@ def test_with_cuda_compat_the_cuda_layer_checks_what_the_container_toolkit_will_
     tasks = _ci_tasks()
     names = [t.get("name") for t in tasks]
     (check,) = [t for t in tasks if t.get("name", "").startswith("Forward compatibility - check")]
-    assert check["when"] == "__ci_cuda_layer and __ci_runs.cuda and __ci.linker.compat"
+    assert check["when"] == "__ci_cuda_layer and __ci_runs.cuda and __ci.linker.compat is not none"
     that = check["ansible.builtin.assert"]["that"]
     assert "__ci_compat_seen.stdout | default('') == __ci.linker.compat.dir" in that   # /usr/local/cuda/compat -> the plan's
     assert "__ci_compat_lib.matched == 1" in that                                        # one regular libcuda.so.<driver>
@@ -288,6 +289,63 @@ def test_with_cuda_compat_the_cuda_layer_checks_what_the_container_toolkit_will_
     # after the runtime set (cuda-compat-X-Y) is installed, in the cuda layer
     assert names.index(check["name"]) > names.index("Runtime only - install the plan's CUDA runtime libraries (no compiler, header or stub)")
     assert names.index(check["name"]) < names.index("Framework environments of the plan")
+
+
+def _compat_root(root, case):
+    """An image's /usr/local as cuda-compat-13-0 and config-common lay it, broken as ``case`` says."""
+    home = root / "usr/local/cuda-13.0"
+    compat = home / "compat"
+    compat.mkdir(parents=True)
+    if case != "no-library":              # the fixture's cuda-compat packages: a marker, no libcuda
+        (compat / "libcuda.so.580.95.05").write_text("FIXTURE\n", encoding="utf-8")
+        (compat / "libcuda.so.1").symlink_to("libcuda.so.580.95.05")
+        (compat / "libcuda.so").symlink_to("libcuda.so.1")
+    if case == "two-libraries":
+        (compat / "libcuda.so.575.57.08").write_text("FIXTURE\n", encoding="utf-8")
+    (root / "usr/local/cuda-12.4/compat").mkdir(parents=True)
+    (root / "usr/local/cuda").symlink_to(root / ("usr/local/cuda-12.4" if case == "other-toolkit" else "usr/local/cuda-13.0"))
+    (root / "etc/ld.so.conf.d").mkdir(parents=True)
+    (root / "etc/ld.so.conf").write_text("include /etc/ld.so.conf.d/*.conf\n", encoding="utf-8")
+    if case == "static-path":
+        (root / "etc/ld.so.conf.d/cuda-compat.conf").write_text("%s\n" % compat, encoding="utf-8")
+
+
+def test_the_compat_check_passes_only_where_the_container_toolkit_would_use_it(tmp_path, data):
+    """The playbook's forward-compatibility tasks, run by Ansible on laid-out image roots (one host each): they pass on
+    the layout NVIDIA's toolkit uses and refuse a second driver library, none, /usr/local/cuda at another toolkit, and
+    the folder on a static library path."""
+    cases = ["good", "two-libraries", "no-library", "other-toolkit", "static-path"]
+    tasks = [t for t in _ci_tasks() if t.get("name", "").startswith("Forward compatibility - ")]
+    assert len(tasks) == 4
+    compat = linker(data, "13.0", compat=True)["compat"]
+    hostvars = {}
+    for case in cases:
+        root = tmp_path / case
+        _compat_root(root, case)
+        hostvars[case] = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                          "__ci_cuda_layer": True, "__ci_runs": {"cuda": True},
+                          "__ci": {"linker": {"compat": {"dir": str(root) + compat["dir"],
+                                                         "seen_as": str(root) + compat["seen_as"],
+                                                         "library": compat["library"]}}},
+                          "__root": str(root)}
+    # the static-path task reads this root's ld.so.conf files, not the machine's
+    (grep_task,) = [t for t in tasks if "grep" in ((t.get("ansible.builtin.command") or {}).get("argv") or [])]
+    grep_task["ansible.builtin.command"]["argv"] = [
+        "{{ __root }}" + a if str(a).startswith("/etc/ld.so.conf") else a for a in grep_task["ansible.builtin.command"]["argv"]]
+    playbook = tmp_path / "compat.yml"
+    playbook.write_text(yaml.safe_dump([{"hosts": "all", "gather_facts": False, "tasks": tasks}]), encoding="utf-8")
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text(yaml.safe_dump({"all": {"hosts": hostvars}}), encoding="utf-8")
+    env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json", ANSIBLE_NOCOLOR="1", ANSIBLE_FORKS="5",
+               ANSIBLE_HOME=str(tmp_path / "ansible-home"), ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"))
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory), str(playbook)],
+                          capture_output=True, text=True, env=env, timeout=300, check=False)
+    out = json.loads(proc.stdout[proc.stdout.index("{"):])
+    failed = {host: [t["task"]["name"] for t in out["plays"][0]["tasks"] if t["hosts"].get(host, {}).get("failed")]
+              for host in cases}
+    check = "Forward compatibility - check that the toolkit will find it, and only it will put it on the path"
+    assert failed == {"good": [], "two-libraries": [check], "no-library": [check], "other-toolkit": [check],
+                      "static-path": [check]}, proc.stdout[-3000:]
 
 
 # ---- the two playbook layers: each shared step written once (playbooks/files/dlbox-ci-layer.sh) ---------------------
