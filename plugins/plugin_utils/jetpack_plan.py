@@ -15,7 +15,8 @@ Parsers, each pure and with its input shown:
   ``{"modes": [{"id": 2, "name": "MODE_30W"}, ...], "default": 2}``.
 - :func:`parse_nvpmodel_query`: ``NV Power Mode: MODE_30W\\n2`` (``nvpmodel -q``) -> ``{"name": "MODE_30W", "id": 2}``.
 
-Vendor facts (repository layout, SoC per family, package names) come from ``data/jetson.yml``; the L4T list of each
+Vendor facts (repository layout, the module repository's folder per L4T major, SoC per family, package names) come
+from ``data/jetson.yml``; the L4T list of each
 JetPack from ``data/compat.yml`` (``jetpack``).
 """
 
@@ -45,6 +46,8 @@ _WATTS_RE = re.compile(r"(\d+)W\b")
 _QUERY_NAME_RE = re.compile(r"NV Power Mode:\s*(\S+)")
 _FINGERPRINT_RE = re.compile(r"^[0-9A-F]{40}$")
 _URL_RE = re.compile(r"^(https?|file)://\S+$")
+# a folder of NVIDIA's Jetson repository (t234, som) or "{soc}", the module family's SoC
+_FOLDER_RE = re.compile(r"^(\{soc\}|[a-z][a-z0-9-]*)$")
 
 
 class JetsonDataError(ValueError):
@@ -67,6 +70,14 @@ def check_jetson_data(data):
         _need(isinstance(repo.get(key), str) and repo[key].strip(), "repository.%s" % key, "must be text")
     _need(_FINGERPRINT_RE.match(repo["key_fingerprint"]), "repository.key_fingerprint", "must be 40 upper-case hex digits")
     _need(repo.get("repos") == ["common", "soc"], "repository.repos", "must be [common, soc]")
+    folders = repo.get("soc_folder")
+    _need(isinstance(folders, dict) and folders and all(isinstance(m, int) for m in folders),
+          "repository.soc_folder", "must map L4T majors (integers) to the folder of the module's repository")
+    for major, folder in folders.items():
+        _need(isinstance(folder, str) and _FOLDER_RE.match(folder), "repository.soc_folder.%s" % major,
+              "must be a folder name (som) or {soc} (the family's SoC)")
+    _need(isinstance(repo.get("soc_folder_source"), str) and repo["soc_folder_source"].strip(),
+          "repository.soc_folder_source", "must be text")
     socs = data.get("socs")
     _need(isinstance(socs, dict) and socs, "socs", "must be a non-empty mapping family -> {soc, l4t_majors, source}")
     for family, entry in socs.items():
@@ -286,12 +297,18 @@ def decide(plan, options, release_text=None, model_text=None, nvpmodel_conf=None
                       "Nothing was changed." % (major, family, ", R".join(str(m) for m in soc["l4t_majors"])))
         return result
 
+    folder = data["repository"]["soc_folder"].get(major)
+    if folder is None:
+        errors.append("data/jetson.yml (repository.soc_folder) names no folder of NVIDIA's Jetson repository for L4T R%d "
+                      "(known: R%s); add it with its source. Nothing was changed."
+                      % (major, ", R".join(str(m) for m in sorted(data["repository"]["soc_folder"]))))
+        return result
     base = (options.get("base_url") or data["repository"]["base_url"]).rstrip("/")
     suite = result["l4t"]["suite"]
     result["repositories"] = [
         {"name": "nvidia-jetson-%s" % repo, "uri": "%s/%s" % (base, repo), "suite": suite,
          "components": [data["repository"]["component"]]}
-        for repo in ("common", soc["soc"])
+        for repo in ("common", folder.replace("{soc}", soc["soc"]))
     ]
     # apt's `Pin: origin` is the host of the sources (empty for file:// ones)
     result["pin_origin"] = urlparse(base).hostname or ""

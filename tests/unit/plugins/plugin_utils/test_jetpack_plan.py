@@ -28,7 +28,8 @@ JETSON = {
     "repository": {"base_url": "https://repo.download.nvidia.com/jetson", "repos": ["common", "soc"],
                    "suite": "r{major}.{minor}", "component": "main", "key_file": "jetson-ota-public.asc",
                    "key_fingerprint": "3C6D1FF3100C8C3ABB0869C0E6543461A9996195",
-                   "preinstalled_list": "/etc/apt/sources.list.d/nvidia-l4t-apt-source.list", "source": "frozen"},
+                   "preinstalled_list": "/etc/apt/sources.list.d/nvidia-l4t-apt-source.list", "source": "frozen",
+                   "soc_folder": {32: "{soc}", 35: "{soc}", 36: "{soc}"}, "soc_folder_source": "frozen"},
     "socs": {"orin": {"soc": "t234", "l4t_majors": [35, 36], "source": "frozen"},
              "xavier": {"soc": "t194", "l4t_majors": [32, 35], "source": "frozen"}},
     "components": {"all": ["nvidia-jetpack"], "cuda": ["nvidia-cuda"], "container": ["nvidia-container"]},
@@ -172,11 +173,55 @@ def run_shipped(the_plan, release, model="NVIDIA Jetson AGX Thor Developer Kit")
                   data=SHIPPED, compat=REAL_COMPAT)
 
 
-def test_agx_thor_on_r38_2_0_jetpack_7_gets_its_soc_repository_of_r38_2():
+def folders(got):
+    return [r["uri"].rsplit("/", 1)[1] for r in got["repositories"]]
+
+
+def deb_lines(got):
+    return ["deb %s %s %s" % (r["uri"], r["suite"], " ".join(r["components"])) for r in got["repositories"]]
+
+
+def test_agx_thor_on_r38_2_0_jetpack_7_gets_the_som_repository_of_r38_2():
     got = run_shipped(plan("7.0", "38.2.0", "thor"), THOR_R3820)      # a REAL nv_tegra_release of an AGX Thor
     assert got["ok"], got["errors"]
-    assert [r["uri"].rsplit("/", 1)[1] for r in got["repositories"]] == ["common", SHIPPED["socs"]["thor"]["soc"]]
+    assert folders(got) == ["common", "som"]          # from R38 one folder for every module; no t264 folder exists
     assert {r["suite"] for r in got["repositories"]} == {"r38.2"}
+
+
+def test_agx_orin_on_r36_keeps_its_soc_folder_t234():
+    got = run_shipped(plan("6.2", "36.4.3", "orin"), AGX_R3643, MODEL)
+    assert got["ok"], got["errors"]
+    assert folders(got) == ["common", "t234"]
+
+
+# NVIDIA's own lines for R38.4 and R39.2 (tests/fixtures/jetson/SOURCES.md): the plan's sources, written as apt's
+# one-line form, are those lines. The Thor release is the REAL R38.2.0 file at REVISION 4.0; the Orin's is the R39
+# header line public notes quote for JetPack 7.2.1 ("# R39 (release), REVISION: 2.1").
+@pytest.mark.parametrize("the_plan, release, model, listed", [
+    (plan("7.1", "38.4", "thor"), THOR_R3820.replace("REVISION: 2.0", "REVISION: 4.0"),
+     "NVIDIA Jetson AGX Thor Developer Kit", "jetpack-7.1-r38.4.list"),
+    (plan("7.2.1", "39.2.1", "orin"), "# R39 (release), REVISION: 2.1, GCID: 0, BOARD: generic, EABI: aarch64\n",
+     "NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super", "jetpack-7.2-r39.2.list"),
+])
+def test_jetpack_7_sources_are_nvidias_own_lines(the_plan, release, model, listed):
+    got = run_shipped(the_plan, release, model)
+    assert got["ok"], got["errors"]
+    assert deb_lines(got) == read("jetson/apt/" + listed).splitlines()
+
+
+def test_orin_on_r39_gets_the_som_folder():
+    got = run_shipped(plan("7.2", "39.2.0", "orin"), "# R39 (release), REVISION: 2.0, GCID: 0, BOARD: generic\n", MODEL)
+    assert got["ok"], got["errors"]
+    assert folders(got) == ["common", "som"]
+
+
+def test_an_l4t_major_without_a_folder_in_data_is_refused_naming_the_data():
+    data = copy.deepcopy(SHIPPED)
+    del data["repository"]["soc_folder"][38]
+    got = decide(plan("7.0", "38.2.0", "thor"), options(), release_text=THOR_R3820, model_text="x", data=data,
+                 compat=REAL_COMPAT)
+    assert not got["ok"] and got["repositories"] == []
+    assert "repository.soc_folder) names no folder" in got["errors"][0] and "R38" in got["errors"][0]
 
 
 def test_a_thor_plan_on_an_orin_r36_module_is_still_a_reflash():
@@ -187,12 +232,6 @@ def test_a_thor_plan_on_an_orin_r36_module_is_still_a_reflash():
 def test_an_orin_r36_module_with_a_jetpack_7_plan_is_still_a_reflash():
     got = run_shipped(plan("7.2", "39.2.0", "orin"), AGX_R3643, MODEL)
     assert not got["ok"] and "needs a reflash" in got["errors"][0]
-
-
-def test_orin_may_run_the_jetpack_7_major_as_documented():
-    # JetPack 7.2 lists Orin (data/compat.yml); R39 is in Orin's l4t_majors, so the only refusal left is the reflash
-    assert 39 in SHIPPED["socs"]["orin"]["l4t_majors"]
-    assert "orin" in next(j for j in REAL_COMPAT["jetpack"] if j["version"] == "7.2")["devices"]
 
 
 # --- power modes as the tools behave -----------------------------------------------------------------------------
@@ -301,6 +340,9 @@ def test_shipped_data_is_well_formed_and_sourced():
     (lambda d: d["socs"]["orin"].update(soc="T234"), r"socs.orin: needs 'soc'"),
     (lambda d: d["components"].pop("all"), r"components: must be a mapping with 'all'"),
     (lambda d: d["repository"].update(repos=["common"]), r"repository.repos: must be \[common, soc\]"),
+    (lambda d: d["repository"].pop("soc_folder"), r"repository.soc_folder: must map L4T majors"),
+    (lambda d: d["repository"]["soc_folder"].update({38: "So M"}), r"repository.soc_folder.38: must be a folder"),
+    (lambda d: d["repository"].pop("soc_folder_source"), r"repository.soc_folder_source: must be text"),
 ])
 def test_a_bad_entry_is_named(change, message):
     data = copy.deepcopy(JETSON)
