@@ -29,6 +29,10 @@ _PCI_IN_TEXT_RE = re.compile(r"\[10de:([0-9a-f]{4})\]", re.I)
 _CHIP_RE = re.compile(r"^([A-Z]{2}\d{2,3}[A-Z0-9]*)(?=$|[\s/\[(])")
 _MIG_RE = re.compile(r"\s+MIG\s+[\w.+-]+\s*$", re.I)
 _DROP_WORDS = frozenset(["nvidia", "geforce", "tesla", "developer", "kit", "module", "corporation", "graphics"])
+# A Jetson's device-tree model names its carrier board too: "NVIDIA Jetson Orin NX Engineering Reference Developer Kit"
+# (/proc/device-tree/model on an Orin NX or Nano developer kit, L4T R36) is the Orin NX; those words are dropped when
+# the text names a Jetson
+_JETSON_BOARD_WORDS = frozenset(["engineering", "reference"])
 _BRACKET_RE = re.compile(r"\[([^\]]+)\]")
 _GB_RE = re.compile(r"(\d)\s+gb\b")
 _WORD_RE = re.compile(r"[a-z0-9]+")
@@ -53,7 +57,8 @@ def normalize_name(text):
 
 
 def tokens(text):
-    """Lower-case words without vendor noise: ``NVIDIA H100 80GB HBM3`` -> h100 80gb hbm3.
+    """Lower-case words without vendor noise: ``NVIDIA H100 80GB HBM3`` -> h100 80gb hbm3; ``NVIDIA Jetson Orin NX
+    Engineering Reference Developer Kit`` -> jetson orin nx.
 
     The ``NVIDIA``/``Tesla``/``GeForce`` prefixes are noise (older drivers print ``Tesla V100-SXM2-16GB``,
     newer ones ``NVIDIA ...``); an lspci label ``AD102 [GeForce RTX 4090]`` counts by its bracket.
@@ -65,7 +70,10 @@ def tokens(text):
             text = bracket.group(1)
     if "gb" in text:
         text = _GB_RE.sub(r"\1gb", text)
-    return [w for w in _WORD_RE.findall(text) if w not in _DROP_WORDS]
+    words = [w for w in _WORD_RE.findall(text) if w not in _DROP_WORDS]
+    if "jetson" in words:
+        words = [w for w in words if w not in _JETSON_BOARD_WORDS]
+    return words
 
 
 def chip_word(label):

@@ -831,6 +831,33 @@ def test_detected_jetson_follows_flashed_l4t(data):
     assert plan["stack"]["driver"] is None
 
 
+# Orin Nano and Orin NX developer kits as the kernel names them (/proc/device-tree/model, which gpu_facts reads): REAL
+# strings from public notes and tests (this project's library, file ids 57458137281 and 56813641965: the Orin Nano
+# Super; 58036915141, 54695023577 (DTB tegra234-p3768-0000+p3767-0001-nv) and 67576279243 (L4T R36.4.4): the Orin
+# NX; 51794249322: the Orin NX Super on R36.4.7). The carrier board's words are not the module's; "Super" is the same
+# module with JetPack 6.2's Super modes (data/compat.yml aliases), planned on the shipped data and catalog.
+@pytest.mark.parametrize("model, device", [
+    ("NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super", "Jetson Orin Nano"),
+    ("NVIDIA Jetson Orin NX Engineering Reference Developer Kit", "Jetson Orin NX"),
+    ("NVIDIA Jetson Orin NX Engineering Reference Developer Kit Super", "Jetson Orin NX"),
+])
+def test_orin_developer_kits_by_their_device_tree_model_are_planned(model, device):
+    real = load_compat()
+    detected = stack_resolver.resolve(real, facts(arch="aarch64", jetson={"l4t": "36.4.3", "model": model}), {},
+                                      gpu_index=load_gpu_index())
+    named = plan_for(real, {"gpus": [model], "l4t": "36.4.3"})
+    for plan in (detected, named):
+        assert plan["ok"] is True, plan["errors"]
+        assert get(plan, "stack.jetpack.device") == device
+        assert get(plan, "stack.jetpack.family") == "orin" and get(plan, "stack.jetpack.version") == "6.2"
+
+
+def test_the_board_words_are_dropped_for_jetsons_only():
+    index = load_gpu_index()
+    assert index.candidates("NVIDIA Jetson AGX Orin Engineering Reference Developer Kit")[0]["name"] == "Jetson AGX Orin"
+    assert index.candidates("Engineering Reference RTX 4090") == []
+
+
 def test_jetson_jetpack_major_change_needs_reflash(data):
     host = facts(arch="aarch64", jetson={"l4t": "35.4.1", "model": "Jetson AGX Orin"})
     plan = stack_resolver.resolve(data, host, {"jetpack": "6.2"}, gpu_index=gpu_index(data))
