@@ -1,14 +1,230 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The docker role. vendor() -> Docker's apt repository from data/repositories.yml: {"url" (the root; the
-role adds /linux/<distribution>), "key_path" (gpg, beside the repository), "fingerprint"}."""
+"""The docker role.
+
+- ``vendor()`` -> Docker's apt repository from data/repositories.yml: {"url" (the root; the role adds
+  /linux/<distribution>), "key_path" (gpg, beside the repository), "fingerprint"}.
+- ``iptables_raw_plan(probe, ...)`` (filter ``dlbox.stack.docker_iptables_raw``): what the role does on a Jetson whose
+  kernel has no iptables ``raw`` table while Docker 28 or later is installed or would be (issue 52): nothing, the
+  systemd drop-in with ``DOCKER_INSECURE_NO_IPTABLES_RAW=1``, or a refusal. Pure; the facts (the engine versions
+  that need the table and read the opt-out, the L4T releases named in the messages) come from data/docker.yml.
+
+The probe (the role's ``__docker_iptables_raw_probe``, run on the host) prints ``key=value`` lines, nothing at all on
+a host without ``/etc/nv_tegra_release``::
+
+    l4t=# R36 (release), REVISION: 4.3, GCID: 38968081, BOARD: generic, EABI: aarch64, DATE: ...
+    config=/proc/config.gz
+    config_line=# CONFIG_IP_NF_RAW is not set
+    module_rc=1
+    module=
+    tables=filter nat
+    candidate=28.2.2-0ubuntu1~22.04.1
+"""
 
 from __future__ import annotations
 
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+from ansible_collections.dlbox.stack.plugins.module_utils._gpu_facts import parse_nv_tegra_release_line
 from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import _vendor
+
+DATA_PATH = Path(__file__).resolve().parents[3] / "data" / "docker.yml"
+
+_CONFIG_SET = re.compile(r"^CONFIG_IP_NF_RAW=([ym])\s*$")
+_CONFIG_UNSET = re.compile(r"^#\s*CONFIG_IP_NF_RAW is not set\s*$")
+# upstream version of a Debian version: epoch and revision left out (5:28.0.4-1~ubuntu.22.04~jammy -> 28.0.4,
+# 28.2.2-0ubuntu1~22.04.1 -> 28.2.2, 20.10.24+dfsg1-1+b3 -> 20.10.24)
+_UPSTREAM = re.compile(r"^(?:\d+:)?(\d+)\.(\d+)(?:\.(\d+))?")
+_VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 
 
 def vendor():
     repo = _vendor.repository("docker")
     return {"url": repo["url"], "key_path": repo["key_path"], "fingerprint": repo["fingerprint"]}
+
+
+# --- data/docker.yml -----------------------------------------------------------------------------------------------
+
+def _need(condition, where, what):
+    if not condition:
+        raise _vendor.VendorDataError("data/docker.yml: %s: %s" % (where, what))
+
+
+def check_iptables_raw_data(data):
+    """``data`` (the loaded file) when its ``iptables_raw`` section is well formed; VendorDataError naming the key."""
+    _need(isinstance(data, dict) and data.get("schema") == 1, "top level", "must be a mapping with schema: 1")
+    raw = data.get("iptables_raw")
+    _need(isinstance(raw, dict), "iptables_raw", "must be a mapping")
+    for key, source in (("engine_min", "engine_min_source"), ("opt_out_min", "opt_out_source")):
+        _need(isinstance(raw.get(key), str) and _VERSION.match(raw[key]), "iptables_raw.%s" % key,
+              "must be a quoted version like \"28.0.2\"")
+        _need(isinstance(raw.get(source), str) and raw[source].strip(), "iptables_raw.%s" % source,
+              "must name its source")
+    _need(version_key(raw["engine_min"]) <= version_key(raw["opt_out_min"]), "iptables_raw.opt_out_min",
+          "cannot come before engine_min")
+    _need(isinstance(raw.get("opt_out_env"), str) and re.match(r"^[A-Z][A-Z0-9_]*$", raw["opt_out_env"]),
+          "iptables_raw.opt_out_env", "must be an environment variable's name")
+    l4t = raw.get("l4t")
+    _need(isinstance(l4t, dict), "iptables_raw.l4t", "must be a mapping")
+    _need(isinstance(l4t.get("fixed"), str) and _VERSION.match(l4t["fixed"]), "iptables_raw.l4t.fixed",
+          "must be a quoted L4T version like \"36.4.4\"")
+    _need(isinstance(l4t.get("fixed_jetpack"), str) and l4t["fixed_jetpack"].strip(), "iptables_raw.l4t.fixed_jetpack",
+          "must be text")
+    _need(isinstance(l4t.get("without"), list) and all(isinstance(v, str) for v in l4t["without"]),
+          "iptables_raw.l4t.without", "must be a list of quoted L4T versions")
+    _need(isinstance(l4t.get("source"), str) and l4t["source"].strip(), "iptables_raw.l4t.source", "must name its source")
+    return data
+
+
+@lru_cache(maxsize=None)
+def _load(path):
+    try:
+        return yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise _vendor.VendorDataError("%s: %s" % (path, exc)) from exc
+
+
+def iptables_raw_data(path=None):
+    """The checked ``iptables_raw`` section of data/docker.yml (or of ``path``)."""
+    return check_iptables_raw_data(_load(str(path or DATA_PATH)))["iptables_raw"]
+
+
+# --- parsers -------------------------------------------------------------------------------------------------------
+
+def version_key(version):
+    """``(major, minor, patch)`` of a Debian package version's upstream part; None when it has none.
+
+    ``5:27.5.1-1~ubuntu.22.04~jammy`` -> ``(27, 5, 1)``; ``28.2.2-0ubuntu1~22.04.1`` -> ``(28, 2, 2)``;
+    ``(none)`` (apt-cache policy without a candidate) and ``""`` -> None.
+    """
+    match = _UPSTREAM.match(str(version or "").strip())
+    if not match:
+        return None
+    return tuple(int(part or 0) for part in match.groups())
+
+
+def parse_raw_probe(text):
+    """The probe's ``key=value`` lines as a mapping (``{}`` for a host that is not a Jetson).
+
+    ``module_rc`` becomes an int (None when missing or not a number), ``tables`` a list; a key printed twice keeps
+    its first value.
+    """
+    out = {}
+    for line in (text or "").splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.strip() and key.strip() not in out:
+            out[key.strip()] = value.strip()
+    if "module_rc" in out:
+        out["module_rc"] = int(out["module_rc"]) if out["module_rc"].isdigit() else None
+    if "tables" in out:
+        out["tables"] = out["tables"].split()
+    return out
+
+
+def kernel_raw_table(probe):
+    """``(state, evidence)``: does the running kernel give iptables a ``raw`` table?
+
+    state is ``present``, ``missing`` or ``unknown``; evidence says what told. In this order:
+    ``raw`` in /proc/net/ip_tables_names (the table is loaded now); the kernel config (``CONFIG_IP_NF_RAW=y`` or
+    ``=m``: present; ``# CONFIG_IP_NF_RAW is not set``, or a readable config without the option: missing), as
+    Docker's contrib/check-config.sh reads it; ``modinfo iptable_raw`` naming the module (present). Anything else is
+    unknown: a module that modinfo does not find is not proof without the config (an old kmod does not know built-in
+    modules), and a table not loaded yet says nothing.
+    """
+    if "raw" in (probe.get("tables") or []):
+        return "present", "/proc/net/ip_tables_names lists raw"
+    config = probe.get("config") or ""
+    if config:
+        line = probe.get("config_line") or ""
+        if _CONFIG_SET.match(line):
+            return "present", "%s: %s" % (config, line)
+        if _CONFIG_UNSET.match(line) or not line:
+            return "missing", "%s: %s" % (config, line or "no CONFIG_IP_NF_RAW")
+    if probe.get("module_rc") == 0 and probe.get("module"):
+        return "present", "modinfo iptable_raw: %s" % probe["module"]
+    return "unknown", "no kernel config (/proc/config.gz, /boot/config-<release>) and modinfo did not find iptable_raw"
+
+
+def _text(version):
+    return ".".join(str(part) for part in version)
+
+
+def planned_engine(installed="", candidate="", pinned=""):
+    """The engine version the decision stands on: ``pinned`` (docker_ce_version) when given, else the newer of the
+    installed one and apt's candidate (what `apt upgrade` brings next); None when none is known."""
+    if version_key(pinned):
+        return version_key(pinned)
+    known = [v for v in (version_key(installed), version_key(candidate)) if v]
+    return max(known) if known else None
+
+
+# --- the decision ---------------------------------------------------------------------------------------------------
+
+def iptables_raw_plan(probe_text, installed="", pinned="", workaround=True, data=None):
+    """What the role does about the iptables raw table. Pure.
+
+    ``probe_text``: the probe's output (nothing on a host without /etc/nv_tegra_release); ``installed``: the
+    engine package's installed version (package_facts; "" when not installed); ``pinned``: docker_ce_version with
+    Docker CE ("" otherwise); ``workaround``: docker_iptables_raw_workaround. Returns::
+
+        {"action": "none" | "dropin" | "refuse", "jetson": bool, "l4t": "36.4.3" or None,
+         "kernel": "present" | "missing" | "unknown" | None, "evidence": str, "engine": "28.2.2" or None,
+         "env": {"DOCKER_INSECURE_NO_IPTABLES_RAW": "1"} (dropin only, else {}), "msg": str}
+
+    ``none`` on any host that is not a Jetson, whose kernel has the table or cannot be read, or whose engine
+    (planned_engine) is older than engine_min; ``refuse`` where the engine needs the table and has no opt-out
+    (engine_min <= engine < opt_out_min) or the workaround is off; else ``dropin``. An unknown engine version (Docker
+    CE's repository not added yet) counts as the newest, which needs the table.
+    """
+    data = data or iptables_raw_data()
+    probe = parse_raw_probe(probe_text)
+    head = parse_nv_tegra_release_line(probe.get("l4t") or "")
+    out = {"action": "none", "jetson": head is not None, "l4t": head["l4t"] if head else None, "kernel": None,
+           "evidence": "", "engine": None, "env": {}, "msg": ""}
+    if head is None:
+        out["msg"] = "not a Jetson (no /etc/nv_tegra_release): the iptables raw table is not checked"
+        return out
+    kernel, evidence = kernel_raw_table(probe)
+    engine = planned_engine(installed, probe.get("candidate", ""), pinned)
+    out.update(kernel=kernel, evidence=evidence, engine=_text(engine) if engine else None)
+    l4t, fixed = data["l4t"], data["l4t"]["fixed"]
+    where = "L4T %s" % out["l4t"]
+    named = "Docker %s" % out["engine"] if engine else "the newest Docker"
+    if kernel == "present":
+        out["msg"] = "%s: the kernel has the iptables raw table (%s); nothing to do" % (where, evidence)
+        return out
+    if kernel == "unknown":
+        out["msg"] = ("%s: could not tell whether the kernel has the iptables raw table (%s); Docker is left as it is. "
+                      "Docker %s and later need it; L4T %s (JetPack %s) and later kernels have it"
+                      % (where, evidence, data["engine_min"], fixed, l4t["fixed_jetpack"]))
+        return out
+    if engine and engine < version_key(data["engine_min"]):
+        out["msg"] = ("%s: the kernel has no iptables raw table (%s), which %s does not use (from %s on it does)"
+                      % (where, evidence, named, data["engine_min"]))
+        return out
+    need = ("%s's kernel has no iptables raw table (%s), which %s needs for published ports and builds "
+            "(\"can't initialize iptables table `raw'\", moby/moby#49557)" % (where, evidence, named))
+    fix = ("flash JetPack %s (L4T %s) or newer, whose kernel has it (data/docker.yml iptables_raw.l4t)"
+           % (l4t["fixed_jetpack"], fixed))
+    if engine and engine < version_key(data["opt_out_min"]):
+        values = (need, data["opt_out_env"], data["opt_out_min"], data["opt_out_min"], data["engine_min"], fix)
+        out.update(action="refuse", msg=(
+            "%s, and it has no opt-out (%s=1 needs Docker %s). Nothing was changed. Install Docker %s or newer "
+            "(docker_ce_version), or one older than %s, or %s." % values))
+        return out
+    if not workaround:
+        out.update(action="refuse", msg=(
+            "%s. docker_iptables_raw_workaround is false, so nothing was changed: %s, or set "
+            "docker_iptables_raw_workaround: true (dockerd then runs with %s=1 and other hosts on the local network "
+            "can reach published ports directly, even those published to 127.0.0.1)" % (need, fix, data["opt_out_env"])))
+        return out
+    out.update(action="dropin", env={data["opt_out_env"]: "1"}, msg=(
+        "%s: dockerd runs with %s=1 (systemd drop-in; docker_iptables_raw_workaround). Hosts on the local network can "
+        "reach published ports directly, even those published to 127.0.0.1; %s removes the need"
+        % (need, data["opt_out_env"], fix)))
+    return out
