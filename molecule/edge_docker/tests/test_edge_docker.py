@@ -9,6 +9,9 @@ import re
 
 LIB = "/usr/lib/aarch64-linux-gnu/tegra/libcuda.so.1.1"
 LOG = "/run/nvidia-container-runtime.fixture.log"
+# No network for the test's containers: Docker 28 writes the container interface's IPv6 sysctls, which an unprivileged
+# test container cannot ("failed to disable IPv6 on container's interface eth0"); the runtime path is the same.
+RUN = "docker run --rm --network none"
 
 
 def test_docker_names_nvidia_its_default_runtime(host):
@@ -26,11 +29,11 @@ def mounted_lists(log):
 
 
 def test_a_plain_docker_run_with_devices_requested_gets_the_csv_library(host):
-    out = host.run("docker run --rm -e NVIDIA_VISIBLE_DEVICES=all dlbox-tiny:latest /busybox cat %s" % LIB)
+    out = host.run(RUN + " -e NVIDIA_VISIBLE_DEVICES=all dlbox-tiny:latest /busybox cat %s" % LIB)
     assert out.rc == 0, out.stderr
     assert out.stdout.startswith("FIXTURE: the module's libcuda"), out.stdout
     # read-only, as the toolkit mounts host files: the same container can read it and cannot write it
-    out = host.run("docker run --rm -e NVIDIA_VISIBLE_DEVICES=all dlbox-tiny:latest /busybox sh -c "
+    out = host.run(RUN + " -e NVIDIA_VISIBLE_DEVICES=all dlbox-tiny:latest /busybox sh -c "
                    "'/busybox test -r %s && echo readable; /busybox touch %s || echo read-only'" % (LIB, LIB))
     assert out.rc == 0 and out.stdout.split() == ["readable", "read-only"], (out.stdout, out.stderr)
     log = host.file(LOG).content_string
@@ -43,6 +46,6 @@ def test_a_plain_docker_run_with_devices_requested_gets_the_csv_library(host):
 def test_without_devices_requested_nothing_is_mounted(host):
     before = host.file(LOG).content_string.count("no devices requested")
     # the same image and command that read the library above: it runs, and the library is not there
-    out = host.run("docker run --rm dlbox-tiny:latest /busybox sh -c '/busybox echo ran; /busybox test -e %s || echo absent'" % LIB)
+    out = host.run(RUN + " dlbox-tiny:latest /busybox sh -c '/busybox echo ran; /busybox test -e %s || echo absent'" % LIB)
     assert out.rc == 0 and out.stdout.split() == ["ran", "absent"], (out.stdout, out.stderr)
     assert host.file(LOG).content_string.count("no devices requested") == before + 1

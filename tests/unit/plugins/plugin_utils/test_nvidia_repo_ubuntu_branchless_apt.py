@@ -34,8 +34,8 @@ def _ubuntu_names(branch):
     with open(os.path.join(ROOT, "data", "compat.yml"), encoding="utf-8") as fh:
         rows = yaml.safe_load(fh)["driver_package_names"]["nvidia_repo"]["ubuntu"]
     row = next(r for r in rows if r["branch_min"] <= branch and (r["branch_max"] is None or branch <= r["branch_max"]))
-    fill = lambda name: name.replace("{branch}", str(branch))  # noqa: E731
-    return fill(row["kernel"]["open"]), [fill(n) for n in row["same_version"]]
+    return (row["kernel"]["open"].replace("{branch}", str(branch)),
+            [n.replace("{branch}", str(branch)) for n in row["same_version"]])
 
 
 def _apt(tmp_path_factory, branch):
