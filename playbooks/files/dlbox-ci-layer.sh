@@ -18,13 +18,25 @@
 # only the build arguments it declares, so the cuda stage (no DLBOX_FRAMEWORKS, no DLBOX_FRAMEWORK_VARS_FILE) hands the
 # playbook DLBOX_PLAN as given and no frameworks' vars file.
 set -eu
+dlbox_ci_clean=/etc/apt/apt.conf.d/docker-clean
+dlbox_ci_apt_conf=/tmp/dlbox-ci-apt.conf
+# What the RUN set aside or wrote goes back or away when it ends, so nothing of it is in the layer.
+dlbox_ci_end() {
+  if [ -f /tmp/docker-clean ]; then mv /tmp/docker-clean "$dlbox_ci_clean"; fi
+  rm -f "$dlbox_ci_apt_conf"
+}
+trap dlbox_ci_end EXIT
 if [ -s /run/secrets/ca_bundle ]; then
   export PIP_CERT=/run/secrets/ca_bundle SSL_CERT_FILE=/run/secrets/ca_bundle REQUESTS_CA_BUNDLE=/run/secrets/ca_bundle
+  # apt reads none of those: its https method takes Acquire::https::CAInfo (apt-transport-https(1)), so an https
+  # repository (NVIDIA's) behind a TLS-inspecting proxy needs it too. A file named by APT_CONFIG adds it for this RUN
+  # only (apt.conf(5): read first, then apt.conf.d; python3-apt's init_config, which Ansible's apt module uses, reads
+  # it the same way); the image's apt configuration is not touched.
+  printf 'Acquire::https::CAInfo "/run/secrets/ca_bundle";\n' > "$dlbox_ci_apt_conf"
+  export APT_CONFIG="$dlbox_ci_apt_conf"
 fi
-dlbox_ci_clean=/etc/apt/apt.conf.d/docker-clean
 if [ -f "$dlbox_ci_clean" ]; then
   mv "$dlbox_ci_clean" /tmp/docker-clean
-  trap 'mv /tmp/docker-clean "$dlbox_ci_clean"' EXIT
 fi
 if ! command -v python3 >/dev/null || ! python3 -c 'import apt_pkg' 2>/dev/null; then
   apt-get update && apt-get install -y --no-install-recommends python3 python3-apt ca-certificates

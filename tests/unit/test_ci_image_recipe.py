@@ -352,15 +352,17 @@ def test_the_compat_check_passes_only_where_the_container_toolkit_would_use_it(t
 
 LAYER_SCRIPT = ROOT / "playbooks" / "files" / "dlbox-ci-layer.sh"
 # every absolute path the layers' RUNs and the shared script touch, moved under a test root when they are run here
-_BUILD_PATHS = ("/run/secrets", "/etc/apt/apt.conf.d", "/tmp/docker-clean", "/tmp/dlbox-ansible", "/root/.ansible",
+_BUILD_PATHS = ("/run/secrets", "/etc/apt/apt.conf.d", "/tmp/docker-clean", "/tmp/dlbox-ci-apt.conf", "/tmp/dlbox-ansible", "/root/.ansible",
                 "/opt/dlbox-ansible", "/opt/dlbox-collection", "/srv/dlbox-context")
 _STUB = """#!%s
 import json, os, sys
 root = os.environ["DLBOX_TEST_ROOT"]
 keys = ["ANSIBLE_COLLECTIONS_PATH", "ANSIBLE_INJECT_FACT_VARS", "ANSIBLE_NOCOLOR", "ANSIBLE_LOCAL_TEMP", "ANSIBLE_HOME",
-        "DLBOX_STACK_CACHE_DIR", "PIP_CERT", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE"]
+        "DLBOX_STACK_CACHE_DIR", "PIP_CERT", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "APT_CONFIG"]
+apt_config = os.environ.get("APT_CONFIG")
 record = {"tool": os.path.basename(sys.argv[0]), "argv": [a.replace(root, "") for a in sys.argv[1:]],
           "env": {k: os.environ[k].replace(root, "") for k in keys if k in os.environ},
+          "apt_config": open(apt_config, encoding="utf-8").read().replace(root, "") if apt_config else None,
           "docker_clean_set_aside": not os.path.exists(root + "/etc/apt/apt.conf.d/docker-clean")}
 with open(root + "/calls.jsonl", "a", encoding="utf-8") as out:
     out.write(json.dumps(record) + "\\n")
@@ -386,7 +388,7 @@ def _playbook_runs(stages, stage):
     return [r for keyword, r in stages[stage]["lines"] if keyword == "RUN" and "from=collection" in r]
 
 
-def run_layer(dockerfile_text, stage, env, root, layer_script=LAYER_SCRIPT):
+def run_layer(dockerfile_text, stage, env, root, layer_script=LAYER_SCRIPT, ca_bundle="FIXTURE CA\n"):
     """Run one playbook stage's RUN as the build would, with ansible-playbook and apt-get stubbed: the calls made, each
     with its arguments and environment, and whether Debian's docker-clean was set aside and put back."""
     _globals, stages = _stages(dockerfile_text)
@@ -406,7 +408,7 @@ def run_layer(dockerfile_text, stage, env, root, layer_script=LAYER_SCRIPT):
     (root / "etc/apt/apt.conf.d").mkdir(parents=True, exist_ok=True)
     (root / "etc/apt/apt.conf.d/docker-clean").write_text("DPkg::Post-Invoke {};\n", encoding="utf-8")
     (root / "run/secrets").mkdir(parents=True, exist_ok=True)
-    (root / "run/secrets/ca_bundle").write_text("FIXTURE CA\n", encoding="utf-8")
+    (root / "run/secrets/ca_bundle").write_text(ca_bundle, encoding="utf-8")  # BuildKit mounts an empty file without it
     full_env = {"PATH": "%s:/usr/bin:/bin" % bin_dir, "PYTHONPATH": str(bin_dir), "DLBOX_TEST_ROOT": str(root)}
     full_env.update(env)
     proc = subprocess.run(["/bin/sh", "-c", _moved(_run_text(rest), root)], env=full_env, capture_output=True, text=True,
@@ -414,6 +416,7 @@ def run_layer(dockerfile_text, stage, env, root, layer_script=LAYER_SCRIPT):
     assert proc.returncode == 0, proc.stderr
     calls = [json.loads(line) for line in (root / "calls.jsonl").read_text(encoding="utf-8").splitlines()]
     assert (root / "etc/apt/apt.conf.d/docker-clean").exists()          # put back when the RUN ends
+    assert not (root / "tmp/dlbox-ci-apt.conf").exists()                # apt's CA setting is in no layer
     return calls
 
 
@@ -424,12 +427,22 @@ _PLAYBOOK = ["-c", "local", "-i", "localhost,", "-e", "ansible_python_interprete
 _ANSIBLE_ENV = {"ANSIBLE_COLLECTIONS_PATH": "/opt/dlbox-collection/collections", "ANSIBLE_INJECT_FACT_VARS": "false",
                 "ANSIBLE_NOCOLOR": "1", "ANSIBLE_LOCAL_TEMP": "/tmp/dlbox-ansible", "ANSIBLE_HOME": "/tmp/dlbox-ansible",
                 "DLBOX_STACK_CACHE_DIR": "/tmp/dlbox-ansible/data-cache", "PIP_CERT": "/run/secrets/ca_bundle",
-                "SSL_CERT_FILE": "/run/secrets/ca_bundle", "REQUESTS_CA_BUNDLE": "/run/secrets/ca_bundle"}
+                "SSL_CERT_FILE": "/run/secrets/ca_bundle", "REQUESTS_CA_BUNDLE": "/run/secrets/ca_bundle",
+                "APT_CONFIG": "/tmp/dlbox-ci-apt.conf"}
+# apt's https method reads the lab's CA from Acquire::https::CAInfo, not from the variables above (issue 51 red team)
+_APT_CA = 'Acquire::https::CAInfo "/run/secrets/ca_bundle";\n'
 
 
 def test_the_cuda_layer_runs_the_playbook_with_the_plan_the_site_and_its_own_vars(tmp_path):
     (call,) = run_layer(DOCKERFILE.read_text(encoding="utf-8"), "cuda", _LAYER_ENV, tmp_path)
     assert call["tool"] == "ansible-playbook" and call["env"] == _ANSIBLE_ENV and call["docker_clean_set_aside"]
+    assert call["apt_config"] == _APT_CA
+
+
+def test_without_the_ca_secret_apt_and_pip_keep_their_own_trust(tmp_path):
+    (call,) = run_layer(DOCKERFILE.read_text(encoding="utf-8"), "cuda", _LAYER_ENV, tmp_path, ca_bundle="")
+    assert call["apt_config"] is None
+    assert not set(call["env"]) & {"APT_CONFIG", "PIP_CERT", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE"}
     assert call["argv"][:len(_PLAYBOOK)] == _PLAYBOOK
     assert call["argv"][len(_PLAYBOOK):-1] == ["-e", _LAYER_ENV["DLBOX_PLAN"], "-e", "@/opt/dlbox-collection/site-vars.yml",
                                                "-e"]
