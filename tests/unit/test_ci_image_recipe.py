@@ -187,7 +187,7 @@ def test_the_runtime_image_requires_its_cuda_and_keeps_the_base_path(plan, data)
     assert env["NVIDIA_REQUIRE_CUDA"] == "cuda>=13.0"          # no cuda-compat in the image: no brand clause
     assert (env["NVIDIA_VISIBLE_DEVICES"], env["NVIDIA_DRIVER_CAPABILITIES"]) == ("all", "compute,utility")
     assert env["PATH"] == BASE_PATH                             # no CUDA bin folder in a runtime image
-    assert "CUDA_HOME" not in env
+    assert "CUDA_HOME" not in env and "LIBRARY_PATH" not in env
     assert (env["TORCH_CUDA_ARCH_LIST"], env["CUDAARCHS"]) == ("9.0", "90")
 
 
@@ -197,6 +197,8 @@ def test_the_toolkit_path_and_cuda_home_follow_the_cuda_version(plan, data, cuda
     env, _labels = render(dict(args, DLBOX_CUDA=cuda))
     assert env["PATH"] == "/usr/local/cuda-%s/bin:%s" % (cuda, BASE_PATH)   # in front of the base image's own PATH
     assert env["CUDA_HOME"] == "/usr/local/cuda-%s" % cuda
+    # NVIDIA's devel images: ENV LIBRARY_PATH /usr/local/cuda/lib64/stubs (link -lcuda without a driver)
+    assert env["LIBRARY_PATH"] == "/usr/local/cuda-%s/lib64/stubs" % cuda
     # a base image with its own PATH keeps it
     env, _labels = render(dict(args, DLBOX_CUDA=cuda), base_env={"PATH": "/opt/conda/bin:/usr/bin:/bin"})
     assert env["PATH"] == "/usr/local/cuda-%s/bin:/opt/conda/bin:/usr/bin:/bin" % cuda
