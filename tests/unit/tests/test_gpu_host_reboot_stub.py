@@ -43,3 +43,18 @@ def test_hgx_reboot_that_hangs_leaves_the_machine_down(tmp_path):
     assert (state / "down").exists() and (state / "boot_id").read_text() == "fixture-boot-1\n"
     booted = subprocess.run(["sh", str(GPU / "hgx" / "boot-id")], env=env, capture_output=True, text=True, check=False)
     assert booted.returncode == 255 and "the machine is down" in booted.stderr
+
+
+def test_blackwell_reboot_that_hangs_loads_no_module_and_leaves_the_machine_down(tmp_path):
+    """The HGX B200 model's reboot decides the boot's kernel modules, then runs the HGX model's: a boot that never
+    comes back changes no module and ends down, as the HGX one does."""
+    lib = tmp_path / "hgxbin"
+    lib.mkdir()
+    (lib / "hgx-lib.sh").symlink_to(GPU / "hgx" / "lib.sh")
+    (lib / "hgx-reboot-base").symlink_to(GPU / "hgx" / "reboot")
+    state = _model(tmp_path, hangs=True)
+    env = {"DLBOX_FIXTURE_HGX": str(lib), "DLBOX_FIXTURE_STATE": str(state), "PATH": "/usr/bin:/bin"}
+    assert subprocess.run(["sh", str(GPU / "blackwell" / "reboot")], env=env, check=False).returncode == 0
+    assert (state / "down").exists() and (state / "boot_id").read_text() == "fixture-boot-1\n"
+    events = (state / "events.log").read_text()
+    assert "boot hangs" in events and "modules at boot" not in events
