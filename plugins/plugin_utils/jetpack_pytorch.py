@@ -16,6 +16,11 @@ it was last confirmed. A lab's mirror or wheelhouse copies one of them.
       "platform": "linux_aarch64", "filename": ...}]
 
 - :func:`check_listing`: whether the listing holds the pinned wheel; if not, a refusal that offers what it has.
+
+A build may load libraries JetPack does not ship (NVIDIA's jp/v61 torch: ``libcusparseLt.so.0``; the community
+index's torch 2.8: ``libcudss.so.0``): a source names them in ``needs``, ``pytorch_sources.libraries`` says where each
+comes from (NVIDIA's archive and its sha256) or why the role cannot install it; :func:`choose` returns the ones to
+install, and refuses a source that needs one the role cannot install, before any change.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ _HREF_RE = re.compile(r"""href\s*=\s*["']([^"']+)["']""", re.IGNORECASE)
 _WHEEL_RE = re.compile(r"^torch-(?P<version>[^-]+)-(?P<python>[^-]+)-(?P<abi>[^-]+)-(?P<platform>[^-]+)\.whl$")
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _URL_RE = re.compile(r"^(https?|file)://\S+$")
+_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+_SONAME_RE = re.compile(r"^lib[A-Za-z0-9_+-]+\.so(\.\d+)*$")
 
 
 def check_sources(section, need):
@@ -53,6 +60,22 @@ def check_sources(section, need):
             need(_URL_RE.match(source["url"]), where, "needs 'url' as an http(s):// or file:// URL")
             need(isinstance(source.get("confirmed"), str) and _DATE_RE.match(source["confirmed"]), where,
                  "needs 'confirmed' as a quoted date")
+            needs = source.get("needs", [])
+            need(isinstance(needs, list) and all(name in (section.get("libraries") or {}) for name in needs), where,
+                 "'needs' must list libraries of pytorch_sources.libraries")
+    for name, library in (section.get("libraries") or {}).items():
+        where = "pytorch_sources.libraries.%s" % name
+        need(isinstance(library, dict) and _SONAME_RE.match(str(library.get("soname") or "")), where,
+             "needs 'soname' like libcusparseLt.so.0")
+        need(isinstance(library.get("source"), str) and library["source"].strip(), where, "needs a 'source'")
+        if library.get("url") is None:
+            need(isinstance(library.get("reason"), str) and library["reason"].strip(), where,
+                 "without 'url' it needs the 'reason' the role cannot install it")
+            continue
+        need(_URL_RE.match(str(library["url"])) and str(library["url"]).endswith(".tar.xz"), where,
+             "needs 'url', the http(s):// URL of NVIDIA's .tar.xz archive")
+        need(_SHA256_RE.match(str(library.get("sha256") or "")), where, "needs 'sha256', 64 lower-case hex digits")
+        need(isinstance(library.get("version"), str) and library["version"].strip(), where, "needs 'version' (text)")
     for index, entry in enumerate(section.get("retired") or []):
         need(isinstance(entry, dict) and isinstance(entry.get("host"), str) and isinstance(entry.get("source"), str),
              "pytorch_sources.retired[%d]" % index, "needs 'host' and 'source'")
@@ -76,6 +99,27 @@ def _age_days(confirmed, today):
         return None
 
 
+def _libraries(names, section, mirror):
+    """The libraries ``names`` (a source's ``needs``) -> ``(to_install, refusals, warnings)``.
+
+    ``to_install``: ``{"name", "soname", "version", "url", "sha256", "folder"}`` for each the role installs (``folder``:
+    ``<name>-<version>``, where its archive is unpacked); a library without
+    an archive is a refusal (the wheel cannot load), or a warning for a lab's mirror (its copy may hold another build).
+    """
+    known = section.get("libraries") or {}
+    install, missing = [], []
+    for name in names or []:
+        library = known[name]
+        if library.get("url"):
+            install.append({"name": name, "soname": library["soname"], "version": library["version"],
+                            "url": library["url"], "sha256": library["sha256"],
+                            "folder": "%s-%s" % (name, library["version"])})
+        else:
+            missing.append((name, library))
+    said = ["%s (%s: %s)" % (library["soname"], name, library["reason"]) for name, library in missing]
+    return install, ([] if mirror else said), (said if mirror else [])
+
+
 def choose(pytorch, options, section, today=None):
     """The source of the plan's PyTorch on a Jetson.
 
@@ -83,7 +127,9 @@ def choose(pytorch, options, section, today=None):
     community, mirror), ``mirror_url``, ``mirror_kind`` (index or find_links); ``section``: ``pytorch_sources`` of
     data/jetson.yml; ``today``: a ``datetime.date`` (the age of the confirmations).
 
-    Returns ``{"ok", "errors", "warnings", "source", "pytorch", "find_links", "listing_url", "pin"}``: ``source`` the
+    Returns ``{"ok", "errors", "warnings", "source", "pytorch", "find_links", "listing_url", "pin", "libraries"}``:
+    ``libraries`` those the wheel loads that JetPack lacks and the role installs first (pytorch_sources.libraries);
+    ``source`` the
     chosen one (``name``, ``kind``, ``url``, ``confirmed``, ``grade``; ``plan`` for PyTorch's own wheels, which the plan
     takes from PyTorch's index for a build that is not a Jetson one); ``pytorch`` the plan's entry with the exact
     version to pin and the index pip takes (None for a folder of wheels); ``find_links`` the folders to add to pip's;
@@ -92,7 +138,7 @@ def choose(pytorch, options, section, today=None):
     today = today or datetime.date.today()
     errors, warnings = [], []
     out = {"ok": False, "errors": errors, "warnings": warnings, "source": None, "pytorch": None, "find_links": [],
-           "listing_url": None, "pin": None}
+           "listing_url": None, "pin": None, "libraries": []}
     choice = options.get("source") or "auto"
     if choice not in CHOICES:
         errors.append("jetpack_pytorch_source is %r; choose one of %s." % (choice, ", ".join(CHOICES)))
@@ -134,7 +180,7 @@ def choose(pytorch, options, section, today=None):
         # an index mirror copies the community index (the plan's version); a folder copies NVIDIA's wheels
         upstream = by_name.get("community" if kind == "index" else "nvidia") or sources[0]
         source = {"name": "mirror", "kind": kind, "url": url.rstrip("/") if kind == "index" else url,
-                  "confirmed": None, "grade": None, "copies": upstream["name"],
+                  "confirmed": None, "grade": None, "copies": upstream["name"], "needs": upstream.get("needs") or [],
                   "torch": pytorch["version"] if kind == "index" else upstream["torch"]}
     else:
         name = sources[0]["name"] if choice == "auto" else choice
@@ -150,6 +196,16 @@ def choose(pytorch, options, section, today=None):
                       % ("jetpack_pytorch_mirror_url" if choice == "mirror" else "data/jetson.yml", gone["host"],
                          gone.get("since"), gone["source"], gone.get("moved_to")))
         return out
+    libraries, unloadable, unsure = _libraries(source.get("needs"), section, mirror=choice == "mirror")
+    if unloadable:
+        errors.append("The PyTorch source '%s' (%s) serves a torch for the build '%s' that loads %s, which JetPack does not "
+                      "ship and this role does not install (data/jetson.yml pytorch_sources.libraries): `import torch` "
+                      "would fail. Choose another source (jetpack_pytorch_source: auto takes NVIDIA's own wheel), or a "
+                      "lab mirror or wheelhouse whose build loads on this JetPack. Nothing was changed."
+                      % (source["name"], source["url"], variant, "; ".join(unloadable)))
+        return out
+    warnings.extend("The mirror copies the %s source, whose build loads %s; the role does not install it: make sure the "
+                    "mirror's build does not need it." % (source.get("copies"), text) for text in unsure)
     # a folder of wheels is pinned to the exact build it holds; an index to the plan's version (PyPI's numbering)
     torch = source["torch"] if source["kind"] == "find_links" else pytorch["version"]
     if _release(torch) != _release(pytorch["version"]):
@@ -177,7 +233,7 @@ def choose(pytorch, options, section, today=None):
         listing = source["url"]
         find_links = [source["url"]]
     out.update(ok=True, source={k: source.get(k) for k in ("name", "kind", "url", "confirmed", "grade")},
-               pytorch=entry, find_links=find_links, listing_url=listing, pin=torch)
+               pytorch=entry, find_links=find_links, listing_url=listing, pin=torch, libraries=libraries)
     return out
 
 

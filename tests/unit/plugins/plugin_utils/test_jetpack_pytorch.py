@@ -191,3 +191,71 @@ def test_a_bad_source_entry_is_named(change, message):
     data["pytorch_sources"] = sources
     with pytest.raises(JetsonDataError, match=message):
         check_jetson_data(data)
+
+
+# --- libraries a wheel loads that JetPack lacks (issue 52 red team HIGH 4, MEDIUM 11) --------------------------------
+# NVIDIA's jp/v61 torch: "ImportError: libcusparseLt.so.0: cannot open shared object file" on JetPack 6 (public setup
+# scripts cited in data/jetson.yml); the community index's torch 2.8: "ImportError: libcudss.so.0" (Isaac-GR00T#343).
+CUSPARSELT = {"soname": "libcusparseLt.so.0", "version": "0.8.1.1", "sha256": "5426a897" + "0" * 56,
+              "url": "https://developer.download.nvidia.com/compute/cusparselt/redist/libcusparse_lt/linux-aarch64/"
+                     "libcusparse_lt-linux-aarch64-0.8.1.1_cuda12-archive.tar.xz", "source": "frozen"}
+CUDSS = {"soname": "libcudss.so.0", "url": None, "reason": "NVIDIA's CUDA apt repository, not added on L4T",
+         "source": "frozen"}
+
+
+def with_needs(nvidia=("cusparselt",), community=("cusparselt", "cudss")):
+    sources = copy.deepcopy(SOURCES)
+    sources["libraries"] = {"cusparselt": dict(CUSPARSELT), "cudss": dict(CUDSS)}
+    sources["builds"]["jp6-cu126"][0]["needs"] = list(nvidia)
+    sources["builds"]["jp6-cu126"][1]["needs"] = list(community)
+    return sources
+
+
+def test_nvidias_wheel_comes_with_cusparselt_from_nvidias_archive_checked_by_sha256():
+    got = pick(sources=with_needs(), today=datetime.date(2025, 4, 1))
+    assert got["ok"], got["errors"]
+    assert got["libraries"] == [{"name": "cusparselt", "soname": "libcusparseLt.so.0", "version": "0.8.1.1",
+                                 "url": CUSPARSELT["url"], "sha256": CUSPARSELT["sha256"], "folder": "cusparselt-0.8.1.1"}]
+
+
+def test_a_source_whose_torch_loads_a_library_the_role_cannot_install_is_refused_before_any_change():
+    got = pick("community", sources=with_needs())
+    assert not got["ok"] and got["libraries"] == []
+    assert "libcudss.so.0 (cudss: NVIDIA's CUDA apt repository, not added on L4T)" in got["errors"][0]
+    assert "jetpack_pytorch_source" in got["errors"][0] and "Nothing was changed." in got["errors"][0]
+
+
+def test_a_mirror_of_such_a_source_is_warned_not_refused_and_gets_what_the_role_can_install():
+    got = pick("mirror", sources=with_needs(), mirror_url="http://mirror.lab/jetson/jp6/cu126", mirror_kind="index")
+    assert got["ok"], got["errors"]
+    assert [lib["soname"] for lib in got["libraries"]] == ["libcusparseLt.so.0"]
+    assert any("libcudss.so.0" in warning and "mirror" in warning for warning in got["warnings"])
+
+
+def test_a_source_without_needs_installs_nothing():
+    assert pick(today=datetime.date(2025, 4, 1))["libraries"] == []
+
+
+def test_the_shipped_nvidia_wheel_of_jetpack_6_gets_cusparselt_and_the_community_index_is_refused():
+    section = load_jetson_data()["pytorch_sources"]
+    nvidia = choose(PLANNED, {"source": "nvidia"}, section, today=TODAY)
+    assert nvidia["ok"], nvidia["errors"]
+    assert [lib["soname"] for lib in nvidia["libraries"]] == ["libcusparseLt.so.0"]
+    assert "/linux-aarch64/" in nvidia["libraries"][0]["url"]          # Jetson's (Tegra) build, not linux-sbsa
+    community = choose(PLANNED, {"source": "community"}, section, today=TODAY)
+    assert not community["ok"] and "libcudss.so.0" in community["errors"][0]
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda s: s["libraries"]["cusparselt"].update(sha256="abc"), r"libraries.cusparselt: needs 'sha256'"),
+    (lambda s: s["libraries"]["cusparselt"].update(url="https://x/lib.zip"), r"libraries.cusparselt: needs 'url'"),
+    (lambda s: s["libraries"]["cudss"].pop("reason"), r"libraries.cudss: without 'url' it needs the 'reason'"),
+    (lambda s: s["builds"]["jp6-cu126"][0].update(needs=["cublaslt"]), r"\[0\]: 'needs' must list libraries"),
+])
+def test_a_bad_library_entry_is_named(change, message):
+    data = copy.deepcopy(load_jetson_data())
+    sources = with_needs()
+    change(sources)
+    data["pytorch_sources"] = sources
+    with pytest.raises(JetsonDataError, match=message):
+        check_jetson_data(data)
