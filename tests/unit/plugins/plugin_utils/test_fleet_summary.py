@@ -345,3 +345,54 @@ def test_a_batch_that_lost_every_host_it_had_left_is_counted_at_the_next_batchs_
     assert out["later"] == ["d"]
     out = fs.batch_verdict(["a", "b", "c", "d"], ["c"], hostvars, [2, 1], 34, counted=[1])
     assert out["missed"] == [] and out["unreachable"] == [] and not out["stop"]
+
+
+@pytest.mark.parametrize("size, bad, budget", [
+    (2, 1, 50), (2, 1, 49), (3, 1, 34), (3, 1, 33), (4, 1, 25), (4, 1, 24), (4, 2, 50), (5, 2, 40), (5, 3, 60),
+    (6, 2, 34), (6, 2, 33), (3, 2, 100), (4, 3, 74),
+])
+def test_the_budget_is_ansibles_comparison_with_the_unreachable_counted(size, bad, budget):
+    """linear.py's check, ``len(failed_hosts) / batch_size > max_fail_percentage / 100.0`` (MORE than the budget stops;
+    exactly at it goes on), with the lost hosts added to the failed: half of the bad hosts fail, the rest are lost.
+    A batch short of every host bad stops only over the budget."""
+    hosts = ["h%d" % i for i in range(size)]
+    failed = hosts[:(bad + 1) // 2]
+    lost = hosts[len(failed):bad]
+    hostvars = {h: {"dlbox_failure": {"task": "t", "message": "m"}} for h in failed}
+    out = fs.batch_verdict(hosts, [h for h in hosts if h not in lost], hostvars, size, budget)
+    assert (out["failed"], out["unreachable"]) == (failed, lost)
+    assert out["stop"] is (bad / size > budget / 100.0), out
+    assert bool(out["message"]) is out["stop"]
+
+
+class _Inventory:
+    def __init__(self, hosts):
+        self.hosts = hosts
+
+    def get_hosts(self, _pattern, order=None):    # pylint: disable=unused-argument
+        return list(self.hosts)
+
+
+class _Play:
+    hosts = "all"
+    order = None
+
+    def __init__(self, serial):
+        self.serial = serial
+
+
+class _Executor:
+    def __init__(self, hosts):
+        self._inventory = _Inventory(hosts)
+
+
+@pytest.mark.parametrize("serial", [0, 1, 3, "29%", "35%", "50%", "100%", [1, "25%"], "1,50%", [2, "33%", 1],
+                                    "1,10%", [1, 3, "100%"]])
+@pytest.mark.parametrize("count", [1, 2, 3, 4, 7, 10, 13, 100])
+def test_batches_equal_ansibles_own(serial, count):
+    """The same batches as Ansible's own PlaybookExecutor._get_serialized_batches (pct_to_int: a percentage of all the
+    play's hosts, its float rounded down, at least 1), given the serial list rollout_serial hands the play."""
+    from ansible.executor.playbook_executor import PlaybookExecutor  # pylint: disable=import-outside-toplevel
+    hosts = ["h%03d" % i for i in range(count)]
+    want = PlaybookExecutor._get_serialized_batches(_Executor(hosts), _Play(fs.parse_serial(serial)))  # pylint: disable=protected-access
+    assert fs.batches(hosts, serial) == want
