@@ -1,6 +1,7 @@
 """One place per fact (issue 47).
 
-- A key fingerprint (40 upper-case hex digits, as gpg prints it, also in groups of four) appears only in data/
+- A key fingerprint (40 upper-case hex digits, as gpg prints it, also in groups of four as `gpg --fingerprint` does,
+  or after 0x) appears only in data/
   (and in tests/fixtures, tests/unit/data: copies and fixture keys). Lower-case 40-hex strings are git commits
   in source citations, not fingerprints.
 - A vendor repository's or index's URL appears in no value the roles, playbooks and plugins use: in YAML, no string
@@ -27,7 +28,9 @@ from py_literals import prose_ids  # pylint: disable=import-error
 
 ROOT = Path(__file__).resolve().parents[2]
 
-FINGERPRINT = re.compile(r"(?<![0-9A-Za-z])(?:[0-9A-F]{40}|(?:[0-9A-F]{4} ){9}[0-9A-F]{4})(?![0-9A-Za-z])")
+# gpg --fingerprint prints ten groups of four with two spaces after the fifth; a fingerprint may be written 0x...
+FINGERPRINT = re.compile(r"(?<![0-9A-Za-z])(?:[0-9A-F]{40}|(?:[0-9A-F]{4} {1,2}){9}[0-9A-F]{4})(?![0-9A-Za-z])")
+HEX_PREFIX = re.compile(r"\b0x(?=[0-9A-F]{4})")
 FAKE_FINGERPRINT = "0123456789ABCDEF0123456789ABCDEF01234567"  # obviously not a key: examples and tests
 FINGERPRINT_DIRS = ("data/", "tests/fixtures/", "tests/unit/data/")
 FINGERPRINT_ALLOWED = {
@@ -68,7 +71,7 @@ def fingerprints_outside_data(root=ROOT):
         except (UnicodeDecodeError, OSError):
             continue
         for number, line in enumerate(text.splitlines(), 1):
-            for match in FINGERPRINT.findall(line):
+            for match in FINGERPRINT.findall(HEX_PREFIX.sub("  ", line)):
                 if match != FAKE_FINGERPRINT:
                     found.append("%s:%d: %s" % (rel, number, match))
     return found
@@ -189,7 +192,13 @@ def tree(tmp_path):
 def test_a_fingerprint_in_a_role_is_found(tree):
     (tree / "roles" / "docker" / "defaults.yml").write_text('docker_key: "9DC8 5822 9FC7 DD38 854A E2D8 8D81 803C 0EBF CD88"\n')
     (tree / "roles" / "docker" / "commit.yml").write_text("# at 078c2e2e6734175630bde4df217ea61634d092ec\n")
-    assert fingerprints_outside_data(tree) == ["roles/docker/defaults.yml:1: 9DC8 5822 9FC7 DD38 854A E2D8 8D81 803C 0EBF CD88"]
+    (tree / "roles" / "docker" / "gpg.yml").write_text(
+        "# pub rsa4096 2017-09-28 [SCE]\n#   C95B 321B 61E8 8C18 09C4  F759 DDCA E044 F796 ECB0\n"
+        "key: 0xEB693B3035CD5710E231E123A4B469963BF863CC\n")
+    assert fingerprints_outside_data(tree) == [
+        "roles/docker/defaults.yml:1: 9DC8 5822 9FC7 DD38 854A E2D8 8D81 803C 0EBF CD88",
+        "roles/docker/gpg.yml:2: C95B 321B 61E8 8C18 09C4  F759 DDCA E044 F796 ECB0",
+        "roles/docker/gpg.yml:3: EB693B3035CD5710E231E123A4B469963BF863CC"]
 
 
 def test_a_vendor_url_in_a_value_is_found_and_prose_is_not(tree):
