@@ -157,10 +157,14 @@ def acng_conf(opts):
         "VerboseLog: 1",
         # Concurrent requests for the same index (a batch of hosts refreshing their lists at once) must share one
         # download. apt-cacher-ng 3.7.4 (Debian 12) moves a volatile file's item "out of the way" when
-        # now > its download's start + ResponseFreezeDetectTime (its file item registry's Create, as its source reads), and an
-        # item whose download has not started yet has start 0: each concurrent request for an InRelease displaced the
-        # one before, to <path>.<seconds>; two in the same second collide (link: errno File exists, "Failure to move
-        # file ... out of the way"), answered 503 "Error creating file item", and the displaced transfers were cut.
+        # now > its download's start + ResponseFreezeDetectTime, and an item whose download has not started yet has
+        # start 0: each concurrent request for an InRelease displaced the one before, to <path>.<seconds>; two in the
+        # same second collide (link: errno File exists, "Failure to move file ... out of the way"), answered 503 "Error
+        # creating file item", and the displaced transfers were cut. Source: apt-cacher-ng's own code (upstream, as
+        # mirrored in shramov/apt-cacher-ng): src/acregistry.cc TFileItemRegistry::Create, "makeWay = now >
+        # (fi->m_nTimeDlStarted + cfg::stucksecs)", the new name fi->m_sPathRel + "." + ltos(now), link() failing with
+        # the USRERR above; src/fileitem.h "time_t m_nTimeDlStarted = 0"; the option ResponseFreezeDetectTime is
+        # cfg::stucksecs (its configuration table).
         # 12 clients x 6 rounds at one InRelease (2026-12-06, tests: docs/fleet.md): 19 of 72 answered 503 and 4 cut
         # with the package's setting, 72 of 72 whole with this one. The cost: an item held by a client for more than
         # this time is never re-downloaded under it (upstream transfers are still bounded by NetworkTimeout).
