@@ -1,13 +1,15 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters ``dlbox.stack.fabric_state`` and ``dlbox.stack.cuda_failure_hint``: NVSwitch hosts' fabric and error 802."""
+"""Filters ``dlbox.stack.fabric_state``, ``dlbox.stack.cuda_failure_hint`` and ``dlbox.stack.imex_state``: NVSwitch hosts'
+fabric, error 802, and IMEX on GB200/GB300 NVL trays."""
 
 from __future__ import annotations
 
 from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import LazyModule
 
 fs = LazyModule("plugin_utils.fabric_state")
+imex = LazyModule("plugin_utils.imex_ctl")
 
 
 def fabric_state(smi_text, service_state, smi_rc=0, service="nvidia-fabricmanager"):
@@ -22,8 +24,14 @@ def cuda_failure_hint(text, nvswitch=True, service="nvidia-fabricmanager"):
     return fs.cuda_failure_hint(text or "", bool(nvswitch), service)
 
 
+def imex_state(query_text, domain_text="", service_state="active", driver_version=None, service="nvidia-imex"):
+    """``nvidia-imex-ctl -q`` and ``-N`` texts and ``systemctl is-active``'s word -> ``{ready, waiting, failed, judged,
+    daemon, domain, reason, warnings}``."""
+    return imex.verdict(query_text or "", domain_text or "", service_state or "", driver_version or None, service)
+
+
 class FilterModule(object):
     """dlbox.stack fabric filters."""
 
     def filters(self):
-        return {"fabric_state": fabric_state, "cuda_failure_hint": cuda_failure_hint}
+        return {"fabric_state": fabric_state, "cuda_failure_hint": cuda_failure_hint, "imex_state": imex_state}
