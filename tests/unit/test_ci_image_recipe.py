@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -293,15 +294,40 @@ def test_with_cuda_compat_the_cuda_layer_checks_what_the_container_toolkit_will_
     assert names.index(check["name"]) < names.index("Framework environments of the plan")
 
 
+# ---- the FIXTURE CUDA repository's packages, laid out as dpkg lays them (tests/aptrepo/specs/_cuda-common.yml) ----------
+
+def _fixture_packages():
+    sys.path.insert(0, str(ROOT / "tests" / "aptrepo"))
+    import build_repo  # pylint: disable=import-outside-toplevel,import-error
+    spec = build_repo.normalise_spec(build_repo.load_spec(ROOT / "tests" / "aptrepo" / "specs" / "cuda-debian12.yml"))
+    return {(p["name"], p["version"]): p for p in build_repo.resolve_packages(spec)}
+
+
+def lay(root, names, packages=None):
+    """The files of these FIXTURE packages (name or (name, version)) under ``root``, as dpkg unpacks them: links shared
+    by several packages (lib64, include) laid once."""
+    packages = packages or _fixture_packages()
+    for name in names:
+        (pkg,) = [p for key, p in packages.items() if name in (key, key[0])]
+        for entry in pkg["files"]:
+            target = root / entry["path"].lstrip("/")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if "symlink" in entry:
+                if not target.is_symlink():
+                    target.symlink_to(entry["symlink"])
+                assert os.readlink(target) == entry["symlink"], entry
+            else:
+                target.write_bytes(entry["data"] if "data" in entry else entry["content"].encode())
+
+
 def _compat_root(root, case):
-    """An image's /usr/local as cuda-compat-13-0 and config-common lay it, broken as ``case`` says."""
+    """An image's /usr/local as the FIXTURE cuda-compat-13-0 (NVIDIA's file list) and config-common lay it, broken as
+    ``case`` says."""
     home = root / "usr/local/cuda-13.0"
     compat = home / "compat"
     compat.mkdir(parents=True)
-    if case != "no-library":              # the fixture's cuda-compat packages: a marker, no libcuda
-        (compat / "libcuda.so.580.95.05").write_text("FIXTURE\n", encoding="utf-8")
-        (compat / "libcuda.so.1").symlink_to("libcuda.so.580.95.05")
-        (compat / "libcuda.so").symlink_to("libcuda.so.1")
+    if case != "no-library":
+        lay(root, ["cuda-compat-13-0"])
     if case == "two-libraries":
         (compat / "libcuda.so.575.57.08").write_text("FIXTURE\n", encoding="utf-8")
     (root / "usr/local/cuda-12.4/compat").mkdir(parents=True)
@@ -348,6 +374,58 @@ def test_the_compat_check_passes_only_where_the_container_toolkit_would_use_it(t
     check = "Forward compatibility - check that the toolkit will find it, and only it will put it on the path"
     assert failed == {"good": [], "two-libraries": [check], "no-library": [check], "other-toolkit": [check],
                       "static-path": [check]}, proc.stdout[-3000:]
+
+
+def _compiler():
+    """gcc, or the reason the test cannot run: a missing compiler fails where the suite runs (root, CI)."""
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        if os.geteuid() == 0 or os.environ.get("CI"):
+            pytest.fail("gcc is needed to link against the FIXTURE driver stub")
+        pytest.skip("gcc is needed to link against the FIXTURE driver stub")
+    return gcc
+
+
+PROGRAM = """#include <stdio.h>
+int cuDriverGetVersion(int *version);
+int main(void) { int v = 0; int rc = cuDriverGetVersion(&v); printf("%d %d\\n", rc, v); return rc; }
+"""
+
+
+def test_a_build_in_the_fixture_toolkit_links_against_the_driver_stub_as_with_nvidias(plan, data, tmp_path):
+    """The toolkit flavour's LIBRARY_PATH (the Dockerfile's ENV line) on the FIXTURE toolkit's files as dpkg lays them:
+    lib64/stubs is reached through the lib64 link NVIDIA's packages ship, gcc links -lcuda with no driver, the program
+    needs libcuda.so.1 (the stub's soname), never loads the stub, fails to start without a driver and gets the
+    driver API of cuda-compat-13-0's libcuda where the NVIDIA Container Toolkit would put that folder on the path."""
+    gcc = _compiler()
+    root = tmp_path / "image"
+    lay(root, ["cuda-cudart-13-0", "cuda-cudart-dev-13-0", "cuda-driver-dev-13-0", "cuda-nvml-dev-13-0", "cuda-compat-13-0"])
+    assert os.readlink(root / "usr/local/cuda-13.0/lib64") == "targets/x86_64-linux/lib"
+    _args, (env, _labels) = _image(plan, data, flavour="toolkit")
+    stubs = str(root) + env["LIBRARY_PATH"]
+    (tmp_path / "t.c").write_text(PROGRAM, encoding="utf-8")
+    plain = {k: v for k, v in os.environ.items() if k not in ("LIBRARY_PATH", "LD_LIBRARY_PATH")}
+
+    def run(argv, **extra):
+        return subprocess.run(argv, capture_output=True, text=True, env=dict(plain, LC_ALL="C", **extra), timeout=60,
+                              check=False)
+
+    unlinked = run([gcc, str(tmp_path / "t.c"), "-lcuda", "-o", str(tmp_path / "t0")])
+    assert unlinked.returncode != 0 and "cannot find -lcuda" in unlinked.stderr      # no driver, no stub: no link
+    linked = run([gcc, str(tmp_path / "t.c"), "-lcuda", "-o", str(tmp_path / "t")], LIBRARY_PATH=stubs)
+    assert linked.returncode == 0, linked.stderr
+    needed = run(["readelf", "-d", str(tmp_path / "t")]).stdout
+    assert "Shared library: [libcuda.so.1]" in needed and "stubs" not in needed
+    for where in ({}, {"LD_LIBRARY_PATH": stubs}):         # no driver; the stub is never loaded under its own name
+        started = run([str(tmp_path / "t")], **where)
+        assert started.returncode == 127 and "libcuda.so.1: cannot open shared object file" in started.stderr, started
+    compat = run([str(tmp_path / "t")], LD_LIBRARY_PATH=str(root / "usr/local/cuda-13.0/compat"))
+    assert (compat.returncode, compat.stdout) == (0, "0 13000\n"), compat
+    # and the stub itself, called by a program that loads it anyway, says it is one (CUDA_ERROR_STUB_LIBRARY)
+    probe = subprocess.run([sys.executable, "-c", "import ctypes, sys; v = ctypes.c_int(7); lib = ctypes.CDLL(sys.argv[1]); "
+                            "print(lib.cuDriverGetVersion(ctypes.byref(v)), v.value)", stubs + "/libcuda.so"],
+                           capture_output=True, text=True, timeout=60, check=True)
+    assert probe.stdout == "34 7\n"
 
 
 # ---- the two playbook layers: each shared step written once (playbooks/files/dlbox-ci-layer.sh) ---------------------
