@@ -33,12 +33,9 @@ def nvidia_driver_update_plan(decided, installed=None, simulation=None, apps=Non
                            bool(force), fm.get("package"), bool(check_mode))
 
 
-def nvidia_driver_rollback_request(records, installed=None, family=None, keep_dir="", present_files=None, simulation=None):
-    """``records``: the kept records (``<keep_dir>/*/dlbox-kept.json``): [{path, mtime, content}], or the results of a
-    slurp looped over ansible.builtin.find's files (``item.path``, ``item.mtime``, base64 ``content``). ``simulation``:
-    the registered result of the request's ``simulate`` command (apt-get -s of the one transaction)."""
+def _plain_records(records, what):
     if not isinstance(records, list):
-        raise AnsibleFilterError("nvidia_driver_rollback_request: records must be a list of {path, mtime, content}")
+        raise AnsibleFilterError("%s: records must be a list of {path, mtime, content}" % what)
     plain = []
     for rec in records:
         if isinstance(rec, dict) and isinstance(rec.get("item"), dict):
@@ -46,6 +43,30 @@ def nvidia_driver_rollback_request(records, installed=None, family=None, keep_di
                           "content": base64.b64decode(rec.get("content") or "").decode("utf-8", "replace")})
         elif isinstance(rec, dict):
             plain.append(rec)
+    return plain
+
+
+def nvidia_driver_rollback_hint(records, branch=None):
+    """``records``: as for :func:`nvidia_driver_rollback_request`; ``branch``: the branch this run installs. The sentence
+    a failed check adds: how ``nvidia_driver_rollback: true`` goes back to the kept branch ("" when there is none)."""
+    return _nr.rollback_hint(_nr.latest_record(_plain_records(records, "nvidia_driver_rollback_hint")), branch)
+
+
+def nvidia_driver_kept_holds(held, kept=None):
+    """``held``: ``apt-mark showhold``'s lines; ``kept``: the packages kept before a branch change ({name, ...}). The holds
+    to record with them, as printed (``name:arch`` kept)."""
+    if isinstance(held, str):
+        held = held.splitlines()
+    if not isinstance(held, list) or not isinstance(kept or [], list):
+        raise AnsibleFilterError("nvidia_driver_kept_holds: expected apt-mark showhold's lines and a list of kept packages")
+    return _nr.kept_holds(held, kept or [])
+
+
+def nvidia_driver_rollback_request(records, installed=None, family=None, keep_dir="", present_files=None, simulation=None):
+    """``records``: the kept records (``<keep_dir>/*/dlbox-kept.json``): [{path, mtime, content}], or the results of a
+    slurp looped over ansible.builtin.find's files (``item.path``, ``item.mtime``, base64 ``content``). ``simulation``:
+    the registered result of the request's ``simulate`` command (apt-get -s of the one transaction)."""
+    plain = _plain_records(records, "nvidia_driver_rollback_request")
     sim = None
     if isinstance(simulation, dict) and not simulation.get("skipped"):
         sim = {"rc": simulation.get("rc"), "stdout": simulation.get("stdout", ""), "stderr": simulation.get("stderr", "")}
@@ -58,4 +79,6 @@ class FilterModule(object):
 
     def filters(self):
         return {"nvidia_driver_update_plan": nvidia_driver_update_plan,
-                "nvidia_driver_rollback_request": nvidia_driver_rollback_request}
+                "nvidia_driver_rollback_request": nvidia_driver_rollback_request,
+                "nvidia_driver_rollback_hint": nvidia_driver_rollback_hint,
+                "nvidia_driver_kept_holds": nvidia_driver_kept_holds}

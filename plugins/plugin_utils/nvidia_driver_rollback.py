@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+from ansible_collections.dlbox.stack.plugins.module_utils import _nvidia_driver as nd
 from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_holds as nh
 from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_plan as plan
 
@@ -50,6 +51,19 @@ def simulation_problem(simulation):
     return "exit status %s: %s" % (sim.get("rc"), " ".join(unmet + errors) or "no error line")
 
 
+def kept_holds(held_now, kept):
+    """The holds to record with the kept copies before a branch change (tasks/keep.yml): the lines of ``apt-mark
+    showhold`` (``name`` or ``name:arch``) on a package being kept (``kept``: {name, ...}), as printed, so that a foreign
+    architecture's hold (``libnvidia-compute-570:i386``) comes back as it was and not as the native one's."""
+    names = set(k.get("name") for k in kept or () if isinstance(k, dict))
+    out = []
+    for line in held_now or ():
+        line = (line or "").strip()
+        if line and nh.bare(line) in names and line not in out:
+            out.append(line)
+    return out
+
+
 def rollback_holds(holds, kept):
     """The holds to restore: those of the record (``apt-mark showhold`` before the change) on the packages the rollback
     reinstalls (``kept``: the record's packages, {name, ...}), without what follows the kernel and without a firmware
@@ -64,16 +78,41 @@ def rollback_holds(holds, kept):
     return out
 
 
+def already_back(installed, kept, purge):
+    """Whether the host already has exactly the kept branch: every kept (name, version) installed and no other driver
+    package to purge (a rollback that ran before; the role's own rollback after a failed install)."""
+    have = set((name, version) for name, version, _arch in nd.package_items(installed))
+    return not purge and all((k.get("name"), str(k.get("version"))) in have for k in kept or ())
+
+
+def rollback_hint(found, branch):
+    """The sentence a failed check after the install adds (kernel.yml, fabric_wait.yml): how to go back to the branch
+    kept before the last branch change, or "" when none was kept or the kept one is the ``branch`` this run installs
+    (after a rollback, with nvidia_driver_branch set to it)."""
+    if not found:
+        return ""
+    record = found["record"]
+    kept = record.get("branch")
+    if kept in (None, "") or str(kept) == str(branch):
+        return ""
+    return (" The branch change from R%s to R%s can be undone: run the role with nvidia_driver_rollback: true (it purges "
+            "R%s, reinstalls R%s %s from the copies kept in %s and puts back its pin and its holds as they were: %s)." % (
+                kept, branch, branch, kept, record.get("version") or "", found["folder"],
+                ", ".join(rollback_holds(record.get("holds"), record.get("packages"))) or "none"))
+
+
 def rollback_request(found, installed, family, keep_dir, present_files=None, simulation=None):
-    """{ok, branch, version, purge, install, pin, holds, message}: what ``nvidia_driver_rollback: true`` does.
+    """{ok, action, branch, version, purge, install, pin, holds, message}: what ``nvidia_driver_rollback: true`` does.
 
     ``found``: :func:`latest_record`'s result. ``installed``: dpkg's packages now. ``present_files``: the kept files that
     exist (None: not checked). ``install``: the kept .deb paths; ``pin``: the previous branch's pin text (None: the
     previous branch had none, the pin file is removed); ``holds``: the holds from before the change, without what
     follows the kernel. ``simulate``: the argv of the one transaction to simulate first; with ``simulation`` (its
-    result) a transaction apt refuses is refused here before anything is purged.
+    result) a transaction apt refuses is refused here before anything is purged. ``action``: ``rollback``, or ``none``
+    when the host already has exactly the kept branch (:func:`already_back`: a second run with the variable still true
+    purges, reinstalls and marks nothing; the pin and the holds are still put back as recorded).
     """
-    out = {"ok": False, "branch": None, "version": None, "purge": [], "install": [], "pin": None, "holds": [], "simulate": [],
+    out = {"ok": False, "action": "none", "branch": None, "version": None, "purge": [], "install": [], "pin": None, "holds": [], "simulate": [],
            "message": ""}
     if not found:
         out["message"] = ("nvidia_driver_rollback: no kept driver branch in %s (a branch change keeps the previous branch there "
@@ -90,10 +129,18 @@ def rollback_request(found, installed, family, keep_dir, present_files=None, sim
     out.update(ok=True, branch=record.get("branch"), version=record.get("version"), purge=undo["purge"],
                install=["%s/%s" % (found["folder"], k["file"]) for k in kept], pin=record.get("pin"),
                holds=rollback_holds(record.get("holds"), kept))
+    if already_back(installed, kept, out["purge"]):
+        out["install"] = []
+        out["message"] = ("nvidia_driver_rollback: driver R%s (%s) kept in %s is what dpkg has (no package of another branch): "
+                          "nothing to purge or reinstall; its pin and holds as before (%s). Set nvidia_driver_branch: \"%s\" "
+                          "and nvidia_driver_rollback: false for the next runs." % (
+                              out["branch"], out["version"], found["folder"], ", ".join(out["holds"]) or "none", out["branch"]))
+        return out
+    out["action"] = "rollback"
     out["simulate"] = simulate_argv(out["install"], out["purge"])
     problem = simulation_problem(simulation) if simulation is not None else ""
     if problem:
-        out["ok"] = False
+        out["ok"], out["action"] = False, "none"
         out["message"] = ("nvidia_driver_rollback: apt cannot purge the newer branch and reinstall R%s (%s) from the copies kept "
                           "in %s in one transaction (%s). Nothing was changed." % (
                               out["branch"], out["version"], found["folder"], problem))

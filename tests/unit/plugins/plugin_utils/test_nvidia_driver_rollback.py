@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.dlbox.stack.plugins.filter.nvidia_driver_update import nvidia_driver_rollback_request
+import pytest
+
+from ansible_collections.dlbox.stack.plugins.filter.nvidia_driver_update import (nvidia_driver_kept_holds, nvidia_driver_rollback_hint,
+                                                                                 nvidia_driver_rollback_request)
 from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_rollback as nr
 
 FAMILY = ["*nvidia*", "libcuda*", "libnvcuvid*", "libnvoptix*", "libnvidia*", "cuda-drivers*"]
@@ -111,3 +114,71 @@ def test_the_restored_holds_are_the_kept_packages_and_the_newest_firmware():
     # firmware, on a kernel follower: none comes back
     assert nr.rollback_holds(holds, kept) == ["nvidia-headless-570-server-open", "nvidia-firmware-570-server-570.195.03",
                                               "nvidia-utils-570-server"]
+
+
+# A second run with nvidia_driver_rollback still true (or the role's own rollback after a failed install before it):
+# dpkg has exactly the kept branch. Nothing to purge or reinstall, no reboot marked again; the holds still come back.
+AFTER = [dict(k, version=k["version"]) for k in KEPT] + [{"name": "bash", "version": "5.2.21-2ubuntu4", "arch": "amd64"}]
+
+
+def test_a_rollback_already_done_does_nothing_again():
+    found = nr.latest_record(records(("R570-570.195.03", 200, RECORD)))
+    out = nr.rollback_request(found, AFTER, FAMILY, KEEP, [found["folder"] + "/" + k["file"] for k in KEPT])
+    assert out["ok"] and out["action"] == "none"
+    assert out["purge"] == [] and out["install"] == [] and out["simulate"] == []
+    assert out["holds"] == ["nvidia-headless-570-server-open", "nvidia-utils-570-server"] and out["pin"] == RECORD["pin"]
+    assert 'nvidia_driver_branch: "570"' in out["message"] and "nothing to purge or reinstall" in out["message"]
+
+
+@pytest.mark.parametrize("now", [
+    NOW,                                                                       # the newer branch
+    [dict(KEPT[0]), dict(KEPT[1], version="570.172.08-0ubuntu0.24.04.1")],     # the kept branch at another point release
+    [dict(KEPT[0])],                                                           # a kept package missing
+    AFTER + [{"name": "libnvidia-compute-580-server", "version": "580.196.07-0ubuntu0.24.04.1", "arch": "amd64"}],
+])
+def test_anything_but_exactly_the_kept_branch_is_rolled_back(now):
+    found = nr.latest_record(records(("R570-570.195.03", 200, RECORD)))
+    out = nr.rollback_request(found, now, FAMILY, KEEP, [found["folder"] + "/" + k["file"] for k in KEPT])
+    assert out["ok"] and out["action"] == "rollback" and out["install"] and out["simulate"][:3] == ["apt-get", "-s", "install"]
+
+
+def test_a_refused_rollback_acts_on_nothing():
+    assert nr.rollback_request(None, NOW, FAMILY, KEEP)["action"] == "none"
+
+
+def test_the_holds_recorded_before_a_change_keep_their_architecture():
+    # apt-mark showhold prints a foreign architecture's package as name:arch (a desktop's i386 libraries)
+    held = ["nvidia-utils-570-server", "libnvidia-compute-570-server:i386", "nvidia-headless-570-server-open", "docker-ce",
+            "nvidia-utils-570-server"]
+    kept = KEPT + [{"name": "libnvidia-compute-570-server", "version": "570.195.03-0ubuntu0.24.04.1", "arch": "i386",
+                    "file": "libnvidia-compute-570-server_570.195.03-0ubuntu0.24.04.1_i386.deb", "source": "archive"}]
+    assert nr.kept_holds(held, kept) == ["nvidia-utils-570-server", "libnvidia-compute-570-server:i386",
+                                         "nvidia-headless-570-server-open"]
+    assert nvidia_driver_kept_holds("\n".join(held), kept) == nr.kept_holds(held, kept)
+    # and the rollback restores it as printed
+    assert "libnvidia-compute-570-server:i386" in nr.rollback_holds(nr.kept_holds(held, kept), kept)
+
+
+# Rollback after a failed check: the checks after the install (kernel.yml, fabric_wait.yml) end their failure with the
+# sentence that names the variable, the kept branch, its folder and the holds it gets back.
+def test_a_failed_check_after_a_branch_change_names_the_variable():
+    found = nr.latest_record(records(("R570-570.195.03", 200, RECORD)))
+    hint = nr.rollback_hint(found, 580)
+    assert hint.startswith(" The branch change from R570 to R580 can be undone: run the role with nvidia_driver_rollback: true")
+    assert "R570 570.195.03" in hint and found["folder"] in hint
+    assert hint.endswith("as they were: nvidia-headless-570-server-open, nvidia-utils-570-server).")  # never a kernel follower
+
+
+@pytest.mark.parametrize(("found", "branch"), [(None, 580), ("R570", 570), ("R570", "570")])
+def test_no_sentence_without_a_kept_branch_or_on_the_kept_branch(found, branch):
+    # after the rollback, nvidia_driver_branch set to the kept branch: its own failures offer no rollback to itself
+    found = nr.latest_record(records(("R570-570.195.03", 200, RECORD))) if found else None
+    assert nr.rollback_hint(found, branch) == ""
+
+
+def test_the_hint_filter_reads_slurp_results():
+    import base64
+    slurped = [{"item": {"path": KEEP + "/R570-570.195.03/dlbox-kept.json", "mtime": 5.0},
+                "content": base64.b64encode(json.dumps(RECORD).encode()).decode()}]
+    assert "nvidia_driver_rollback: true" in nvidia_driver_rollback_hint(slurped, branch=580)
+    assert nvidia_driver_rollback_hint([], branch=580) == ""

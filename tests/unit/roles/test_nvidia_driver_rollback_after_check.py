@@ -1,0 +1,117 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Rollback after a failed check (issue 48), wired: roles/nvidia_driver/tasks/rollback_hint.yml run by Ansible
+(connection local) on laid-out keep folders, then the checks after the install as the role has them (kernel.yml's DKMS
+and module-version asserts, fabric_wait.yml's Fabric Manager failure), made to fail. After a branch change their
+failure names nvidia_driver_rollback and the kept branch; on the kept branch or with nothing kept it says nothing more."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[3]
+TASKS = ROOT / "roles" / "nvidia_driver" / "tasks"
+RECORD = {"branch": 570, "version": "570.195.03",
+          "packages": [{"name": "nvidia-utils-570-server", "version": "570.195.03-0ubuntu0.24.04.1", "arch": "amd64",
+                        "file": "nvidia-utils-570-server_570.195.03-0ubuntu0.24.04.1_amd64.deb", "source": "archive"}],
+          "holds": ["nvidia-utils-570-server"], "pin": None}
+# Fabric Manager's first: its message quotes the failure before it (none here)
+CHECKS = [("fabric_wait.yml", "Report that Fabric Manager did not bring the NVLink fabric up"),
+          ("kernel.yml", "Check that DKMS installed the module for every kernel"),
+          ("kernel.yml", "Check the module version for every kernel")]
+
+
+def _task(name, title):
+    def walk(tasks):
+        for task in tasks:
+            yield task
+            for key in ("block", "rescue", "always"):
+                yield from walk(task.get(key) or [])
+    return next(t for t in walk(yaml.safe_load((TASKS / name).read_text(encoding="utf-8"))) if t.get("name") == title)
+
+
+def run(tmp_path, hosts):
+    link = tmp_path / "collections" / "ansible_collections" / "dlbox" / "stack"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(ROOT, target_is_directory=True)
+    checks = []
+    for number, (name, title) in enumerate(CHECKS):
+        check = dict(_task(name, title))
+        check.pop("when", None)  # made to fail here whatever its condition
+        checks.append({"name": "Check %d" % number, "block": [check], "rescue": [{
+            "name": "Keep the failure %d" % number,
+            "ansible.builtin.copy": {"content": "{{ ansible_failed_result.msg }}", "dest": "{{ out_dir }}/%d.txt" % number,
+                                     "mode": "0644"}}]})
+    play = {"hosts": "all", "gather_facts": False,
+            "tasks": [{"name": "Hint", "ansible.builtin.include_tasks": str(TASKS / "rollback_hint.yml")}] + checks}
+    hostvars = {}
+    for host, (keep_dir, branch) in hosts.items():
+        out_dir = tmp_path / ("out-" + host)
+        out_dir.mkdir()
+        hostvars[host] = {
+            "ansible_connection": "local", "ansible_python_interpreter": sys.executable, "out_dir": str(out_dir),
+            "nvidia_driver_keep_dir": str(keep_dir), "__nvidia_driver_version": "%s.95.05" % branch,
+            "__nvidia_driver_decided": {"driver": {"branch": branch}, "set": {"dkms_module": "nvidia"}, "signing": {"path": "dkms"}},
+            "__nvidia_driver_dkms_after": {"dkms_missing": ["6.8.0-151-generic"], "dkms_text": "nvidia/%s.95.05: added" % branch},
+            "__nvidia_driver_module_verdict": {"problems": ["Kernel 6.8.0-151-generic has no nvidia module."],
+                                               "kernels": ["6.8.0-151-generic"]},
+            "__nvidia_driver_fm_service": "nvidia-fabricmanager.service", "__nvidia_driver_fabric_timeout": 60}
+    (tmp_path / "play.yml").write_text(yaml.safe_dump([play]), encoding="utf-8")
+    (tmp_path / "hosts.yml").write_text(yaml.safe_dump({"all": {"hosts": hostvars}}), encoding="utf-8")
+    env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json", ANSIBLE_NOCOLOR="1",
+               ANSIBLE_COLLECTIONS_PATH=str(tmp_path / "collections"), ANSIBLE_HOME=str(tmp_path / "ansible-home"),
+               ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"))
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(tmp_path / "hosts.yml"),
+                           str(tmp_path / "play.yml")], capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    return dict((host, [(tmp_path / ("out-" + host) / ("%d.txt" % n)).read_text(encoding="utf-8") for n in range(len(CHECKS))])
+                for host in hosts)
+
+
+@pytest.fixture(scope="module")
+def failures(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("hint")
+    kept = tmp_path / "keep" / "R570-570.195.03"
+    kept.mkdir(parents=True)
+    (kept / "dlbox-kept.json").write_text(json.dumps(RECORD), encoding="utf-8")
+    return run(tmp_path, {"changed": (tmp_path / "keep", 580), "back": (tmp_path / "keep", 570),
+                          "nothing-kept": (tmp_path / "no-such-folder", 580)}), kept
+
+
+def test_a_check_that_fails_after_a_branch_change_names_the_variable_and_the_kept_branch(failures):
+    got, kept = failures
+    for msg in got["changed"]:
+        assert msg.endswith(" The branch change from R570 to R580 can be undone: run the role with nvidia_driver_rollback: true "
+                            "(it purges R580, reinstalls R570 570.195.03 from the copies kept in %s and puts back its pin and its "
+                            "holds as they were: nvidia-utils-570-server)." % kept), msg
+
+
+@pytest.mark.parametrize("host", ["back", "nothing-kept"])
+def test_no_rollback_offered_on_the_kept_branch_or_without_one(failures, host):
+    got, _kept = failures
+    for msg, changed in zip(got[host], got["changed"]):
+        assert "nvidia_driver_rollback" not in msg
+        assert changed.startswith(msg.replace("570", "580")), (msg, changed)  # the check's own words unchanged
+
+
+@pytest.mark.parametrize("title", ["Simulate the rollback in one apt transaction", "Remove the newer branch's packages",
+                                   "Reinstall the previous branch from the kept packages",
+                                   "Mark that a reboot is needed (the previous branch's module loads at the next boot)"])
+def test_a_rollback_done_before_purges_reinstalls_and_marks_nothing(title):
+    # nvidia_driver_rollback still true on the next run: plugin_utils.nvidia_driver_rollback says action none
+    when = _task("rollback_request.yml", title)["when"]
+    assert "__nvidia_driver_rollback_request.action == 'rollback'" in ([when] if isinstance(when, str) else when)
+
+
+@pytest.mark.parametrize("title", ["Put the previous branch's pin back", "Release the newer branch's holds",
+                                   "Hold the previous branch again, as it was held"])
+def test_the_pin_and_the_holds_come_back_either_way(title):
+    assert "action" not in str(_task("rollback_request.yml", title).get("when", ""))
