@@ -195,6 +195,13 @@ ansible_facts:
           description: How each probe ended (C(ok), C(missing), C(failed rc=N), C(skipped)).
           type: dict
           sample: {nvidia_smi: missing, nvidia_smi_topo: skipped, lspci: ok, mokutil: ok, sysfs_pci: skipped, lscpu: ok}
+        files_root:
+          description:
+            - The O(root) these facts were read under, V(/) on a host. Roles that read more of the same files later in a
+              run (the loaded module's C(/proc/driver/nvidia/version), C(/sys/module/nvidia/version)) read them under it,
+              so that they and these facts describe one machine.
+          type: str
+          sample: /
 """
 
 import os
@@ -422,6 +429,7 @@ def main():
         lspci_path=module.params["lspci_path"],
         mokutil_path=module.params["mokutil_path"],
     )
+    facts["files_root"] = reader.root
     module.exit_json(changed=False, ansible_facts={"dlbox_host": facts})
 
 
