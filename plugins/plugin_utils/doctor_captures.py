@@ -29,7 +29,7 @@ KINDS = (
     "python-traceback", "framework-probe",
     "docker-info", "docker-daemon-json", "docker-error", "kubernetes", "systemd",
     "proc-cmdline", "aer-counters", "lspci-acs", "df-shm", "cgroup-fs", "ctk-info", "ctk-config", "dev-nvidia",
-    "nvidia-smi-p2p", "meminfo", "lscpu", "lsblk", "cpu-cache", "error-message", "error-text",
+    "nvidia-smi-p2p", "meminfo", "lscpu", "lsblk", "cpu-cache", "imex-ctl", "error-message", "error-text",
     "dlbox-collect-missing", "not-available",
 )
 
@@ -147,6 +147,17 @@ _MESSAGES = tuple((kind, re.compile(pattern, re.I | re.M)) for kind, pattern in 
     ("toolkit-mismatch", r"The detected CUDA version \((?P<nvcc>[\d.]+)\) mismatches the version that was used to compile"
                          r"\s+PyTorch \((?P<torch>[\d.]+)\)"),
     ("fm-nothing-to-do", r"NV_WARN_NOTHING_TO_DO"),
+    # Fabric Manager refuses a driver of another version (NVIDIA/gpu-driver-container#735, akash-network/website#632)
+    ("fm-version-mismatch", r"fabric manager NVIDIA GPU driver interface version (?P<fm>\d[\w.]*) (?:don't|doesn't|don\u2019t|do not) "
+                            r"match with driver version (?P<driver>\d[\w.]*?)\.?(?=\s|$)"),
+    # NVLSM (NVLink5 HGX) without ib_umad (siderolabs/docs#581)
+    ("nvlsm-no-umad", r"umad_init: can't read ABI version from \S+ \([^)]*\): is ib_umad module loaded\?"),
+    # IMEX not ready on a GB200/GB300 NVL tray: CycleCloud's health agent (linux-system-roles/hpc#85), DCGM's
+    # DCGM_FR_IMEX_UNHEALTHY (NVIDIA/aicr#2641), nvidia-imex-ctl -N, IMEX's log (kubernetes-sigs/dra-driver-nvidia-gpu#289;
+    # "Node configuration mapping mismatch": AWS's IMEX troubleshooting)
+    ("imex-not-ready", r"IMEX domain status is (?P<domain>[A-Z]+)\b(?<!UP)|IMEX daemon status is (?P<daemon>-?\w+) \(not READY\)"
+                       r"|^Domain State:\s*(?P<state>DEGRADED|DOWN)\s*$|No matching network interface found for any IP addresses in "
+                       r"the node configuration|Node configuration mapping mismatch"),
     ("driver-not-loaded", r"NVIDIA driver is not loaded|Found no NVIDIA driver on your system"),
     ("docker-gpus", r"^\S*[#$] docker run .*--gpus[ =]\S+.*$"),
 ))
@@ -267,7 +278,7 @@ def error_lines(text, kinds=()):
     kinds = set(kinds)
     structured = bool(kinds & {"nvidia-smi-xml", "nvidia-smi-csv", "dpkg", "ldconfig", "env", "lsmod", "lspci-acs",
                                "aer-counters", "proc-cmdline", "dev-nvidia", "df-shm", "cgroup-fs", "ctk-config",
-                               "meminfo", "lscpu", "lsblk", "cpu-cache"})
+                               "meminfo", "lscpu", "lsblk", "cpu-cache", "imex-ctl"})
     found = []
     for raw in _lines(text):
         line = raw.strip()
@@ -456,6 +467,9 @@ def recognize(text):
         kinds.discard("nvidia-smi-csv")
     if _CPU_CACHE_RE.search(text):
         kinds.add("cpu-cache")
+    # nvidia-imex-ctl -N (GB200/GB300 NVL trays): read by the imex-not-ready rule through its Domain State line
+    if re.search(r"^Domain State:\s*[A-Z]+\s*$", text, re.M) and re.search(r"^Node #\d+\s+-", text, re.M):
+        kinds.add("imex-ctl")
     if any(pattern.search(text) for _kind, pattern in _MESSAGES):
         kinds.add("error-message")
     if not kinds and _ERROR_TEXT_RE.search(text):

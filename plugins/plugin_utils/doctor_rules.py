@@ -520,11 +520,62 @@ def _nvlink5_hgx(facts):
     return found, list(hgx.get("kernel_modules") or [])
 
 
+def _nvlink5_modules():
+    """The kernel modules NVLSM needs on NVLink5 HGX boards (data/compat.yml fabric_manager.nvlink5.hgx), [] unread."""
+    try:
+        # pylint: disable-next=import-outside-toplevel
+        from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat
+        nvl5 = (load_compat().get("fabric_manager") or {}).get("nvlink5") or {}
+    except (ImportError, OSError, ValueError, KeyError):  # CompatDataError is a ValueError
+        return []
+    return list((nvl5.get("hgx") or {}).get("kernel_modules") or [])
+
+
+def _fabric_manager_causes(facts):
+    """Findings for the causes Fabric Manager's own lines name: a Fabric Manager of another version than the loaded
+    driver ("fabric manager NVIDIA GPU driver interface version X don't match with driver version Y",
+    NVIDIA/gpu-driver-container#735), NVLSM without ib_umad ("umad_init: can't read ABI version ... is ib_umad module
+    loaded?", siderolabs/docs#581). Either one is the fix to make first, and neither means "not needed"."""
+    findings = []
+    mismatch = _messages(facts, "fm-version-mismatch")
+    if mismatch:
+        versions = sorted({(m.get("fm"), m.get("driver")) for m in mismatch})
+        fm, driver = versions[0]
+        findings.append(_finding(
+            "fabricmanager-version-mismatch", "error",
+            "Fabric Manager %s refuses the loaded driver %s: CUDA cannot start on an NVSwitch system" % (fm, driver),
+            _lines_of(mismatch),
+            "Fabric Manager must be exactly the driver's version. Install nvidia-fabricmanager %s (NVIDIA's repository "
+            "from R580: nvidia-fabricmanager=%s-1; before R580 and in Ubuntu's archive nvidia-fabricmanager-<branch>), "
+            "with libnvidia-nscq (and libnvsdm on NVLink5 boards) of the same version, hold them with the driver "
+            "(apt-mark hold) so an update cannot part them, then systemctl restart nvidia-fabricmanager. To keep Fabric "
+            "Manager %s instead, install the driver of that version and reboot. dlbox.stack.nvidia_driver pins and holds "
+            "them together." % (driver, driver, fm)))
+    umad = _messages(facts, "nvlsm-no-umad")
+    if umad:
+        modules = _nvlink5_modules() or ["the ConnectX InfiniBand modules"]
+        findings.append(_finding(
+            "nvlsm-ib-umad-missing", "error",
+            "NVLSM cannot reach the NVSwitches: ib_umad is not loaded (NVLink5 HGX board)", _lines_of(umad),
+            "NVLSM, which Fabric Manager starts first on B200/B300 boards, programs the NVSwitches through the ConnectX "
+            "management ports with ib_umad; without it the fabric stays In Progress and CUDA fails with error 802. "
+            "Load %s now (modprobe -a %s; on Ubuntu they come with linux-modules-extra-$(uname -r)), load them at boot "
+            "(/etc/modules-load.d), then systemctl restart nvidia-fabricmanager and check that nvidia-smi -q shows "
+            "Fabric State Completed (NVIDIA/gpu-operator#2781). dlbox.stack.nvidia_driver loads them before Fabric "
+            "Manager." % (", ".join(modules), " ".join(m for m in modules if " " not in m) or "ib_umad")))
+    return findings
+
+
 def fabricmanager_down(facts, data):
     """Fabric Manager is not running on an NVSwitch system (CUDA fails with error 802). Without NVSwitch evidence a
     failed Fabric Manager is reported as not needed (info): on a PCIe machine it exits with NV_WARN_NOTHING_TO_DO.
     On an NVLink5 HGX board (B200/B300) the same NV_WARN_NOTHING_TO_DO means that Fabric Manager found no NVSwitch
-    management port (NVLSM missing, or the ConnectX modules not loaded): an error there, never "not needed"."""
+    management port (NVLSM missing, or the ConnectX modules not loaded): an error there, never "not needed". Where
+    Fabric Manager's or NVLSM's own lines name the cause (another version than the driver's, ib_umad missing), that
+    finding is given instead (:func:`_fabric_manager_causes`)."""
+    causes = _fabric_manager_causes(facts)
+    if causes:
+        return causes
     services = facts.get("services") or {}
     fabric = services.get("nvidia-fabricmanager")
     failed = ["nvidia-fabricmanager: %s" % fabric["line"]] if fabric and fabric["state"] in ("failed", "inactive") else []
@@ -566,6 +617,34 @@ def fabricmanager_down(facts, data):
     if fabric is None and facts.get("framework") is None and facts.get("messages") is None:
         return None
     return []
+
+
+def imex_not_ready(facts, data):
+    """IMEX is not ready on a GB200/GB300 NVL compute tray (multi-node NVLink jobs fail): a health agent's "IMEX domain
+    status is DEGRADED" (linux-system-roles/hpc#85), DCGM's "IMEX daemon status is -3 (not READY)" (NVIDIA/aicr#2641),
+    nvidia-imex-ctl -N's "Domain State: DEGRADED", IMEX's log ("No matching network interface found for any IP
+    addresses in the node configuration file", kubernetes-sigs/dra-driver-nvidia-gpu#289; "Node configuration mapping
+    mismatch")."""
+    found = _messages(facts, "imex-not-ready")
+    if not found:
+        return [] if _searched(facts) else None
+    lines = " ".join(m["line"] for m in found)
+    if re.search(r"No matching network interface|Node configuration mapping mismatch", lines):
+        why = ("IMEX's node list is wrong: every tray's /etc/nvidia-imex/nodes_config.cfg must list the same IP addresses "
+               "in the same order, one of them this tray's own (IMEX binds to the interface that has it); IMEX reads the "
+               "file only when it starts, so restart nvidia-imex on every tray after fixing it. ")
+    else:
+        why = ""
+    return [_finding(
+        "imex-not-ready", "error", "IMEX is not ready: memory sharing across the NVL domain (multi-node NVLink) fails",
+        _lines_of(found),
+        why + "On each compute tray: systemctl status nvidia-imex and journalctl -u nvidia-imex (IMEX aborts when the "
+        "loaded driver is not its own version: nvidia-imex must be exactly the driver's version); nvidia-imex-ctl -q "
+        "must print READY and nvidia-imex-ctl -N list every tray READY, connected (C) and Domain State UP; a tray not "
+        "READY or not C is the one to look at (!V!: IMEX versions differ, !M!: node lists differ). Under Kubernetes "
+        "with NVIDIA's DRA driver the IMEX daemons run per ComputeDomain, and a tray with none active reports this "
+        "while idle (NVIDIA/aicr#2641). dlbox.stack.nvidia_driver installs IMEX at the driver's version, writes the "
+        "node list from nvidia_driver_imex_nodes and waits for READY.")]
 
 
 def pcie_link_degraded(facts, data):
@@ -1217,6 +1296,7 @@ RULES = (
     ("gpu-throttled", gpu_throttled, "nvidia-smi -q or -q -x"),
     ("persistence-off", persistence_off, "nvidia-smi, -q, -q -x or --query-gpu with persistence_mode"),
     ("fabricmanager-down", fabricmanager_down, "systemctl status nvidia-fabricmanager or a CUDA probe"),
+    ("imex-not-ready", imex_not_ready, "any capture (IMEX's status, nvidia-imex-ctl -N or a health check)"),
     ("pcie-link-degraded", pcie_link_degraded, "nvidia-smi -q (-x) or lspci -vv"),
     ("gpu-memory-too-small", gpu_memory_too_small, "nvidia-smi, -q, -q -x or --query-gpu with memory.total"),
     ("no-gpu", no_gpu, "lspci or the PCI device list, or nvidia-smi"),
@@ -1228,7 +1308,7 @@ RULES = (
 ) + cuda_compat_rules()
 RULE_IDS = tuple(row[0] for row in RULES)
 # Finding ids a rule can give besides its own (the README table lists them too).
-EXTRA_IDS = ("fabricmanager-not-needed", "pcie-aer-other-device")
+EXTRA_IDS = ("fabricmanager-not-needed", "fabricmanager-version-mismatch", "nvlsm-ib-umad-missing", "pcie-aer-other-device")
 
 
 # Lines that would be a rule's evidence: a rule that found nothing while a capture holds such a line is not listed as
@@ -1244,6 +1324,7 @@ SIGNALS = {
     "no-kernel-image-for-device": r"no kernel image|not compatible with the current PyTorch",
     "xid-error": r"\bXid\b",
     "fabricmanager-down": r"fabricmanager|Error 802|system not yet initialized",
+    "imex-not-ready": r"IMEX domain status is (?!UP\b)|IMEX daemon status is \S+ \(not READY\)|Domain State:\s*(?:DEGRADED|DOWN)",
     "docker-gpu-runtime-missing": r"could not select device driver|[Uu]nknown runtime|invalid runtime",
     "nvml-unknown-error-in-container": r"NVML: Unknown Error",
     "gpu-lost": r"fallen off the bus|device handle",

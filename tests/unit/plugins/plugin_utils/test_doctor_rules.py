@@ -77,6 +77,11 @@ POSITIVE = [
     # a failed Fabric Manager with nothing that shows an NVSwitch is not an error (it exits NV_WARN_NOTHING_TO_DO there)
     ("fabricmanager-not-needed", "info", ["service-fabricmanager-failed.txt"], "Job for nvidia-fabricmanager.service failed"),
     ("fabricmanager-not-needed", "info", ["corpus/fm-nothing-to-do-2x4090.txt"], "NV_WARN_NOTHING_TO_DO"),
+    # issue 49 (sources: tests/fixtures/fabric/SOURCES.md, tests/fixtures/imex/SOURCES.md)
+    ("fabricmanager-version-mismatch", "error", ["../fabric/fm-version-mismatch-gpudrivercontainer735.txt"],
+     "interface version 590.48.01 don't match with driver version 580.126.09"),
+    ("nvlsm-ib-umad-missing", "error", ["../fabric/nvlsm-no-ib-umad-siderolabs-docs581.txt"], "is ib_umad module loaded?"),
+    ("imex-not-ready", "error", ["../imex/healthagent-imex-degraded-lsr-hpc85.txt"], "IMEX domain status is DEGRADED"),
     ("pcie-link-degraded", "warning", ["smi-q-width-x8-under-load.txt"], "link width x8 of x16"),
     ("pcie-link-degraded", "warning", ["lspci-vv-lnksta-x1-downgraded.txt"], "link width x1 of x?"),
     ("docker-gpu-runtime-missing", "error", ["docker-run-gpus-no-runtime.txt"],
