@@ -1,8 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters ``dlbox.stack.fabric_state``, ``dlbox.stack.cuda_failure_hint`` and ``dlbox.stack.imex_state``: NVSwitch hosts'
-fabric, error 802, and IMEX on GB200/GB300 NVL trays."""
+"""Filters ``dlbox.stack.fabric_state``, ``dlbox.stack.fabric_not_ready_hint``, ``dlbox.stack.cuda_failure_hint`` and
+``dlbox.stack.imex_state``: NVSwitch hosts' fabric (and what to say when it does not come up), error 802, and IMEX on
+GB200/GB300 NVL trays."""
 
 from __future__ import annotations
 
@@ -24,6 +25,15 @@ def cuda_failure_hint(text, nvswitch=True, service="nvidia-fabricmanager"):
     return fs.cuda_failure_hint(text or "", bool(nvswitch), service)
 
 
+def fabric_not_ready_hint(result, timeout_s, fabric=None, installed=None, driver_version=None, missing_modules=None,
+                          logs="", service="nvidia-fabricmanager"):
+    """``fabric_state``'s answer at the end of the wait -> the message naming the causes found and what to check."""
+    if isinstance(logs, (list, tuple)):
+        logs = "\n".join(str(line) for line in logs)
+    return fs.not_ready_hint(result or {}, timeout_s, fabric or None, dict(installed or {}), driver_version or None,
+                             list(missing_modules or []), logs or "", service)
+
+
 def imex_state(query_text, domain_text="", service_state="active", driver_version=None, service="nvidia-imex"):
     """``nvidia-imex-ctl -q`` and ``-N`` texts and ``systemctl is-active``'s word -> ``{ready, waiting, failed, judged,
     daemon, domain, reason, warnings}``."""
@@ -34,4 +44,5 @@ class FilterModule(object):
     """dlbox.stack fabric filters."""
 
     def filters(self):
-        return {"fabric_state": fabric_state, "cuda_failure_hint": cuda_failure_hint, "imex_state": imex_state}
+        return {"fabric_state": fabric_state, "cuda_failure_hint": cuda_failure_hint, "imex_state": imex_state,
+                "fabric_not_ready_hint": fabric_not_ready_hint}

@@ -227,3 +227,87 @@ def cuda_failure_hint(text, nvswitch=True, service="nvidia-fabricmanager"):
             "NVIDIA Fabric Manager (%s.service) to finish training the NVLink fabric. Check 'systemctl status %s', "
             "'journalctl -u %s' and the Fabric State in 'nvidia-smi -q' (it must be Completed); Fabric Manager must be "
             "at exactly the driver's version and start after the nvidia module is loaded." % (service, service, service))
+
+
+# What Fabric Manager's and NVLSM's logs say when the fabric does not come up: Fabric Manager refusing a driver of
+# another version (NVIDIA/gpu-driver-container#735), NVLSM's banner naming its version ("nvlsm: OpenSM
+# 2025.06.5_eb3b4ba_df9bb3c_ae214d2", siderolabs/extensions#893), NVLSM without ib_umad (siderolabs/docs#581), Fabric
+# Manager finding no NVSwitch (NV_WARN_NOTHING_TO_DO; "Detected Pre-NVL5 system" from its start script on a board whose
+# management ports it did not find, data-infra/cube-studio#29).
+_FM_MISMATCH_RE = re.compile(r"fabric manager NVIDIA GPU driver interface version (?P<fm>\d[\w.]*) (?:don't|doesn't|don\u2019t|do not) "
+                             r"match with driver version (?P<driver>\d[\w.]*?)\.?(?=\s|$)", re.M)
+_NVLSM_BANNER_RE = re.compile(r"\bOpenSM (?P<version>\d{4}\.\d{2}\.\d+)")
+_UMAD_RE = re.compile(r"umad_init: can't read ABI version .*is ib_umad module loaded\?")
+_NO_SWITCH_RE = re.compile(r"NV_WARN_NOTHING_TO_DO|Detected Pre-NVL5 system")
+
+
+def _upstream(version):
+    """``580.95.05-1`` -> ``580.95.05``; ``1:2025.06.5-1`` -> ``2025.06.5`` (Debian's epoch and revision dropped)."""
+    version = (version or "").split(":", 1)[-1]
+    return version.rsplit("-", 1)[0] if "-" in version else version
+
+
+def not_ready_hint(result, timeout_s, fabric=None, installed=None, driver_version=None, missing_modules=None, logs="",
+                   service="nvidia-fabricmanager", fm_package="nvidia-fabricmanager"):
+    """The message when the fabric wait gave up: what :func:`verdict` found, the causes the versions and logs show, and
+    what to check. ``result``: :func:`verdict`'s answer at the end of the wait; ``fabric``: the plan's NVLink5 set
+    (``nvlink5_fabric.fabric_set``: ``kind``, ``same_version``, ``own_version``, ``kernel_modules``) or None;
+    ``installed``: ``{package: version}`` from dpkg; ``missing_modules``: the fabric's kernel modules not loaded;
+    ``logs``: Fabric Manager's journal and NVLSM's log.
+
+    A fabric that stays ``In Progress`` past the wait means Fabric Manager never registered the GPUs: on an NVLink5 HGX
+    board that is NVLSM not running or not reaching the NVSwitches (Fabric Manager's start script starts NVLSM, then
+    waits for its socket), or a Fabric Manager or companion of another version than the driver. Each cause found is
+    named first; the checks follow. NVLSM has its own date-based versions (``2025.06.5``), so it is not compared with
+    the driver: the NVLSM that runs (its log's ``OpenSM <version>``) must be the installed ``nvlsm`` package.
+    """
+    fabric = fabric or {}
+    installed = installed or {}
+    logs = logs or ""
+    nvlink5 = fabric.get("kind") == "hgx"
+    want = _upstream(driver_version)
+    stuck = [g for g in result.get("gpus") or [] if g.get("state") in WAITING_STATES]
+    if stuck:
+        known = [g["pci_bus_id"] for g in stuck if g.get("pci_bus_id")]
+        head = ("The NVLink fabric stayed %s for %s s (%d GPU(s)%s): Fabric Manager did not register the GPUs with the "
+                "fabric, and CUDA fails with error 802 (cudaErrorSystemNotReady) until it does." % (
+                    "/".join(sorted({g["state"] for g in stuck})), timeout_s, len(stuck),
+                    (": " + ", ".join(known[:4]) + (" ..." if len(known) > 4 else "")) if known else ""))
+    else:
+        head = "The NVLink fabric is not ready after %s s: %s" % (timeout_s, result.get("reason") or "no answer.")
+    causes = []
+    for match in _FM_MISMATCH_RE.finditer(logs):
+        causes.append("Fabric Manager %s refuses the loaded driver %s (its journal: '%s')." % (
+            match.group("fm"), match.group("driver"), match.group(0).strip()))
+        break
+    for name in [fm_package] + list(fabric.get("same_version") or []):
+        version = installed.get(name)
+        if version and want and _upstream(version) != want:
+            causes.append("%s is %s, the driver %s: it must be exactly the driver's version." % (name, version, want))
+    for name in fabric.get("own_version") or []:
+        version = installed.get(name)
+        if version is None:
+            causes.append("%s is not installed." % name)
+            continue
+        running = sorted({m.group("version") for m in _NVLSM_BANNER_RE.finditer(logs)})
+        if name == "nvlsm" and running and _upstream(version) not in running:
+            causes.append("The NVLSM that ran is OpenSM %s, the nvlsm package %s: another NVLSM runs (an older copy, "
+                          "or another package's); the one Fabric Manager starts is /opt/nvidia/nvlsm/sbin/nvlsm of the "
+                          "package." % (", ".join(running), version))
+    umad = _UMAD_RE.search(logs)
+    if missing_modules or umad:
+        causes.append("%s not loaded%s: NVLSM reaches the NVSwitches through the ConnectX management ports with them." % (
+            ", ".join(missing_modules or ["ib_umad"]), " (NVLSM: '%s')" % umad.group(0) if umad else ""))
+    nothing = _NO_SWITCH_RE.search(logs)
+    if nothing and nvlink5:
+        causes.append("Fabric Manager found no NVSwitch management port ('%s'): NVLSM did not start on one." % nothing.group(0))
+    checks = ["%s%s at exactly the driver's version %s" % (
+        fm_package, (", " + ", ".join(fabric.get("same_version") or [])) if fabric.get("same_version") else "", want or "?")]
+    if nvlink5:
+        checks.append("%s installed and the NVLSM that runs of its version ('OpenSM <version>' in NVLSM's log)" % (
+            ", ".join(fabric.get("own_version") or ["nvlsm"])))
+        checks.append("%s loaded (lsmod; on Ubuntu they come with linux-modules-extra-$(uname -r))" % ", ".join(
+            fabric.get("kernel_modules") or ["mlx5_core", "mlx5_ib", "ib_umad"]))
+    checks.append("systemctl status %s and journalctl -u %s%s" % (
+        service, service, " (its start script starts NVLSM, then waits for fm_sm_ipc.socket)" if nvlink5 else ""))
+    return " ".join([head] + (["Found: " + " ".join(causes)] if causes else []) + ["Check: " + "; ".join(checks) + "."])
