@@ -99,24 +99,28 @@ def _age_days(confirmed, today):
         return None
 
 
-def _libraries(names, section, mirror):
+def _libraries(names, section, mirror, copies_at=""):
     """The libraries ``names`` (a source's ``needs``) -> ``(to_install, refusals, warnings)``.
 
     ``to_install``: ``{"name", "soname", "version", "url", "sha256", "folder"}`` for each the role installs (``folder``:
-    ``<name>-<version>``, where its archive is unpacked); a library without
-    an archive is a refusal (the wheel cannot load), or a warning for a lab's mirror (its copy may hold another build).
+    ``<name>-<version>``, where its archive is unpacked); ``copies_at`` (``jetpack_pytorch_libraries_url``) is a folder
+    holding NVIDIA's archives under their own names, taken instead of NVIDIA's URL (the same sha256). A library without
+    an archive is a refusal (the wheel cannot load). For a lab's mirror they are warnings: without ``copies_at`` nothing
+    is fetched from NVIDIA (a mirror is often the only source a lab can reach).
     """
     known = section.get("libraries") or {}
-    install, missing = [], []
+    install, said = [], []
     for name in names or []:
         library = known[name]
-        if library.get("url"):
-            install.append({"name": name, "soname": library["soname"], "version": library["version"],
-                            "url": library["url"], "sha256": library["sha256"],
-                            "folder": "%s-%s" % (name, library["version"])})
+        if not library.get("url"):
+            said.append("%s (%s: %s)" % (library["soname"], name, library["reason"]))
+        elif mirror and not copies_at:
+            said.append("%s (%s: NVIDIA's archive %s is fetched only with jetpack_pytorch_libraries_url, a folder "
+                        "holding it, for a mirror)" % (library["soname"], name, library["url"].rsplit("/", 1)[-1]))
         else:
-            missing.append((name, library))
-    said = ["%s (%s: %s)" % (library["soname"], name, library["reason"]) for name, library in missing]
+            url = ("%s/%s" % (copies_at.rstrip("/"), library["url"].rsplit("/", 1)[-1])) if copies_at else library["url"]
+            install.append({"name": name, "soname": library["soname"], "version": library["version"],
+                            "url": url, "sha256": library["sha256"], "folder": "%s-%s" % (name, library["version"])})
     return install, ([] if mirror else said), (said if mirror else [])
 
 
@@ -124,8 +128,8 @@ def choose(pytorch, options, section, today=None):
     """The source of the plan's PyTorch on a Jetson.
 
     ``pytorch``: the plan's ``stack.pytorch``; ``options``: ``source`` (``jetpack_pytorch_source``: auto, nvidia,
-    community, mirror), ``mirror_url``, ``mirror_kind`` (index or find_links); ``section``: ``pytorch_sources`` of
-    data/jetson.yml; ``today``: a ``datetime.date`` (the age of the confirmations).
+    community, mirror), ``mirror_url``, ``mirror_kind`` (index or find_links), ``libraries_url``; ``section``:
+    ``pytorch_sources`` of data/jetson.yml; ``today``: a ``datetime.date`` (the age of the confirmations).
 
     Returns ``{"ok", "errors", "warnings", "source", "pytorch", "find_links", "listing_url", "pin", "libraries"}``:
     ``libraries`` those the wheel loads that JetPack lacks and the role installs first (pytorch_sources.libraries);
@@ -196,16 +200,23 @@ def choose(pytorch, options, section, today=None):
                       % ("jetpack_pytorch_mirror_url" if choice == "mirror" else "data/jetson.yml", gone["host"],
                          gone.get("since"), gone["source"], gone.get("moved_to")))
         return out
-    libraries, unloadable, unsure = _libraries(source.get("needs"), section, mirror=choice == "mirror")
+    copies_at = (options.get("libraries_url") or "").strip()
+    if copies_at and not _URL_RE.match(copies_at):
+        errors.append("jetpack_pytorch_libraries_url is %r; it must be the http(s):// or file:// URL of a folder holding "
+                      "NVIDIA's archives under their own names, or empty for NVIDIA's. Nothing was changed." % copies_at)
+        return out
+    libraries, unloadable, unsure = _libraries(source.get("needs"), section, choice == "mirror", copies_at)
     if unloadable:
         errors.append("The PyTorch source '%s' (%s) serves a torch for the build '%s' that loads %s, which JetPack does not "
                       "ship and this role does not install (data/jetson.yml pytorch_sources.libraries): `import torch` "
                       "would fail. Choose another source (jetpack_pytorch_source: auto takes NVIDIA's own wheel), or a "
                       "lab mirror or wheelhouse whose build loads on this JetPack. Nothing was changed."
                       % (source["name"], source["url"], variant, "; ".join(unloadable)))
+        out["source"] = {k: source.get(k) for k in ("name", "kind", "url", "confirmed", "grade")}
         return out
     warnings.extend("The mirror copies the %s source, whose build loads %s; the role does not install it: make sure the "
-                    "mirror's build does not need it." % (source.get("copies"), text) for text in unsure)
+                    "host has it, or that the mirror's build does not need it." % (source.get("copies"), text)
+                    for text in unsure)
     # a folder of wheels is pinned to the exact build it holds; an index to the plan's version (PyPI's numbering)
     torch = source["torch"] if source["kind"] == "find_links" else pytorch["version"]
     if _release(torch) != _release(pytorch["version"]):

@@ -3,14 +3,21 @@
 """roles/jetpack/tasks/libraries.yml (issue 52 red team HIGH 4): the libraries the chosen PyTorch wheel loads and
 JetPack lacks (NVIDIA's jp/v61 torch: libcusparseLt.so.0) are installed by the jetpack role edge.yml runs, before
 python_env's pip, from NVIDIA's archive checked against its sha256, and the loader must find them afterwards. This reads
-the task files and evaluates the role's "missing" expression with Jinja on a real `ldconfig -p` shape; the tasks do not
-run here (they would change this machine's loader)."""
+the task files, evaluates the role's "missing" expression with Jinja on a real `ldconfig -p` shape, and runs the task
+file with Ansible on a laid-out root (ldconfig on its own cache and configuration: this machine's loader is not
+touched)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import jinja2
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -76,3 +83,93 @@ def test_the_role_installs_them_after_jetpack_and_edge_asks_for_it_before_python
     python_env = next(t["name"] for t in install
                       if (t.get("ansible.builtin.include_role") or {}).get("name") == "dlbox.stack.python_env")
     assert steps.index(role["name"]) < steps.index(python_env)
+
+
+# --- the task file run by Ansible (connection local) on a laid-out root -----------------------------------------------
+# The archive is a FIXTURE in the layout of NVIDIA's redist archives (<name>-archive/lib, /include), holding a real
+# shared object built here with the soname asked for; ldconfig runs on its own cache and configuration (-C, -f), so this
+# machine's loader is not touched.
+def _archive(tmp_path, soname):
+    top = tmp_path / "src" / "libdlbox_fake-linux-aarch64-1.0-archive"
+    (top / "lib").mkdir(parents=True)
+    (top / "include").mkdir()
+    (top / "include" / "fake.h").write_text("int dlbox_fake(void);\n", encoding="utf-8")
+    (tmp_path / "fake.c").write_text("int dlbox_fake(void) { return 1; }\n", encoding="utf-8")
+    subprocess.run(["gcc", "-shared", "-fPIC", "-Wl,-soname," + soname, "-o", str(top / "lib" / soname),
+                    str(tmp_path / "fake.c")], check=True, capture_output=True)
+    archive = tmp_path / "libdlbox_fake-linux-aarch64-1.0-archive.tar.xz"
+    subprocess.run(["tar", "-C", str(tmp_path / "src"), "-cJf", str(archive), top.name], check=True)
+    return archive, hashlib.sha256(archive.read_bytes()).hexdigest()
+
+
+def _host(root, libraries):
+    conf_dir = root / "ld.so.conf.d"
+    conf_dir.mkdir(parents=True, exist_ok=True)
+    (root / "ld.so.conf").write_text("include %s/*.conf\n" % conf_dir, encoding="utf-8")
+    if not (root / "ld.so.cache").exists():                             # a host has a cache before the role runs
+        subprocess.run(["ldconfig", "-C", str(root / "ld.so.cache"), "-f", str(root / "ld.so.conf")], check=True)
+    return {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+            "__jetpack_libraries_cache": str(root / "cache"), "__jetpack_libraries_dir": str(root / "opt"),
+            "__jetpack_ld_conf_dir": str(conf_dir),
+            "__jetpack_ldconfig_argv": ["ldconfig", "-C", str(root / "ld.so.cache"), "-f", str(root / "ld.so.conf")],
+            "__jetpack_pytorch": {"libraries": libraries}}
+
+
+def _run(tmp_path, cases, check=False):
+    """Run the task file once for every host of ``cases`` (name -> (root, libraries)); -> rc, changed, failed."""
+    hostvars = {name: _host(root, libraries) for name, (root, libraries) in cases.items()}
+    role_vars = {key: value for key, value in VARS.items() if key not in next(iter(hostvars.values()))}
+    play = {"hosts": "all", "gather_facts": False, "vars": role_vars, "tasks": TASKS}
+    (tmp_path / "play.yml").write_text(yaml.safe_dump([play]), encoding="utf-8")
+    (tmp_path / "hosts.yml").write_text(yaml.safe_dump({"all": {"hosts": hostvars}}), encoding="utf-8")
+    env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json", ANSIBLE_NOCOLOR="1",
+               ANSIBLE_HOME=str(tmp_path / "ansible-home"), ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"))
+    argv = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(tmp_path / "hosts.yml"), str(tmp_path / "play.yml")]
+    proc = subprocess.run(argv + (["--check"] if check else []), capture_output=True, text=True, env=env, timeout=300,
+                          check=False)
+    out = json.loads(proc.stdout[proc.stdout.index("{"):])
+    tasks = out["plays"][0]["tasks"]
+    changed = {h: [t["task"]["name"] for t in tasks if t["hosts"].get(h, {}).get("changed")] for h in cases}
+    failed = {h: [t["task"]["name"] for t in tasks if t["hosts"].get(h, {}).get("failed")] for h in cases}
+    return proc.returncode, changed, failed
+
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="the tasks write root-owned files (owner: root) and run ldconfig")
+DOWNLOAD = "Download NVIDIA's archive of each missing library (checked against its sha256)"
+
+
+@needs_root
+def test_the_task_file_on_three_hosts_check_mode_then_twice(tmp_path):
+    """good: downloaded, checked, unpacked, found, then left alone; badsum: an archive with another checksum is refused
+    and nothing is unpacked; nosoname: an archive without the library the wheel loads fails at the loader's check."""
+    cases = {}
+    for name, built, sha in (("good", "libdlboxfake.so.0", None), ("badsum", "libdlboxfake.so.0", "0" * 64),
+                             ("nosoname", "libdlboxother.so.0", None)):
+        root = tmp_path / name
+        root.mkdir()
+        archive, sha256 = _archive(root, built)
+        cases[name] = (root, [{"name": "fake", "soname": "libdlboxfake.so.0", "version": "1.0", "folder": "fake-1.0",
+                               "url": archive.as_uri(), "sha256": sha or sha256}])
+    rc, changed, failed = _run(tmp_path, cases, check=True)                   # check mode writes nothing
+    assert rc == 0, failed
+    for root, _libraries in cases.values():
+        assert not (root / "opt").exists() and not list((root / "ld.so.conf.d").iterdir())
+
+    rc, changed, failed = _run(tmp_path, cases)
+    assert rc != 0
+    good = cases["good"][0]
+    assert failed["good"] == [] and DOWNLOAD in changed["good"]
+    assert (good / "opt" / "fake-1.0" / "lib" / "libdlboxfake.so.0").is_file()
+    assert (good / "opt" / "fake-1.0" / "include" / "fake.h").is_file()
+    assert "%s/opt/fake-1.0/lib\n" % good in (good / "ld.so.conf.d" / "dlbox-fake.conf").read_text(encoding="utf-8")
+    printed = subprocess.run(["ldconfig", "-p", "-C", str(good / "ld.so.cache")], capture_output=True, text=True,
+                             check=True).stdout
+    assert "libdlboxfake.so.0" in printed
+    assert failed["badsum"] == [DOWNLOAD]
+    assert not (cases["badsum"][0] / "opt" / "fake-1.0" / "lib").exists()
+    assert not list((cases["badsum"][0] / "ld.so.conf.d").iterdir())
+    # `creates:` names the soname, so the unpack runs; the loader then still lacks it
+    assert failed["nosoname"] == ["Check that the loader finds every library the wheel needs"]
+
+    rc, changed, failed = _run(tmp_path, {"good": cases["good"]})             # the loader knows it now
+    assert rc == 0 and changed["good"] == []

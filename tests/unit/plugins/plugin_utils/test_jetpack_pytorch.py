@@ -223,13 +223,30 @@ def test_a_source_whose_torch_loads_a_library_the_role_cannot_install_is_refused
     assert not got["ok"] and got["libraries"] == []
     assert "libcudss.so.0 (cudss: NVIDIA's CUDA apt repository, not added on L4T)" in got["errors"][0]
     assert "jetpack_pytorch_source" in got["errors"][0] and "Nothing was changed." in got["errors"][0]
+    # the refused source is still named (molecule/edge builds its FIXTURE community index at that URL's path)
+    assert got["source"]["url"] == SOURCES["builds"]["jp6-cu126"][1]["url"]
 
 
-def test_a_mirror_of_such_a_source_is_warned_not_refused_and_gets_what_the_role_can_install():
+def test_a_mirror_is_warned_not_refused_and_fetches_nothing_from_nvidia_unless_given_a_folder_of_the_archives():
     got = pick("mirror", sources=with_needs(), mirror_url="http://mirror.lab/jetson/jp6/cu126", mirror_kind="index")
     assert got["ok"], got["errors"]
-    assert [lib["soname"] for lib in got["libraries"]] == ["libcusparseLt.so.0"]
-    assert any("libcudss.so.0" in warning and "mirror" in warning for warning in got["warnings"])
+    assert got["libraries"] == []                                 # a lab's mirror: often NVIDIA is out of reach
+    assert any("libcudss.so.0" in w and "mirror" in w for w in got["warnings"])
+    assert any("libcusparseLt.so.0" in w and "jetpack_pytorch_libraries_url" in w for w in got["warnings"])
+    folder = pick("mirror", sources=with_needs(), mirror_url="http://mirror.lab/jp/v61/", mirror_kind="find_links",
+                  libraries_url="http://mirror.lab/nvidia-archives/")
+    assert folder["ok"], folder["errors"]
+    assert [lib["url"] for lib in folder["libraries"]] == [
+        "http://mirror.lab/nvidia-archives/libcusparse_lt-linux-aarch64-0.8.1.1_cuda12-archive.tar.xz"]
+    assert folder["libraries"][0]["sha256"] == CUSPARSELT["sha256"]   # the same archive, the same checksum
+
+
+def test_a_lab_copy_of_nvidias_archives_serves_nvidias_own_source_too_and_a_bad_url_is_refused():
+    got = pick(sources=with_needs(), today=datetime.date(2025, 4, 1), libraries_url="file:///srv/nvidia")
+    assert [lib["url"] for lib in got["libraries"]] == [
+        "file:///srv/nvidia/libcusparse_lt-linux-aarch64-0.8.1.1_cuda12-archive.tar.xz"]
+    bad = pick(sources=with_needs(), libraries_url="mirror.lab/nvidia")
+    assert not bad["ok"] and bad["errors"][0].startswith("jetpack_pytorch_libraries_url is 'mirror.lab/nvidia'")
 
 
 def test_a_source_without_needs_installs_nothing():
