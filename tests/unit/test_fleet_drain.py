@@ -1,0 +1,78 @@
+"""Drain and wait (playbooks/tasks/rollout_begin.yml), run with real ansible-playbook over the local connection: the
+drain command runs on dlbox_scheduler_host, then the check command is polled there until it exits 0, or past
+dlbox_drain_timeout the host fails with the reason, untouched. The commands are command lines as an operator types
+them: the lab's Slurm check is a pipe (sinfo -h -n NODE -o %T | grep -qx drained, inventories/lab/group_vars/all.yml).
+
+FIXTURE scheduler: a state file per node, 'draining' from the drain, 'drained' at the third check (its job
+ended), or never."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+PLAY = """
+- name: Drain and wait
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: The rollout's drain and wait
+      block:
+        - name: Drain, wait
+          ansible.builtin.include_tasks: %s
+          vars:
+            __dlbox_rollout_scenario: test
+        - name: The change (a marker)
+          ansible.builtin.copy:
+            content: "changed\\n"
+            dest: "{{ test_dir }}/changed-{{ inventory_hostname }}"
+            mode: "0644"
+      rescue:
+        - name: Record the failure
+          ansible.builtin.set_fact:
+            dlbox_failure: {task: "{{ ansible_failed_task.name }}", message: "{{ ansible_failed_result.msg }}"}
+    - name: Write what happened
+      ansible.builtin.copy:
+        content: "{{ {'failure': dlbox_failure | default(none), 'step': dlbox_rollout_step} | to_json }}"
+        dest: "{{ test_dir }}/result-{{ inventory_hostname }}.json"
+        mode: "0644"
+""" % (ROOT / "playbooks" / "tasks" / "rollout_begin.yml")
+
+
+def test_the_rollout_waits_for_a_piped_check_and_fails_a_host_never_drained_untouched(tmp_path):
+    state = tmp_path / "state"
+    state.mkdir()
+    # the drain: the node is draining until its job ends, at the third check (or never); the check gives the state
+    # as sinfo's %T would, through a pipe
+    node = "%s/{{ inventory_hostname }}" % state
+    drain = "echo {{ test_checks_to_drain }} > " + node
+    check = ("n=$(cat %s); echo $((n - 1)) > %s; if [ $n -le 1 ]; then echo drained; else echo draining; fi"
+             " | grep -qx drained" % (node, node))
+    inventory = {"all": {"vars": {
+        "ansible_connection": "local", "ansible_python_interpreter": sys.executable, "test_dir": str(tmp_path),
+        "dlbox_scheduler_host": "localhost", "dlbox_drain_command": drain, "dlbox_drain_check_command": check,
+        "dlbox_drain_check_interval": 1, "dlbox_drain_timeout": 2},
+        "hosts": {"node-a": {"test_checks_to_drain": 3}, "node-b": {"test_checks_to_drain": 99999}}}}
+    (tmp_path / "hosts.yml").write_text(json.dumps(inventory))
+    (tmp_path / "play.yml").write_text(PLAY)
+    env = {"PATH": "%s:/usr/bin:/bin" % BIN, "ANSIBLE_CONFIG": str(tmp_path / "none.cfg"), "ANSIBLE_NOCOLOR": "1",
+           "HOME": str(tmp_path), "ANSIBLE_LOCAL_TEMP": str(tmp_path / "tmp")}
+    proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(tmp_path / "hosts.yml"), str(tmp_path / "play.yml")],
+                          capture_output=True, text=True, check=False, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    a = json.loads((tmp_path / "result-node-a.json").read_text())
+    b = json.loads((tmp_path / "result-node-b.json").read_text())
+    assert a == {"failure": None, "step": "test: baseline (common)"}, a
+    assert (tmp_path / "changed-node-a").is_file()                              # changed once drained
+    assert b["failure"]["task"] == "Fail the host, untouched, when it was not drained in time", b
+    assert b["failure"]["message"].startswith("node-b was not drained within 2 s (dlbox_drain_check_command on "
+                                              "localhost exited 1)"), b
+    assert not (tmp_path / "changed-node-b").exists()                          # untouched
+    # it polled: node-a's check twice before its job ended, node-b's until the timeout (2 s / 1 s: 1 + 2 checks)
+    assert proc.stdout.count("FAILED - RETRYING: [node-a -> localhost]") == 2, proc.stdout[-3000:]
+    assert (state / "node-a").read_text().strip() == "0" and (state / "node-b").read_text().strip() == "99996"
