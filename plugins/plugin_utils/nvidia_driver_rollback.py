@@ -95,7 +95,7 @@ def rollback_hint(found, branch):
     kept = record.get("branch")
     if kept in (None, "") or str(kept) == str(branch):
         return ""
-    return (" The branch change from R%s to R%s can be undone: run the role with nvidia_driver_rollback: true (it purges "
+    return ("The branch change from R%s to R%s can be undone: run the role with nvidia_driver_rollback: true (it purges "
             "R%s, reinstalls R%s %s from the copies kept in %s and puts back its pin and its holds as they were: %s)." % (
                 kept, branch, branch, kept, record.get("version") or "", found["folder"],
                 ", ".join(rollback_holds(record.get("holds"), record.get("packages"))) or "none"))

@@ -164,7 +164,7 @@ def test_the_holds_recorded_before_a_change_keep_their_architecture():
 def test_a_failed_check_after_a_branch_change_names_the_variable():
     found = nr.latest_record(records(("R570-570.195.03", 200, RECORD)))
     hint = nr.rollback_hint(found, 580)
-    assert hint.startswith(" The branch change from R570 to R580 can be undone: run the role with nvidia_driver_rollback: true")
+    assert hint.startswith("The branch change from R570 to R580 can be undone: run the role with nvidia_driver_rollback: true")
     assert "R570 570.195.03" in hint and found["folder"] in hint
     assert hint.endswith("as they were: nvidia-headless-570-server-open, nvidia-utils-570-server).")  # never a kernel follower
 
