@@ -267,16 +267,28 @@ def keep_plan(packages, archive_files):
 # of it alone took 3.8-13.6 s, two globs 0.15 s (measured in molecule/nvidia_driver_signed's container, 2026-12-06).
 # A real host paid that on every apt command after the role ran, and the FIXTURE GPU host scenarios spent most of their
 # CPU in it (the role's driver install: 261 s, its upgrade simulation: 65 s). tests/benchmarks/bench_apt_pin.py prints
-# the figures on a synthetic archive of that size.
+# the figures on a synthetic archive of that size. Globs cost too, about 0.06 CPU-s each on 170,908 names (Ubuntu 22.04's
+# full archive): the pin's 53 globs took 3.0-3.2 CPU-s an apt command, its 23 now (any_branch_pattern, linux-[mos]*,
+# _unsubsumed) 1.6-1.7 (molecule/server_hgx_default's container, 2026-12-06; 0.01 s without the file).
 
 
 def branch_names_pattern(branch):
     """apt preferences' globs of the package names that carry ``branch`` (Ubuntu's names, which NVIDIA's Ubuntu repository
     shares before 590): ``libnvidia-compute-580``, ``nvidia-kernel-common-580-server``, ``nvidia-firmware-580-580.196.07``,
     ``linux-modules-nvidia-580-open-generic``, ``cuda-drivers-580``; names without a glob character are exact names."""
-    b = int(branch)
-    return ("nvidia*-{b} nvidia*-{b}-* libnvidia*-{b} libnvidia*-{b}-* linux-modules-nvidia-{b}-* linux-objects-nvidia-{b}-* "
-            "linux-signatures-nvidia-{b}-* xserver-xorg-video-nvidia-{b} cuda-drivers-{b} cuda-drivers-fabricmanager-{b}").format(b=b)
+    return " ".join(_numbered(str(int(branch))))
+
+
+# The shapes of a driver package name with its branch number as a whole name token. ``linux-[mos]*`` is Ubuntu's
+# linux-modules-, linux-objects- and linux-signatures-nvidia-<branch>-* in one glob: apt matches each glob of a
+# preferences file against every package name of its cache (below), so every glob less is a pass less.
+_SHAPES = ("nvidia*-{n}", "nvidia*-{n}-*", "libnvidia*-{n}", "libnvidia*-{n}-*", "linux-[mos]*-nvidia-{n}-*",
+           "xserver-xorg-video-nvidia-{n}", "cuda-drivers-{n}", "cuda-drivers-fabricmanager-{n}")
+
+
+def _numbered(number):
+    """The driver name globs (:data:`_SHAPES`) with ``number`` (a branch, or a glob class of three digits)."""
+    return [shape.format(n=number) for shape in _SHAPES]
 
 
 def pin_names(names=None):
@@ -317,9 +329,14 @@ def other_branches_pattern(branch):
     """apt preferences' globs of the driver package names of every (three-digit) branch but ``branch``
     (``nvidia-driver-595``, ``libnvidia-compute-570-server``, ``linux-modules-nvidia-595-open-generic``,
     ``cuda-drivers-595``, ``cuda-drivers-fabricmanager-595``): the branch number is a whole name token."""
-    shapes = ("nvidia*-{n}", "nvidia*-{n}-*", "libnvidia*-{n}", "libnvidia*-{n}-*", "linux-[mos]*-nvidia-{n}-*",
-              "xserver-xorg-video-nvidia-{n}", "cuda-drivers-{n}", "cuda-drivers-fabricmanager-{n}")
-    return " ".join(shape.format(n=n) for n in _not_number(branch) for shape in shapes)
+    return " ".join(name for n in _not_number(branch) for name in _numbered(n))
+
+
+def any_branch_pattern():
+    """The driver name globs of every three-digit branch, this one included: 8 globs where :func:`other_branches_pattern`
+    has 24. Only after stanzas that already pin every version of the branch's own names (``Pin: release *`` matches the
+    dpkg status too, and apt takes a version's first matching pin), so they catch the other branches only."""
+    return " ".join(_numbered("[0-9][0-9][0-9]"))
 
 
 def other_versions(branch):
@@ -348,7 +365,9 @@ def branch_pin(branch, family, reason="", origin=None, names=None):
     2. the driver names of every other branch: -1. When Ubuntu retires a branch its metas become transitional packages
        of the next one (packages.ubuntu.com: nvidia-driver-590 590.48.01-0ubuntu0.25.10.5 Depends nvidia-driver-595;
        linux-modules-nvidia-590-generic a dummy transitional package): the version pin alone lets them pull the next
-       branch and remove this one;
+       branch and remove this one. With ``origin``, stanza 1 already pinned every version of the branch's own names
+       (archives and dpkg status alike), so the globs of every branch (:func:`any_branch_pattern`, 8) stand for the other
+       branches' (:func:`other_branches_pattern`, 24); without it the other branches' digit classes are written;
     3. the family at ``<branch>.*``: 1000. Without it apt takes the newest branch: NVIDIA's versioned metas before 590
        (``cuda-drivers-580``) depend on ``nvidia-driver (>= 580.65.06)`` and so pull 590 or later.
     """
@@ -376,9 +395,17 @@ def branch_pin(branch, family, reason="", origin=None, names=None):
         text += "Package: %s\nPin: release o=NVIDIA\nPin-Priority: 1000\n\n" % unbranched["nvidia_repo"]
         text += "Package: %s\nPin: release *\nPin-Priority: -1\n\n" % unbranched["nvidia_repo"]
     text += "# Never a driver package of another branch (a retired branch's transitional metas depend on the next one).\n"
-    text += "Package: %s\nPin: release *\nPin-Priority: -1\n\n" % other_branches_pattern(b)
-    text += "Package: %s\nPin: version %s.*\nPin-Priority: 1000\n" % (" ".join(family), b)
+    text += "Package: %s\nPin: release *\nPin-Priority: -1\n\n" % (any_branch_pattern() if origin else other_branches_pattern(b))
+    text += "Package: %s\nPin: version %s.*\nPin-Priority: 1000\n" % (" ".join(_unsubsumed(family)), b)
     return text
+
+
+def _unsubsumed(globs):
+    """``globs`` without those ``*nvidia*`` (when listed) already matches: a glob that holds ``nvidia`` literally
+    (``libnvidia*``) only names packages with ``nvidia`` in the name. One pass less of apt over every package name."""
+    if "*nvidia*" not in globs:
+        return list(globs)
+    return [g for g in globs if g == "*nvidia*" or "nvidia" not in re.sub(r"\[[^]]*\]", "?", g)]
 
 
 def check_branch_simulation(text, branch, family, same_version=(), kernel_package=None, requested=()):

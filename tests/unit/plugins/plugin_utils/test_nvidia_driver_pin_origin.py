@@ -305,3 +305,45 @@ def test_the_590_stanzas_only_for_nvidias_repository_from_590():
 def test_the_other_versions_globs(version, other):
     import fnmatch  # pylint: disable=import-outside-toplevel
     assert any(fnmatch.fnmatchcase(version, pat) for pat in p.other_versions(590)) is other
+
+
+# With an origin the other-branches stanza is 8 globs of every branch (any_branch_pattern) where it was 24 digit classes
+# (other_branches_pattern): apt matches each glob against every package name of its cache on every command (1.5 of the 3.0
+# CPU-s an `apt-cache policy` took with the pin on Ubuntu 22.04's full archive, 170,908 names, molecule/server_hgx_default's
+# container, 2026-12-06). The same priorities for every version, read by the real apt: the branch's own names in three
+# archives and as an installed version no archive has any more (dpkg status only), and the other branches' names.
+STATUS_ONLY = "580.65.06-0ubuntu1"
+
+
+@pytest.mark.parametrize("origin", ["Ubuntu", "NVIDIA"])
+def test_the_short_other_branches_stanza_gives_every_version_the_priority_the_long_one_gave(tmp_path, origin):
+    names = OWN_580 + OTHER
+    archives = [("ubuntu", "Ubuntu", [(n, UBUNTU_V) for n in names]), ("nvidia", "NVIDIA", [(n, NVIDIA_V) for n in names]),
+                ("ppa", "LP-PPA-graphics-drivers", [(n, PPA_V) for n in names])]
+    status = "".join("Package: %s\nStatus: install ok installed\nVersion: %s\nArchitecture: amd64\nMaintainer: t <t@t>\n"
+                     "Description: t\n\n" % (n, STATUS_ONLY) for n in ("libnvidia-compute-580", "linux-objects-nvidia-580-server-6.8.0-1001-generic",
+                                                                    "nvidia-utils-535-server", "cuda-drivers-580"))
+    short = p.branch_pin(580, FAMILY, "test", origin)
+    assert p.any_branch_pattern() in short and p.other_branches_pattern(580) not in short
+    long_form = short.replace(p.any_branch_pattern(), p.other_branches_pattern(580))
+    got = {}
+    for label, text in (("short", short), ("long", long_form)):
+        opts = _setup(tmp_path / label, text, archives, status)
+        got[label] = subprocess.run(["apt-cache"] + opts + ["policy"] + names, check=True, capture_output=True, text=True).stdout
+        got[label] = re.sub(r"file:\S+", "ARCHIVE", got[label]).replace(str(tmp_path / label), "ROOT")
+    assert got["short"] == got["long"]
+    # and the comparison can tell: the 580 status-only version keeps its priority (-1 from release *, not the default 100)
+    assert re.search(r"libnvidia-compute-580:.*?\*\*\* %s -1" % re.escape(STATUS_ONLY), got["short"], re.S)
+    assert "Pin-Priority: -1" in short and p.branch_pin(580, FAMILY, "t").count("[0-9][0-9][0-9]") == 0
+
+
+def test_the_family_stanza_leaves_out_the_globs_that_star_nvidia_star_covers():
+    """``libnvidia*`` names nothing ``*nvidia*`` does not (one glob less); libcuda* and cuda-drivers* stay."""
+    pin = p.branch_pin(580, FAMILY, "test", "Ubuntu")
+    family_line = [line for line in pin.splitlines() if line.startswith("Package: *nvidia*")][-1]
+    assert family_line.split()[1:] == ["*nvidia*", "libcuda*", "libnvcuvid*", "libnvoptix*", "cuda-drivers*"]
+    for name in OWN_580 + OTHER + ["libcuda1", "libnvidia-ml1", "libnvcuvid1", "cuda-drivers"]:
+        assert bool(_matches(" ".join(FAMILY), name)) == bool(_matches(" ".join(family_line.split()[1:]), name)), name
+    # without *nvidia* in the family nothing is left out
+    last = [line for line in p.branch_pin(580, ["libnvidia*", "libcuda*"], "test").splitlines() if line.startswith("Package:")][-1]
+    assert last == "Package: libnvidia* libcuda*"
