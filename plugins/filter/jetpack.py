@@ -16,7 +16,8 @@ _jetpack_pytorch = LazyModule("plugin_utils.jetpack_pytorch")
 _compat_data = LazyModule("plugin_utils.compat_data")
 
 
-def jetpack_plan(options, plan, release=None, model=None, nvpmodel_conf=None, nvpmodel_query=None, data_path=None, compat_path=None):
+def jetpack_plan(options, plan, release=None, model=None, nvpmodel_conf=None, nvpmodel_query=None, data_path=None, compat_path=None,
+                 flashed_list=None):
     """Decide the jetpack role's repositories, packages, power mode and clocks (see plugin_utils.jetpack_plan)."""
     if not isinstance(options, dict):
         raise AnsibleFilterError("jetpack_plan: expected the role's options as a mapping")
@@ -28,7 +29,7 @@ def jetpack_plan(options, plan, release=None, model=None, nvpmodel_conf=None, nv
     except (_jetpack_plan.JetsonDataError, _compat_data.CompatDataError) as exc:
         raise AnsibleFilterError(str(exc)) from exc
     return _jetpack_plan.decide(plan, options, release_text=release, model_text=model, nvpmodel_conf=nvpmodel_conf,
-                                nvpmodel_query=nvpmodel_query, data=data, compat=compat)
+                                nvpmodel_query=nvpmodel_query, data=data, compat=compat, flashed_list=flashed_list)
 
 
 def jetpack_pytorch(options, plan, listing=None, data_path=None):

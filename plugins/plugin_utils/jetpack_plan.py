@@ -14,6 +14,9 @@ Parsers, each pure and with its input shown:
   ``< PM_CONFIG DEFAULT=2 >`` lines ->
   ``{"modes": [{"id": 2, "name": "MODE_30W"}, ...], "default": 2}``.
 - :func:`parse_nvpmodel_query`: ``NV Power Mode: MODE_30W\\n2`` (``nvpmodel -q``) -> ``{"name": "MODE_30W", "id": 2}``.
+- :func:`parse_apt_list`: the flashed ``nvidia-l4t-apt-source.list`` -> its active ``deb`` lines
+  (``deb https://repo.download.nvidia.com/jetson/ffmpeg r36.4 main`` ->
+  ``{"uri": "https://repo.download.nvidia.com/jetson/ffmpeg", "suite": "r36.4", "components": ["main"]}``).
 
 Vendor facts (repository layout, the module repository's folder per L4T major, SoC per family, package names) come
 from ``data/jetson.yml``; the L4T list of each
@@ -120,6 +123,46 @@ def parse_nvpmodel_query(text):
             following = next((rest for rest in lines[index + 1:] if rest), "")
             return {"name": match.group(1), "id": int(following) if following.isdigit() else None}
     return None
+
+
+def parse_apt_list(text):
+    """The active one-line ``deb`` entries of an apt sources list, in order; comments, ``deb-src`` and blank lines are
+    left out, options in brackets (``[arch=arm64 signed-by=...]``) skipped.
+
+    ``"deb https://repo.download.nvidia.com/jetson/ffmpeg r36.4 main"`` ->
+    ``[{"uri": "https://repo.download.nvidia.com/jetson/ffmpeg", "suite": "r36.4", "components": ["main"]}]``
+    """
+    entries = []
+    for line in (text or "").splitlines():
+        words = line.split("#", 1)[0].split()
+        if not words or words[0] != "deb":
+            continue
+        words = words[1:]
+        if words and words[0].startswith("["):
+            while words and not words[0].endswith("]"):
+                words = words[1:]
+            words = words[1:]
+        if len(words) >= 3:
+            entries.append({"uri": words[0].rstrip("/"), "suite": words[1], "components": words[2:]})
+    return entries
+
+
+def _flashed_repositories(flashed, bases, base, known):
+    """The flashed list's lines that the role's two repositories do not cover (JetPack 6's ``jetson/ffmpeg``), kept:
+    a folder of NVIDIA's Jetson repository (or of ``jetpack_base_url``) moves to ``base`` as the others do, any other
+    URI stays as it is."""
+    extra = []
+    for entry in parse_apt_list(flashed):
+        folder = next((entry["uri"][len(b) + 1:] for b in bases if entry["uri"].startswith(b + "/")), None)
+        if folder is not None and folder in known:
+            continue
+        uri = "%s/%s" % (base, folder) if folder is not None else entry["uri"]
+        if any(repo["uri"] == uri for repo in extra):
+            continue
+        name = folder if folder is not None and re.match(r"^[a-z0-9][a-z0-9-]*$", folder) else "flashed-%d" % (len(extra) + 1)
+        extra.append({"name": "nvidia-jetson-%s" % name, "uri": uri, "suite": entry["suite"],
+                      "components": entry["components"]})
+    return extra
 
 
 def _padded(version):
@@ -234,13 +277,17 @@ def power_result(power, rc, output):
             "message": "nvpmodel -m %d (%s) failed (rc %s): %s" % (power["id"], power["name"], rc, (output or "").strip())}
 
 
-def decide(plan, options, release_text=None, model_text=None, nvpmodel_conf=None, nvpmodel_query=None, data=None, compat=None):
+def decide(plan, options, release_text=None, model_text=None, nvpmodel_conf=None, nvpmodel_query=None, data=None, compat=None,
+           flashed_list=None):
     """Everything the jetpack role does, or why it must not.
 
     ``plan``: ``dlbox_plan``; ``options``: the role's variables (``OPTION_KEYS``); ``release_text``: the host's
     ``/etc/nv_tegra_release`` (None when missing); ``model_text``: its device-tree model; ``nvpmodel_conf``: its
     ``/etc/nvpmodel.conf``; ``nvpmodel_query``: the output of ``nvpmodel -q``; ``data``: ``data/jetson.yml``;
-    ``compat``: ``data/compat.yml`` (for the L4T releases of the plan's JetPack).
+    ``compat``: ``data/compat.yml`` (for the L4T releases of the plan's JetPack); ``flashed_list``: the flashed
+    JetPack's ``nvidia-l4t-apt-source.list`` (or the copy set aside by an earlier run), whose every line is kept: the
+    role sets the list aside, so a line its own repositories do not cover (``jetson/ffmpeg`` on JetPack 6 and 7.2)
+    becomes a repository too.
 
     Returns ``{"ok", "errors", "l4t", "jetpack", "family", "repositories", "pin_origin", "key", "packages",
     "preinstalled_list", "power", "clocks"}``. ``errors`` are complete sentences that end in what to do.
@@ -305,11 +352,12 @@ def decide(plan, options, release_text=None, model_text=None, nvpmodel_conf=None
         return result
     base = (options.get("base_url") or data["repository"]["base_url"]).rstrip("/")
     suite = result["l4t"]["suite"]
+    folders = ("common", folder.replace("{soc}", soc["soc"]))
     result["repositories"] = [
         {"name": "nvidia-jetson-%s" % repo, "uri": "%s/%s" % (base, repo), "suite": suite,
          "components": [data["repository"]["component"]]}
-        for repo in ("common", folder.replace("{soc}", soc["soc"]))
-    ]
+        for repo in folders
+    ] + _flashed_repositories(flashed_list, [data["repository"]["base_url"].rstrip("/"), base], base, folders)
     # apt's `Pin: origin` is the host of the sources (empty for file:// ones)
     result["pin_origin"] = urlparse(base).hostname or ""
     result["key"] = {"url": options.get("key_url") or "%s/%s" % (base, data["repository"]["key_file"]),

@@ -50,3 +50,21 @@ def test_the_rescue_removes_the_new_sources_first_and_then_stops():
     assert removed["ansible.builtin.file"] == {"path": "/etc/apt/sources.list.d/{{ item.name }}.sources", "state": "absent"}
     assert removed["loop"] == "{{ __jetpack_decided.repositories }}"
     assert "ansible.builtin.fail" in rescue[-1]
+
+
+# issue 52 red team MEDIUM 8: the flashed list's every line is kept. Preflight reads the list, or the copy an earlier
+# run set aside (the same path the switch diverts it to), and gives it to the plan, which keeps its other lines
+# (JetPack 6's jetson/ffmpeg) as repositories (tests/unit/plugins/plugin_utils/test_jetpack_plan.py).
+PREFLIGHT = yaml.safe_load((ROOT / "roles" / "jetpack" / "tasks" / "preflight.yml").read_text(encoding="utf-8"))
+VARS = yaml.safe_load((ROOT / "roles" / "jetpack" / "vars" / "main.yml").read_text(encoding="utf-8"))
+
+
+def test_preflight_reads_the_flashed_list_or_its_copy_set_aside_and_gives_it_to_the_plan():
+    read = next(t for t in PREFLIGHT if "ansible.builtin.slurp" in t)
+    assert read["loop"][3:5] == ["{{ __jetpack_preinstalled_list }}", "{{ __jetpack_preinstalled_aside }}"]
+    decide = next(t for t in PREFLIGHT if t["name"] == "Decide what to install and set")["ansible.builtin.set_fact"]
+    assert "flashed_list=__jetpack_text[3] or __jetpack_text[4]" in decide["__jetpack_decided"]
+    assert "preinstalled_list" in VARS["__jetpack_preinstalled_list"]             # the data's path, not a copy
+    assert VARS["__jetpack_preinstalled_aside"] == "{{ __jetpack_divert_dir }}/{{ __jetpack_preinstalled_list | basename }}"
+    aside = next(t for t in SWITCH["block"] if t["name"] == "Set that list aside")["ansible.builtin.command"]["argv"]
+    assert "__jetpack_divert_dir ~ '/' ~ (__jetpack_decided.preinstalled_list | basename)" in aside

@@ -377,3 +377,38 @@ def test_container_toolkit_source(choice, the_plan, host, source):
 def test_container_toolkit_source_refused_naming_the_variable(choice, the_plan, words):
     out = container_toolkit_source(choice, the_plan)
     assert out["source"] is None and words in out["errors"][0] and "nvidia_container_toolkit_source" in out["errors"][0]
+
+
+# --- every line of the flashed list is kept (issue 52 red team MEDIUM 8) -----------------------------------------
+# The role sets nvidia-l4t-apt-source.list aside; JetPack 6's has a third line, jetson/ffmpeg (REAL lines,
+# tests/fixtures/jetson/SOURCES.md), whose packages apt lost with it.
+FLASHED_R364 = read("jetson/apt/nvidia-l4t-apt-source-r36.4.list")
+
+
+def test_the_flashed_ffmpeg_line_is_kept_as_a_repository_beside_common_and_t234():
+    got = decide(plan(), options(), release_text=AGX_R3643, model_text=MODEL, data=JETSON, compat=COMPAT,
+                 flashed_list=FLASHED_R364)
+    assert got["ok"], got["errors"]
+    assert ["deb %s %s %s" % (r["uri"], r["suite"], " ".join(r["components"])) for r in got["repositories"]] == \
+        FLASHED_R364.splitlines()
+    assert [r["name"] for r in got["repositories"]] == ["nvidia-jetson-common", "nvidia-jetson-t234", "nvidia-jetson-ffmpeg"]
+
+
+def test_with_a_mirror_the_ffmpeg_folder_moves_to_it_and_lines_elsewhere_stay_as_they_are():
+    flashed = (FLASHED_R364 + "# deb https://repo.download.nvidia.com/jetson/extra r36.4 main\n"
+               "deb-src https://repo.download.nvidia.com/jetson/src r36.4 main\n"
+               "deb [arch=arm64] https://apt.lab.example/jetson-extra r36.4 main restricted\n")
+    got = decide(plan(), options(base_url="http://127.0.0.1:8089/jetson"), release_text=AGX_R3643, model_text=MODEL,
+                 data=JETSON, compat=COMPAT, flashed_list=flashed)
+    assert [(r["uri"], r["components"]) for r in got["repositories"][2:]] == [
+        ("http://127.0.0.1:8089/jetson/ffmpeg", ["main"]), ("https://apt.lab.example/jetson-extra", ["main", "restricted"])]
+    assert got["repositories"][3]["name"] == "nvidia-jetson-flashed-2"
+
+
+def test_a_list_of_the_two_repositories_a_mirrors_list_or_none_adds_nothing():
+    two = "".join(FLASHED_R364.splitlines(True)[:2])
+    mirror_list = "deb http://127.0.0.1:8089/jetson/common r36.4 main\ndeb http://127.0.0.1:8089/jetson/t234 r36.4 main\n"
+    for flashed, base in ((two, ""), (mirror_list, "http://127.0.0.1:8089/jetson"), (None, "")):
+        got = decide(plan(), options(base_url=base), release_text=AGX_R3643, model_text=MODEL, data=JETSON,
+                     compat=COMPAT, flashed_list=flashed)
+        assert [r["name"] for r in got["repositories"]] == ["nvidia-jetson-common", "nvidia-jetson-t234"]
