@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -294,3 +295,129 @@ def test_a_submenu_position_counts_the_recovery_entries(tmp_path, recovery, entr
     fx, host, env = model(tmp_path, kernels=(OLD, NEW), running=NEW)
     _grub(host, entry, dropin=recovery or None)
     assert _boot_kernel(env) == OLD
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# 3. mokutil's states (lcp/mokutil src/mokutil.c) and what a boot does with a queued key
+# ------------------------------------------------------------------------------------------------------------------
+
+CERT = "/var/lib/dkms/mok.pub"
+
+
+def _mok_model(tmp_path, secure_boot=True):
+    fx, host, env = model(tmp_path)
+    (host / "var/lib/dkms").mkdir(parents=True)
+    (host / CERT.lstrip("/")).write_bytes(b"\x30\x82FIXTURE-DER")
+    if secure_boot:
+        (fx / "state/secure_boot").write_text("")
+    return fx, host, env
+
+
+def _mokutil(env, *args, stdin=""):
+    return subprocess.run(["sh", str(GPU / "bin/mokutil")] + list(args), env=env, input=stdin, capture_output=True,
+                          text=True, timeout=60, check=False)
+
+
+@pytest.mark.parametrize("flags, stdout, stderr, rc", [
+    (["secure_boot"], "SecureBoot enabled\n", "", 0),
+    ([], "SecureBoot disabled\n", "", 0),
+    (["secure_boot", "setup-mode"], "SecureBoot disabled\nPlatform is in Setup Mode\n", "", 0),
+    (["secure_boot", "shim-validation-off"], "SecureBoot enabled\nSecureBoot validation is disabled in shim\n", "", 0),
+    (["no-efi"], "", "EFI variables are not supported on this system\n", 1),
+])
+def test_sb_state_answers_as_mokutil_does(tmp_path, flags, stdout, stderr, rc):
+    fx, host, env = _mok_model(tmp_path, secure_boot=False)
+    for flag in flags:
+        (fx / "state" / flag).write_text("")
+    run = _mokutil(env, "--sb-state")
+    assert (run.stdout, run.stderr, run.returncode) == (stdout, stderr, rc)
+
+
+def test_a_key_imported_is_pending_listed_and_answered_as_such(tmp_path):
+    from ansible_collections.dlbox.stack.plugins.module_utils import _nvidia_driver as nd
+    fx, host, env = _mok_model(tmp_path)
+    before = _mokutil(env, "--test-key", CERT)
+    assert (before.stdout, before.returncode) == ("%s is not enrolled\n" % CERT, 1)
+    assert nd.parse_mokutil_test_key(before.stdout) == "not-enrolled"
+    assert _mokutil(env, "--list-new").stdout == ""
+    imported = _mokutil(env, "--import", CERT, stdin="secret\nsecret\n")
+    assert imported.returncode == 0 and imported.stdout == "input password: \ninput password again: \n", imported.stderr
+    pending = _mokutil(env, "--test-key", CERT)
+    assert (pending.stdout, pending.returncode) == ("%s is already in the enrollment request\n" % CERT, 0)
+    assert nd.parse_mokutil_test_key(pending.stdout) == "pending"
+    listed = _mokutil(env, "--list-new").stdout.splitlines()
+    sha1 = hashlib.sha1((host / CERT.lstrip("/")).read_bytes()).hexdigest()
+    assert listed[:2] == ["[key 1]", "SHA1 Fingerprint: " + ":".join(sha1[i:i + 2] for i in range(0, 40, 2))]
+    again = _mokutil(env, "--import", CERT, "--root-pw")
+    assert (again.stdout, again.returncode) == ("SKIP: %s is already in the enrollment request\n" % CERT, 0)
+    assert (fx / "state/mok-pending").read_text() == CERT + "\n"
+
+
+@pytest.mark.parametrize("stdin, message", [("", "password should be 1~256 characters"),
+                                            ("one\ntwo\nthree\nfour\n", "password doesn't match")])
+def test_an_import_without_a_password_aborts(tmp_path, stdin, message):
+    fx, host, env = _mok_model(tmp_path)
+    run = _mokutil(env, "--import", CERT, stdin=stdin)
+    assert run.returncode == 255 and run.stderr.splitlines() == [message] * 3 + ["Abort"]
+    assert not (fx / "state/mok-pending").exists()
+
+
+def test_a_missing_certificate_is_not_answered(tmp_path):
+    fx, host, env = _mok_model(tmp_path)
+    run = _mokutil(env, "--test-key", "/root/none.der")
+    assert (run.stderr, run.returncode) == ("Failed to open /root/none.der\n", 255)
+
+
+def _signed_module(host, signer=CERT):
+    ko = host / "lib/modules" / KERNEL / "updates/dkms/nvidia.ko"
+    ko.parent.mkdir(parents=True, exist_ok=True)
+    ko.write_text("version=%s\nsigner=%s\n" % (VERSION, signer))
+
+
+@pytest.mark.parametrize("console, enrolled", [(False, False), (True, True)])
+def test_a_boot_enrols_a_queued_key_only_at_the_console(tmp_path, console, enrolled):
+    """MokManager enrols the key when a person confirms it; else its countdown continues the boot and the request
+    is deleted: the module signed with that key is rejected, and the next boot asks nothing."""
+    fx, host, env = _mok_model(tmp_path)
+    _signed_module(host)
+    (host / "etc/modprobe.d").mkdir(parents=True)
+    (host / "etc/modprobe.d/blacklist-nouveau.conf").write_text("blacklist nouveau\n")
+    os.utime(host / "etc/modprobe.d/blacklist-nouveau.conf", (1, 1))
+    (fx / "state" / ("initramfs-" + KERNEL)).write_text("2\n")
+    assert _mokutil(env, "--import", CERT, "--root-pw").returncode == 0
+    if console:
+        (fx / "state/mok-console-enrols").write_text("")
+    assert stub(env, "reboot").returncode == 0
+    assert not (fx / "state/mok-pending").exists()
+    answer = _mokutil(env, "--test-key", CERT).stdout
+    assert answer == ("%s is already enrolled\n" % CERT if enrolled else "%s is not enrolled\n" % CERT)
+    loaded = (fx / "state/loaded_version").read_text().strip() if (fx / "state/loaded_version").exists() else ""
+    assert loaded == (VERSION if enrolled else "")
+    if not enrolled:
+        assert "Loading of module with unavailable key is rejected" in (fx / "state/dmesg").read_text()
+
+
+def test_an_enrolled_key_the_kernel_does_not_trust_for_modules_is_rejected(tmp_path):
+    fx, host, env = _mok_model(tmp_path)
+    _signed_module(host)
+    (fx / "state/mok-enrolled").write_text(CERT + "\n")
+    (fx / "state/mok-untrusted").write_text("")
+    run = stub(env, "fixture-load")
+    assert run.returncode == 1 and "Key was rejected by service" in run.stderr
+    assert _mokutil(env, "--test-key", CERT).stdout == "%s is already enrolled\n" % CERT   # enrolled all the same
+    (fx / "state/mok-untrusted").unlink()
+    assert stub(env, "fixture-load").returncode == 0
+
+
+@pytest.mark.parametrize("flag, loads", [(None, False), ("shim-validation-off", True), ("setup-mode", True)])
+def test_the_kernel_enforces_signatures_only_when_it_sees_secure_boot(tmp_path, flag, loads):
+    """An unsigned module under Secure Boot: refused by the lockdown, unless shim's validation is off (MokSBStateRT)
+    or the platform is in Setup Mode (Linux efi_get_secureboot), where it loads."""
+    fx, host, env = _mok_model(tmp_path)
+    _signed_module(host, signer="")
+    if flag:
+        (fx / "state" / flag).write_text("")
+    run = stub(env, "fixture-load")
+    assert (run.returncode == 0) == loads, run.stderr
+    if not loads:
+        assert "could not insert 'nvidia': Operation not permitted" in run.stderr
