@@ -421,3 +421,26 @@ def test_the_kernel_enforces_signatures_only_when_it_sees_secure_boot(tmp_path, 
     assert (run.returncode == 0) == loads, run.stderr
     if not loads:
         assert "could not insert 'nvidia': Operation not permitted" in run.stderr
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# 6. the DKMS module name is the packaging's: Debian's own packages register nvidia-current[-open]
+# ------------------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("package, version, module, upstream", [
+    ("nvidia-kernel-dkms", "525.147.05-4~deb12u1", "nvidia-current", "525.147.05"),     # Debian 12's own
+    ("nvidia-open-kernel-dkms", "550.163.01-2", "nvidia-current-open", "550.163.01"),   # Debian's open modules
+    ("nvidia-kernel-dkms", "580.95.05-1", "nvidia", "580.95.05"),                       # NVIDIA's Debian repository
+    ("nvidia-kernel-open-dkms", "580.95.05-1", "nvidia", "580.95.05"),
+    ("nvidia-dkms-580-open", "580.95.05-0ubuntu1", "nvidia", "580.95.05"),              # Ubuntu's
+])
+def test_dkms_registers_the_packaging_s_module_name(tmp_path, package, version, module, upstream):
+    fx, host, env = model(tmp_path)
+    (tmp_path / "fakebin/dpkg-query").write_text("#!/bin/sh\necho 'ii  %s %s'\n" % (package, version))
+    assert stub(env, "dkms", "status").stdout == "%s/%s: added\n" % (module, upstream)
+    built = stub(env, "dkms", "autoinstall", "-k", KERNEL)
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert stub(env, "dkms", "status").stdout == "%s/%s, %s, x86_64: installed\n" % (module, upstream, KERNEL)
+    assert (host / "lib/modules" / KERNEL / "updates/dkms" / (module + ".ko")).is_file()
+    assert stub(env, "fixture-load").returncode == 0   # loaded as nvidia (Debian's modprobe.d alias)
+    assert (fx / "state/loaded_version").read_text().strip() == upstream
