@@ -36,7 +36,8 @@ from ansible_collections.dlbox.stack.plugins.plugin_utils.jetpack_pytorch import
 
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "data" / "jetson.yml"
 
-OPTION_KEYS = ("base_url", "key_url", "key_fingerprint", "components", "power_mode", "power_mode_reboot", "clocks")
+OPTION_KEYS = ("base_url", "key_url", "key_fingerprint", "components", "power_mode", "power_mode_reboot", "clocks",
+               "container_runtime")
 POWER_REBOOT_CHOICES = ("never", "if_needed")
 # nvpmodel's answer to `-m <id>` when the mode needs a reboot (NVIDIA Jetson Linux Developer Guide, Power Management,
 # nvpmodel; outputs posted from modules: boxcutter/kvm docs/NVIDIA_JETPACK_6_JETSON_DEVELOPER_KIT_SETUP.md on an AGX
@@ -95,6 +96,11 @@ def check_jetson_data(data):
     for name, packages in components.items():
         _need(isinstance(packages, list) and packages and all(isinstance(p, str) for p in packages),
               "components.%s" % name, "must be a non-empty list of package names")
+    runtime = data.get("container_runtime")
+    if runtime is not None:
+        _need(isinstance(runtime, dict) and isinstance(runtime.get("components"), list) and runtime["components"]
+              and all(c in components for c in runtime["components"]) and isinstance(runtime.get("source"), str),
+              "container_runtime", "needs 'components' (components that bring nvidia-container) and a 'source'")
     if "pytorch_sources" in data:
         check_sources(data["pytorch_sources"], _need)
     return data
@@ -220,6 +226,20 @@ def _packages(data, components, errors):
     for component in components:
         packages += [p for p in known[component] if p not in packages]
     return packages
+
+
+def _container_runtime(data, options, errors):
+    """Docker with nvidia as its default runtime (``container_runtime``, edge.yml's dlbox_edge_docker) needs a component
+    that brings nvidia-container (data/jetson.yml ``container_runtime``); without one every container fails to start."""
+    bringing = (data.get("container_runtime") or {}).get("components") or []
+    components = options.get("components")
+    if not options.get("container_runtime") or not bringing or not isinstance(components, list):
+        return
+    if not set(components) & set(bringing):
+        errors.append("jetpack_components is %s, without %s: nothing installs nvidia-container (Docker's nvidia runtime), "
+                      "but Docker is set up with nvidia as its default runtime (dlbox_edge_docker is true), so every "
+                      "container would fail to start. Add container to jetpack_components, or set dlbox_edge_docker to "
+                      "false. Nothing was changed." % (components, " or ".join(bringing)))
 
 
 def _power(options, conf_text, query_text, errors):
@@ -363,6 +383,7 @@ def decide(plan, options, release_text=None, model_text=None, nvpmodel_conf=None
     result["key"] = {"url": options.get("key_url") or "%s/%s" % (base, data["repository"]["key_file"]),
                      "fingerprint": fingerprint or data["repository"]["key_fingerprint"]}
     result["packages"] = _packages(data, options.get("components"), errors)
+    _container_runtime(data, options, errors)
     result["power"] = _power(options, nvpmodel_conf, nvpmodel_query, errors)
     result["ok"] = not errors
     return result

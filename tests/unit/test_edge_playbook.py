@@ -52,8 +52,9 @@ def test_no_kernel_headers_on_l4t():
 
 
 def test_the_roles_in_their_order():
-    # the preflight, the baseline, JetPack, Docker with JetPack's runtime, PyTorch from the Jetson wheels
-    assert [include[0] for include in _includes()] == ["jetpack", "common", "jetpack", "docker", "python_env"]
+    # the preflights, the baseline, JetPack, Docker with JetPack's runtime, PyTorch from the Jetson wheels
+    assert _includes() == [("jetpack", "preflight.yml"), ("docker", "preflight.yml"), ("common", None), ("jetpack", None),
+                           ("docker", None), ("python_env", None)]
 
 
 def test_docker_gets_the_nvidia_runtime_as_its_default_merged_into_daemon_json():
@@ -61,3 +62,28 @@ def test_docker_gets_the_nvidia_runtime_as_its_default_merged_into_daemon_json()
     assert docker["vars"]["docker_default_runtime"] == "nvidia"
     # the runtime it names is one daemon.json defines (the docker role refuses another); merged, not written whole
     assert "nvidia" in docker["vars"]["docker_daemon_settings"]["runtimes"]
+
+
+# issue 52 red team MEDIUM 9 and 10: Docker's source is the user's (dlbox_edge_docker_source, checked naming it), and
+# the docker role's preflight (its source against an engine from the other one, the Jetson kernel's iptables raw table,
+# daemon.json) runs before any change with the very variables its install gets; the jetpack preflight is told that
+# Docker's default runtime is nvidia, so jetpack_components without nvidia-container is refused (test_jetpack_plan).
+def _include(role, tasks_from=None):
+    return next(t for t in _tasks() if t.get("ansible.builtin.include_role", {}).get("name") == "dlbox.stack." + role
+                and t["ansible.builtin.include_role"].get("tasks_from") == tasks_from)
+
+
+def test_docker_is_checked_before_any_change_with_the_variables_its_install_gets():
+    preflight, install = _include("docker", "preflight.yml"), _include("docker")
+    assert preflight["vars"] == install["vars"]
+    assert preflight["vars"]["docker_source"] == "{{ dlbox_edge_docker_source | default('distribution') }}"
+    assert preflight["when"] == install["when"] == "dlbox_edge_docker | default(true) | bool"
+    refusal_block = next(t for t in _tasks() if t["name"].startswith("Refuse a host that is not a Jetson"))
+    assert preflight in refusal_block["block"] and "rescue" in refusal_block
+    check = next(t for t in refusal_block["block"] if t["name"] == "Check dlbox_edge_docker_source")
+    assert "dlbox_edge_docker_source" in check["ansible.builtin.assert"]["fail_msg"]
+
+
+def test_the_jetpack_preflight_and_install_know_that_dockers_default_runtime_is_nvidia():
+    for role in (_include("jetpack", "preflight.yml"), _include("jetpack")):
+        assert role["vars"]["jetpack_container_runtime"] == "{{ dlbox_edge_docker | default(true) | bool }}"

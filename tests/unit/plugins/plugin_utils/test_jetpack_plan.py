@@ -34,6 +34,7 @@ JETSON = {
              "xavier": {"soc": "t194", "l4t_majors": [32, 35], "source": "frozen"}},
     "components": {"all": ["nvidia-jetpack"], "cuda": ["nvidia-cuda"], "container": ["nvidia-container"]},
     "components_source": "frozen",
+    "container_runtime": {"components": ["all", "container"], "source": "frozen"},
 }
 
 
@@ -412,3 +413,30 @@ def test_a_list_of_the_two_repositories_a_mirrors_list_or_none_adds_nothing():
         got = decide(plan(), options(base_url=base), release_text=AGX_R3643, model_text=MODEL, data=JETSON,
                      compat=COMPAT, flashed_list=flashed)
         assert [r["name"] for r in got["repositories"]] == ["nvidia-jetson-common", "nvidia-jetson-t234"]
+
+
+
+# --- Docker's nvidia runtime needs nvidia-container (issue 52 red team MEDIUM 10) --------------------------------
+@pytest.mark.parametrize("components, runtime, refused", [
+    (["cuda"], True, True),                 # Docker defaults to nvidia, nothing installs nvidia-container-runtime
+    (["cuda", "container"], True, False),
+    (["all"], True, False),                 # nvidia-jetpack -> nvidia-jetpack-runtime -> nvidia-container
+    (["cuda"], False, False),               # no Docker (dlbox_edge_docker false): any component list
+])
+def test_a_component_list_without_nvidia_container_is_refused_when_dockers_default_runtime_is_nvidia(components, runtime,
+                                                                                                 refused):
+    got = run(opts=options(components=components, container_runtime=runtime))
+    assert got["ok"] is not refused
+    if refused:
+        assert got["errors"] == [
+            "jetpack_components is ['cuda'], without all or container: nothing installs nvidia-container (Docker's nvidia "
+            "runtime), but Docker is set up with nvidia as its default runtime (dlbox_edge_docker is true), so every "
+            "container would fail to start. Add container to jetpack_components, or set dlbox_edge_docker to false. "
+            "Nothing was changed."]
+
+
+def test_container_runtime_components_must_be_known_components():
+    data = copy.deepcopy(JETSON)
+    data["container_runtime"]["components"] = ["docker"]
+    with pytest.raises(JetsonDataError, match="container_runtime: needs 'components'"):
+        check_jetson_data(data)
