@@ -79,7 +79,9 @@ def test_persistence_mode_comes_from_the_roles_dropin_over_ubuntus_unit(host):
     """Ubuntu's unit as shipped (--no-persistence-mode, StopWhenUnneeded=true, no [Install]) stays; the role's drop-in
     (persistence.yml, nvidia_driver_persistence_mode's default) runs the daemon with --persistence-mode, keeps it and
     enables it; gpu_settings is off here, so nothing else turns persistence mode on."""
-    unit = host.file("/etc/systemd/system/nvidia-persistenced.service").content_string
+    path = host.check_output("systemctl show -p FragmentPath --value nvidia-persistenced.service")
+    assert path.startswith(("/lib/systemd/system/", "/usr/lib/systemd/system/")), path   # where the package ships it
+    unit = host.file(path).content_string
     assert "--no-persistence-mode" in unit and "StopWhenUnneeded=true" in unit and "[Install]" not in unit
     dropins = host.check_output("ls %s" % DROPIN_DIR).split()
     assert len(dropins) == 1, dropins
