@@ -47,6 +47,26 @@ def headers_meta_candidates(release, distribution, architecture, packages=None):
     return out
 
 
+def policy_candidates(text):
+    """``apt-cache policy NAME ...`` (one command for several names) -> {name: candidate version, or None where apt
+    has the name but nothing it would install: "Candidate: (none)", a purely virtual name, every version pinned -1}.
+    Names apt does not know at all are not in its output (it says so on stderr and exits 0): not in the result.
+
+    One command for the running kernel's headers and every headers meta candidate: each apt command builds apt's
+    policy again (the driver's branch pin: about 1.6 CPU-s on Ubuntu's full archive), and ``apt-cache show`` answered
+    0 for a name whose every version is pinned out, which then failed to install."""
+    out = {}
+    name = None
+    for line in (text or "").splitlines():
+        if line and not line[0].isspace() and line.rstrip().endswith(":"):
+            name = line.rstrip()[:-1]
+            out[name] = None
+        elif name is not None and line.strip().startswith("Candidate:"):
+            value = line.split(":", 1)[1].strip()
+            out[name] = None if not value or value == "(none)" else value
+    return out
+
+
 # --- installed kernel packages (Ubuntu and Debian), read the way ubuntu-drivers does ---------------------------
 #
 # The flavour of the kernel the machine keeps getting is the installed linux-image-<flavour> meta package

@@ -60,3 +60,26 @@ def test_dpkg_present_one_reading(status, present):
     driver = nd.parse_dpkg_query("nvidia-driver-580\t580.95.05-0ubuntu1\tamd64\t%s\n" % status)
     assert kernel[0]["installed"] is present
     assert bool(driver) is present
+
+
+# --- one apt-cache policy for several headers names (roles/common/tasks/headers.yml) -------------------------------------
+POLICY = __import__("pathlib").Path(__file__).resolve().parents[3] / "fixtures" / "kernel" / "policy"
+
+
+def test_policy_candidates_on_debian12_real_lists():
+    """tests/fixtures/kernel/README.md: the running (cloud) kernel's headers name is unknown to apt: not in the answer."""
+    text = (POLICY / "apt-cache-policy-headers-debian12.txt").read_text()
+    got = k.policy_candidates(text)
+    assert got == {"linux-headers-cloud-amd64": "6.1.192-3", "linux-headers-amd64": "6.1.192-3", "mail-transport-agent": None}
+
+
+def test_policy_candidates_with_pinned_out_versions():
+    """Versions pinned to -1 are no candidate (apt-cache show answered 0 for linux-headers-virtual, whose install fails)."""
+    text = (POLICY / "apt-cache-policy-headers-ubuntu2204-fixture-pins.txt").read_text()
+    got = k.policy_candidates(text)
+    assert got == {"linux-headers-5.15.0-1002-generic": "5.15.0-1002.1002", "linux-headers-generic": "5.15.0.1002.1002",
+                   "linux-headers-virtual": None, "linux-headers-generic-hwe-22.04": None}
+
+
+def test_policy_candidates_of_nothing():
+    assert k.policy_candidates("") == {} and k.policy_candidates(None) == {}
