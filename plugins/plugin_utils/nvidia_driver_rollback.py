@@ -101,19 +101,33 @@ def rollback_hint(found, branch):
                 ", ".join(rollback_holds(record.get("holds"), record.get("packages"))) or "none"))
 
 
+def unattended_file(record):
+    """The role's unattended-upgrades file as it was before the change (tasks/keep.yml records its text, or null when
+    there was none): {action: write|remove|keep, content}. ``keep``: a record of an older role without it (the file is
+    left as it is)."""
+    if "unattended" not in (record or {}):
+        return {"action": "keep", "content": None}
+    content = record.get("unattended")
+    if content is None:
+        return {"action": "remove", "content": None}
+    return {"action": "write", "content": str(content)}
+
+
 def rollback_request(found, installed, family, keep_dir, present_files=None, simulation=None):
-    """{ok, action, branch, version, purge, install, pin, holds, message}: what ``nvidia_driver_rollback: true`` does.
+    """{ok, action, branch, version, purge, install, pin, holds, unattended, message}: what ``nvidia_driver_rollback:
+    true`` does.
 
     ``found``: :func:`latest_record`'s result. ``installed``: dpkg's packages now. ``present_files``: the kept files that
     exist (None: not checked). ``install``: the kept .deb paths; ``pin``: the previous branch's pin text (None: the
     previous branch had none, the pin file is removed); ``holds``: the holds from before the change, without what
-    follows the kernel. ``simulate``: the argv of the one transaction to simulate first; with ``simulation`` (its
-    result) a transaction apt refuses is refused here before anything is purged. ``action``: ``rollback``, or ``none``
-    when the host already has exactly the kept branch (:func:`already_back`: a second run with the variable still true
-    purges, reinstalls and marks nothing; the pin and the holds are still put back as recorded).
+    follows the kernel; ``unattended``: the role's unattended-upgrades file as it was (:func:`unattended_file`).
+    ``simulate``: the argv of the one transaction to simulate first; with ``simulation`` (its result) a transaction apt
+    refuses is refused here before anything is purged. ``action``: ``rollback``, or ``none`` when the host already has
+    exactly the kept branch (:func:`already_back`: a second run with the variable still true purges, reinstalls and
+    marks nothing; the pin, the holds and the unattended-upgrades file are still put back as recorded).
     """
     out = {"ok": False, "action": "none", "branch": None, "version": None, "purge": [], "install": [], "pin": None, "holds": [], "simulate": [],
-           "message": ""}
+           "unattended": {"action": "keep", "content": None}, "message": ""}
     if not found:
         out["message"] = ("nvidia_driver_rollback: no kept driver branch in %s (a branch change keeps the previous branch there "
                           "before it removes it; none happened on this host). Nothing was changed." % keep_dir)
@@ -128,7 +142,7 @@ def rollback_request(found, installed, family, keep_dir, present_files=None, sim
     undo = plan.rollback_plan(installed, kept, family)
     out.update(ok=True, branch=record.get("branch"), version=record.get("version"), purge=undo["purge"],
                install=["%s/%s" % (found["folder"], k["file"]) for k in kept], pin=record.get("pin"),
-               holds=rollback_holds(record.get("holds"), kept))
+               holds=rollback_holds(record.get("holds"), kept), unattended=unattended_file(record))
     if already_back(installed, kept, out["purge"]):
         out["install"] = []
         out["message"] = ("nvidia_driver_rollback: driver R%s (%s) kept in %s is what dpkg has (no package of another branch): "

@@ -182,3 +182,13 @@ def test_the_hint_filter_reads_slurp_results():
                 "content": base64.b64encode(json.dumps(RECORD).encode()).decode()}]
     assert "nvidia_driver_rollback: true" in nvidia_driver_rollback_hint(slurped, branch=580)
     assert nvidia_driver_rollback_hint([], branch=580) == ""
+
+
+@pytest.mark.parametrize("now", [NOW, AFTER])
+def test_the_rollback_puts_the_unattended_upgrades_file_back_as_recorded(now):
+    text = 'Unattended-Upgrade::Package-Blacklist {\n    "^nvidia-utils-570-server$";\n};\n'
+    found = nr.latest_record(records(("R570-570.195.03", 200, dict(RECORD, unattended=text))))
+    out = nr.rollback_request(found, now, FAMILY, KEEP, [found["folder"] + "/" + k["file"] for k in KEPT])
+    assert out["unattended"] == {"action": "write", "content": text}  # a second run (AFTER) puts it back too
+    found = nr.latest_record(records(("R570-570.195.03", 200, dict(RECORD, unattended=None))))
+    assert nr.rollback_request(found, now, FAMILY, KEEP)["unattended"]["action"] == "remove"
