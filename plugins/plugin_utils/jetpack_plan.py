@@ -278,18 +278,30 @@ def max_power_mode(modes):
     return max(watts, key=lambda pair: pair[0])[1] if watts else None
 
 
+def _current_name(power):
+    current = power.get("current") or {}
+    return "the mode in effect (%s)" % current["name"] if current.get("name") else "the mode in effect"
+
+
 def power_result(power, rc, output):
     """What ``nvpmodel -m <id>``, answered "no", did: ``{"state", "reboot_required", "message"}``.
 
     ``state``: ``applied`` (the mode switched at once, rc 0), ``pending_reboot`` (nvpmodel asked for a reboot and the
-    answer cancelled the change: the mode is NOT set, a reboot through nvpmodel's own prompt sets it) or ``failed``.
+    answer cancelled the change: the mode is NOT set, and an ordinary reboot does not set it either; only a reboot
+    through nvpmodel's own prompt answered YES does) or ``failed``.
     ``output``: stdout and stderr together, e.g. ``NVPM WARN: Reboot required for changing to this power mode: 0`` ...
     """
     required = _REBOOT_REQUIRED_RE.search(output or "")
     if required:
+        # a declined change is cancelled, not deferred: nvpmodel keeps the old mode in /var/lib/nvpmodel/status, which
+        # is the mode every boot applies, so a plain reboot leaves the old mode too (almond-bot/axol#107: "the box
+        # never reached MAXN on any boot")
         message = ("Power mode %s (id %d) needs a reboot: nvpmodel asked, and the change was cancelled (answered no). "
-                   "With jetpack_power_mode_reboot: if_needed the play reboots the module through nvpmodel's prompt; "
-                   "by hand: sudo nvpmodel -m %d and answer YES." % (power["name"], power["id"], power["id"]))
+                   "It is NOT set, now or after a reboot: nvpmodel applies such a mode only through its own prompt "
+                   "answered YES, and an ordinary reboot keeps %s. To set it, run again with "
+                   "jetpack_power_mode_reboot: if_needed (the play reboots the module through nvpmodel's prompt), or by "
+                   "hand: sudo nvpmodel -m %d and answer YES."
+                   % (power["name"], power["id"], _current_name(power), power["id"]))
         return {"state": "pending_reboot", "reboot_required": True, "message": message}
     if rc == 0:
         return {"state": "applied", "reboot_required": False, "message": "Power mode %s set." % power["name"]}

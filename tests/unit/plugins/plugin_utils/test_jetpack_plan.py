@@ -293,6 +293,18 @@ def test_a_pending_reboot_says_how_to_finish():
     assert "sudo nvpmodel -m 0 and answer YES" in message
 
 
+def test_a_declined_mode_is_said_not_to_come_with_a_later_reboot():
+    # issue 52 red team MEDIUM 13: nvpmodel cancels a declined change (almond-bot/axol#107: "the box never reached MAXN
+    # on any boot"); the record and the manual must not let "pending" read as "applied at the next boot"
+    message = power_result(dict(MAXN, current={"name": "MODE_30W", "id": 2}), 1, DECLINED)["message"]
+    assert "It is NOT set, now or after a reboot" in message and "an ordinary reboot keeps the mode in effect (MODE_30W)" in message
+    root = Path(__file__).resolve().parents[4] / "roles" / "jetpack"
+    manual = " ".join((root / "defaults" / "main.yml").read_text(encoding="utf-8").split())
+    spec = " ".join((root / "meta" / "argument_specs.yml").read_text(encoding="utf-8").split())
+    for text in (manual, spec):
+        assert "the mode is NOT set, now or after any later reboot" in text
+
+
 @pytest.mark.parametrize("conf, query, wanted, expected", [
     (AGX_CONF, "NV Power Mode: MODE_30W\n2\n", "MAXN", {"name": "MAXN", "id": 0, "change": True}),
     (AGX_CONF, "NV Power Mode: MAXN\n0\n", "MAXN", {"name": "MAXN", "id": 0, "change": False}),
