@@ -177,7 +177,7 @@ def hold_changes(wanted, held_now, recorded=(), installed_names=None):
     """{hold, release, keep_user, wanted}: what to hold, what to release, which holds are left as the user's, and the
     holds wanted (without what follows the kernel: the role's record).
 
-    ``wanted``: :func:`hold_list`. ``held_now``: ``apt-mark showhold`` (``name`` or ``name:arch``, compared by name;
+    ``wanted``: :func:`hold_list` (or a rollback's holds as printed before the change, ``name:arch`` included). ``held_now``: ``apt-mark showhold`` (``name`` or ``name:arch``, compared by name;
     released as printed, so that the foreign architecture's hold goes too). ``recorded``: what the role held on its
     last run (its record); ``None``: no record (a host set up before the role kept one): the holds on driver packages
     are taken as the role's. Released: a recorded hold no longer wanted, a hold on a package that follows the kernel,
@@ -189,14 +189,15 @@ def hold_changes(wanted, held_now, recorded=(), installed_names=None):
     held_bare = set(bare(h) for h in held)
     have = None if installed_names is None else set(bare(n) for n in installed_names)
     old = set(bare(n) for n in superseded_firmware(list(wanted or ()) + held + sorted(have or ())))
-    want = [n for n in _unique(wanted or ()) if not follows_kernel(n) and bare(n) not in old]
+    want = [n for n in _unique(wanted or ()) if not follows_kernel(bare(n)) and bare(n) not in old]
     if recorded is None:
         rec = set(bare(h) for h in held if _DRIVER_PACKAGE.match(bare(h)))
     else:
         rec = set(bare(r) for r in recorded)
     release = [h for h in held if bare(h) not in want and (bare(h) in rec or follows_kernel(bare(h)) or bare(h) in old)
                and (have is None or bare(h) in have)]
-    hold = [n for n in want if n not in held_bare]
+    # a wanted name:arch (a rollback's holds as apt-mark printed them) is held when that architecture's is not
+    hold = [n for n in want if n not in held_bare and n not in held]
     keep_user = [h for h in held if bare(h) not in want and h not in release]
     return {"hold": hold, "release": release, "keep_user": keep_user, "wanted": want}
 

@@ -279,3 +279,13 @@ def test_the_superseded_firmwares_hold_is_released():
     assert nh.hold_changes(wanted, [FW_OLD, FW_NEW], recorded=[FW_NEW])["release"] == [FW_OLD]
     # even asked for (a rollback's holds from before), an older firmware beside a newer one is not held again
     assert nh.hold_changes([FW_OLD, FW_NEW], [], [])["hold"] == [FW_NEW]
+
+
+def test_a_rollback_holds_a_foreign_architecture_again_once():
+    # the holds recorded before a branch change keep name:arch (nvidia_driver_rollback.kept_holds); a rollback holds
+    # that architecture's package again, and a second time nothing
+    before = ["libnvidia-compute-570", "libnvidia-compute-570:i386", "nvidia-kernel-common-570:amd64"]
+    changes = nh.hold_changes(before, ["docker-ce"], recorded=["libnvidia-compute-580"])
+    assert changes["hold"] == ["libnvidia-compute-570", "libnvidia-compute-570:i386"]  # never a kernel follower, arch or not
+    again = nh.hold_changes(before, ["libnvidia-compute-570", "libnvidia-compute-570:i386", "docker-ce"], recorded=before)
+    assert again["hold"] == [] and again["release"] == [] and again["keep_user"] == ["docker-ce"]
