@@ -44,7 +44,8 @@ def jetpack_pytorch(options, plan, listing=None, data_path=None):
     except _jetpack_plan.JetsonDataError as exc:
         raise AnsibleFilterError(str(exc)) from exc
     stack = (plan or {}).get("stack") or {}
-    decision = _jetpack_pytorch.choose(stack.get("pytorch"), options, data.get("pytorch_sources") or {"builds": {}})
+    decision = _jetpack_pytorch.choose(stack.get("pytorch"), options, data.get("pytorch_sources") or {"builds": {}},
+                                       jetpack=stack.get("jetpack"))
     if decision["ok"] and listing is not None:
         found = _jetpack_pytorch.check_listing(listing, decision, python=(stack.get("python") or {}).get("version"))
         decision = dict(decision, ok=found["ok"], errors=found["errors"], versions=found["versions"])

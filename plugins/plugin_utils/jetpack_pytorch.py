@@ -76,6 +76,12 @@ def check_sources(section, need):
              "needs 'url', the http(s):// URL of NVIDIA's .tar.xz archive")
         need(_SHA256_RE.match(str(library.get("sha256") or "")), where, "needs 'sha256', 64 lower-case hex digits")
         need(isinstance(library.get("version"), str) and library["version"].strip(), where, "needs 'version' (text)")
+    for index, gap in enumerate(section.get("gaps") or []):
+        where = "pytorch_sources.gaps[%d]" % index
+        need(isinstance(gap, dict) and isinstance(gap.get("jetpack"), str), where, "needs 'jetpack' (a quoted version)")
+        for key in ("reason", "source", "grade"):
+            need(isinstance(gap.get(key), str) and gap[key].strip(), where, "needs '%s' (text)" % key)
+        need(isinstance(gap.get("date"), str) and _DATE_RE.match(gap["date"]), where, "needs 'date' as a quoted date")
     for index, entry in enumerate(section.get("retired") or []):
         need(isinstance(entry, dict) and isinstance(entry.get("host"), str) and isinstance(entry.get("source"), str),
              "pytorch_sources.retired[%d]" % index, "needs 'host' and 'source'")
@@ -124,7 +130,17 @@ def _libraries(names, section, mirror, copies_at=""):
     return install, ([] if mirror else said), (said if mirror else [])
 
 
-def choose(pytorch, options, section, today=None):
+def _gap(section, jetpack):
+    """The data's word on a JetPack without a PyTorch build (``pytorch_sources.gaps``) for the plan's module, or None."""
+    jetpack = jetpack or {}
+    for gap in section.get("gaps") or []:
+        if str(gap["jetpack"]) == str(jetpack.get("version")) and (
+                not gap.get("families") or jetpack.get("family") in gap["families"]):
+            return gap
+    return None
+
+
+def choose(pytorch, options, section, today=None, jetpack=None):
     """The source of the plan's PyTorch on a Jetson.
 
     ``pytorch``: the plan's ``stack.pytorch``; ``options``: ``source`` (``jetpack_pytorch_source``: auto, nvidia,
@@ -148,6 +164,14 @@ def choose(pytorch, options, section, today=None):
         errors.append("jetpack_pytorch_source is %r; choose one of %s." % (choice, ", ".join(CHOICES)))
         return out
     if not isinstance(pytorch, dict) or not pytorch.get("version"):
+        gap = _gap(section, jetpack)
+        if gap:
+            errors.append("JetPack %s on %s has no PyTorch build to install: %s (data/jetson.yml pytorch_sources.gaps, "
+                          "as of %s). Set dlbox_edge_python_env to false and bring PyTorch yourself (a source build or a "
+                          "container), or run a JetPack with a PyTorch build. Nothing was changed."
+                          % (gap["jetpack"], (jetpack or {}).get("device") or (jetpack or {}).get("family") or "this module",
+                             gap["reason"], gap["date"]))
+            return out
         errors.append("The plan (dlbox_plan) has no PyTorch for this Jetson (stack.pytorch; see the plan's warnings): "
                       "set dlbox_edge_python_env to false, or plan a JetPack with a PyTorch build. Nothing was changed.")
         return out

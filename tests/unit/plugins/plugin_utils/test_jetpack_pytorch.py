@@ -276,3 +276,46 @@ def test_a_bad_library_entry_is_named(change, message):
     data["pytorch_sources"] = sources
     with pytest.raises(JetsonDataError, match=message):
         check_jetson_data(data)
+
+
+# --- JetPacks without a PyTorch build are refused with the data's reason (issue 52 red team MEDIUM 12) ----------------
+GAPS = [{"jetpack": "7.2", "families": ["orin"], "reason": "no wheel for Orin on CUDA 13.2 is published",
+         "date": "2026-12-06", "source": "frozen", "grade": "S"},
+        {"jetpack": "7.2.1", "reason": "no CUDA or PyTorch in the data yet", "date": "2026-12-06", "source": "frozen",
+         "grade": "S"}]
+
+
+@pytest.mark.parametrize("jetpack, words", [
+    ({"version": "7.2", "family": "orin", "device": "Jetson AGX Orin"},
+     "JetPack 7.2 on Jetson AGX Orin has no PyTorch build to install: no wheel for Orin on CUDA 13.2 is published"),
+    ({"version": "7.2.1", "family": "thor", "device": "Jetson AGX Thor"},
+     "JetPack 7.2.1 on Jetson AGX Thor has no PyTorch build to install: no CUDA or PyTorch in the data yet"),
+    ({"version": "7.2", "family": "thor", "device": "Jetson AGX Thor"},      # not a gap of Thor's: the plain refusal
+     "The plan (dlbox_plan) has no PyTorch for this Jetson"),
+    (None, "The plan (dlbox_plan) has no PyTorch for this Jetson"),
+])
+def test_a_plan_without_pytorch_is_refused_with_the_datas_reason_for_its_jetpack(jetpack, words):
+    got = choose(None, {"source": "auto"}, dict(SOURCES, gaps=GAPS), today=TODAY, jetpack=jetpack)
+    assert not got["ok"] and got["errors"][0].startswith(words)
+    assert "dlbox_edge_python_env" in got["errors"][0] and got["errors"][0].endswith("Nothing was changed.")
+
+
+def test_the_shipped_data_names_the_jetpacks_the_red_team_found_without_pytorch():
+    section = load_jetson_data()["pytorch_sources"]
+    for version, family in (("6.2.3", "orin"), ("7.2", "orin"), ("7.2.1", "orin"), ("7.2.1", "thor")):
+        got = choose(None, {"source": "auto"}, section, today=TODAY, jetpack={"version": version, "family": family})
+        assert "JetPack %s on %s has no PyTorch build to install" % (version, family) in got["errors"][0]
+
+
+def test_a_gap_without_a_reason_is_named():
+    data = copy.deepcopy(load_jetson_data())
+    data["pytorch_sources"]["gaps"] = [dict(GAPS[0], reason="")]
+    with pytest.raises(JetsonDataError, match=r"pytorch_sources.gaps\[0\]: needs 'reason'"):
+        check_jetson_data(data)
+
+
+def test_the_filter_gives_the_plans_jetpack_to_the_choice():
+    from ansible_collections.dlbox.stack.plugins.filter.jetpack import jetpack_pytorch
+    plan = {"stack": {"pytorch": None, "jetpack": {"version": "7.2", "family": "orin", "device": "Jetson AGX Orin"}}}
+    got = jetpack_pytorch({"source": "auto"}, plan)
+    assert got["errors"][0].startswith("JetPack 7.2 on Jetson AGX Orin has no PyTorch build to install")
