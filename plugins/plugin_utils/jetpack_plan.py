@@ -93,6 +93,10 @@ def check_jetson_data(data):
         _need(isinstance(entry.get("source"), str), where, "needs a 'source'")
     components = data.get("components")
     _need(isinstance(components, dict) and "all" in components, "components", "must be a mapping with 'all'")
+    versions = data.get("components_versions")
+    _need(versions is None or (isinstance(versions, dict) and all(isinstance(k, str) and isinstance(v, str)
+                                                                    for k, v in versions.items())),
+          "components_versions", "must map JetPack versions (quoted) to the nvidia-jetpack version (quoted)")
     for name, packages in components.items():
         _need(isinstance(packages, list) and packages and all(isinstance(p, str) for p in packages),
               "components.%s" % name, "must be a non-empty list of package names")
@@ -228,6 +232,21 @@ def _packages(data, components, errors):
     return packages
 
 
+def _pinned(data, packages, result):
+    """The `all` meta (nvidia-jetpack) pinned to the plan's JetPack (data ``components_versions``): one suite holds the
+    metas of several JetPacks and apt would take the newest, whose Depends pull the next L4T release's packages."""
+    meta = data["components"]["all"][0]
+    if meta not in packages or "components_versions" not in data:
+        return packages
+    version = data["components_versions"].get(result["jetpack"])
+    if version is None:
+        result["notes"].append("%s is installed unpinned: data/jetson.yml (components_versions) knows no %s version for "
+                               "JetPack %s, so apt takes the newest in the suite %s."
+                               % (meta, meta, result["jetpack"], result["l4t"]["suite"]))
+        return packages
+    return ["%s=%s" % (meta, version) if package == meta else package for package in packages]
+
+
 def _container_runtime(data, options, errors):
     """Docker with nvidia as its default runtime (``container_runtime``, edge.yml's dlbox_edge_docker) needs a component
     that brings nvidia-container (data/jetson.yml ``container_runtime``); without one every container fails to start."""
@@ -322,7 +341,8 @@ def decide(plan, options, release_text=None, model_text=None, nvpmodel_conf=None
     becomes a repository too.
 
     Returns ``{"ok", "errors", "l4t", "jetpack", "family", "repositories", "pin_origin", "key", "packages",
-    "preinstalled_list", "power", "clocks"}``. ``errors`` are complete sentences that end in what to do.
+    "preinstalled_list", "power", "clocks", "notes"}`` (``notes``: what the run should say, e.g. an unpinned meta).
+    ``errors`` are complete sentences that end in what to do.
     """
     errors = []
     release = parse_nv_tegra_release_line(release_text)
@@ -330,7 +350,7 @@ def decide(plan, options, release_text=None, model_text=None, nvpmodel_conf=None
     fingerprint = _check_options(options, errors)
     result = {"ok": False, "errors": errors, "l4t": None, "jetpack": None, "family": None, "repositories": [],
               "key": None, "pin_origin": None, "packages": [], "preinstalled_list": data["repository"]["preinstalled_list"],
-              "power": None, "clocks": options.get("clocks")}
+              "power": None, "clocks": options.get("clocks"), "notes": []}
 
     if release is None:
         errors.append("This host is not a Jetson running L4T: /etc/nv_tegra_release is missing or has no '# R<major> "
@@ -394,7 +414,7 @@ def decide(plan, options, release_text=None, model_text=None, nvpmodel_conf=None
     result["pin_origin"] = urlparse(base).hostname or ""
     result["key"] = {"url": options.get("key_url") or "%s/%s" % (base, data["repository"]["key_file"]),
                      "fingerprint": fingerprint or data["repository"]["key_fingerprint"]}
-    result["packages"] = _packages(data, options.get("components"), errors)
+    result["packages"] = _pinned(data, _packages(data, options.get("components"), errors), result)
     _container_runtime(data, options, errors)
     result["power"] = _power(options, nvpmodel_conf, nvpmodel_query, errors)
     result["ok"] = not errors

@@ -452,3 +452,34 @@ def test_container_runtime_components_must_be_known_components():
     data["container_runtime"]["components"] = ["docker"]
     with pytest.raises(JetsonDataError, match="container_runtime: needs 'components'"):
         check_jetson_data(data)
+
+
+# --- the meta package is pinned to the plan's JetPack (issue 52 red team LOW 14) ---------------------------------
+# One suite (r36.4) holds nvidia-jetpack 6.2.1+b38, 6.2+b77 and 6.1+b123 (apt-cache show on an AGX Orin, SOURCES.md):
+# unpinned, a module flashed with 6.2 would get 6.2.1's metas and, through their Depends, the next L4T's packages.
+def _with_versions():
+    return dict(JETSON, components_versions={"6.1": "6.1+b123", "6.2": "6.2+b77", "6.2.1": "6.2.1+b38"})
+
+
+def test_the_meta_is_pinned_to_the_plans_jetpack_and_other_components_are_not():
+    got = decide(plan(), options(components=["all", "cuda"]), release_text=AGX_R3643, model_text=MODEL,
+                 data=_with_versions(), compat=COMPAT)
+    assert got["ok"], got["errors"]
+    assert got["packages"] == ["nvidia-jetpack=6.2+b77", "nvidia-cuda"] and got["notes"] == []
+    got = decide(plan("6.2.1", "36.4.4"), options(), release_text=AGX_R3644, model_text=MODEL, data=_with_versions(),
+                 compat=COMPAT)
+    assert got["packages"] == ["nvidia-jetpack=6.2.1+b38"]
+
+
+def test_a_jetpack_without_a_known_meta_version_is_installed_unpinned_and_said():
+    data = _with_versions()
+    data["components_versions"] = {"6.1": "6.1+b123"}
+    got = decide(plan(), options(), release_text=AGX_R3643, model_text=MODEL, data=data, compat=COMPAT)
+    assert got["ok"] and got["packages"] == ["nvidia-jetpack"]
+    assert got["notes"] == ["nvidia-jetpack is installed unpinned: data/jetson.yml (components_versions) knows no "
+                            "nvidia-jetpack version for JetPack 6.2, so apt takes the newest in the suite r36.4."]
+
+
+def test_the_shipped_data_pins_jetpack_6_2():
+    got = decide(plan(), options(), release_text=AGX_R3643, model_text=MODEL, data=load_jetson_data(), compat=COMPAT)
+    assert got["packages"] == ["nvidia-jetpack=6.2+b77"]
