@@ -134,7 +134,7 @@ def test_pytorchs_own_aarch64_wheels_of_a_thor_plan_come_from_the_plans_index():
 # --- the listings (FIXTURES in the real pages' shape) ------------------------------------------------------------
 def test_parse_a_pep503_page_and_a_folder_listing():
     assert [(w["version"], w["python"]) for w in parse_listing(COMMUNITY_PAGE)] == [
-        ("2.8.0", "cp310"), ("2.8.0", "cp312"), ("2.9.0", "cp312")]
+        ("2.8.0", "cp310"), ("2.10.0", "cp310"), ("2.8.0", "cp312"), ("2.9.0", "cp312")]
     # the folder escapes the local version's '+' as %2B; the ../ link is no wheel
     assert [w["filename"] for w in parse_listing(NVIDIA_PAGE)] == [
         "torch-%s-cp310-cp310-linux_aarch64.whl" % NV_WHEEL]
@@ -147,10 +147,10 @@ def test_nvidias_folder_has_the_pinned_wheel():
 
 def test_the_community_index_without_the_planned_wheel_is_refused_offering_what_it_has():
     got = check_listing(COMMUNITY_PAGE, pick("community"), python="3.10")
-    assert not got["ok"] and got["versions"] == ["2.8.0"]         # the cp312 builds do not fit Python 3.10
+    assert not got["ok"] and got["versions"] == ["2.8.0", "2.10.0"]   # the cp312 builds do not fit Python 3.10
     message = got["errors"][0]
     assert "has no torch 2.5.0 wheel for Python 3.10 on aarch64" in message
-    assert "read from https://pypi.jetson-ai-lab.io/jp6/cu126/torch/" in message and "it has 2.8.0" in message
+    assert "read from https://pypi.jetson-ai-lab.io/jp6/cu126/torch/" in message and "it has 2.8.0, 2.10.0" in message
     assert message.endswith("Nothing was changed.")
 
 
