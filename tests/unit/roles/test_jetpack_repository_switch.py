@@ -68,3 +68,17 @@ def test_preflight_reads_the_flashed_list_or_its_copy_set_aside_and_gives_it_to_
     assert VARS["__jetpack_preinstalled_aside"] == "{{ __jetpack_divert_dir }}/{{ __jetpack_preinstalled_list | basename }}"
     aside = next(t for t in SWITCH["block"] if t["name"] == "Set that list aside")["ansible.builtin.command"]["argv"]
     assert "__jetpack_divert_dir ~ '/' ~ (__jetpack_decided.preinstalled_list | basename)" in aside
+
+
+# issue 52 red team LOW 15: the manual of jetpack_base_url named common/ and t234/ only; a mirror for JetPack 7 needs
+# som/ (data/jetson.yml repository.soc_folder) and one for JetPack 6 ffmpeg/ (the flashed list's third line).
+def test_the_manual_of_jetpack_base_url_names_every_folder_a_mirror_needs():
+    data = yaml.safe_load((ROOT / "data" / "jetson.yml").read_text(encoding="utf-8"))
+    folders = {f for f in data["repository"]["soc_folder"].values() if f != "{soc}"} | {"common", "t234", "ffmpeg"}
+    defaults = (ROOT / "roles" / "jetpack" / "defaults" / "main.yml").read_text(encoding="utf-8")
+    manual = defaults[:defaults.index("jetpack_base_url:")].rsplit("# ---", 1)[-1]
+    spec = yaml.safe_load((ROOT / "roles" / "jetpack" / "meta" / "argument_specs.yml").read_text(encoding="utf-8"))
+    described = " ".join(spec["argument_specs"]["main"]["options"]["jetpack_base_url"]["description"])
+    for folder in sorted(folders):
+        assert "<url>/%s" % folder in manual, folder
+        assert "C(%s/)" % folder in described or folder == "t234" and "C(t234/)" in described, folder
