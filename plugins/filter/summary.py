@@ -12,15 +12,18 @@ from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import Laz
 ws = LazyModule("plugin_utils.workstation_summary")
 
 
-def workstation_summary(after, before, roles=None, host_name=None, driver_state=None):
+def workstation_summary(after, before, roles=None, host_name=None, driver_state=None, fabric=None, imex=None):
     """Summary of one host from the summary role's two probes (after the roles, before them) and the roles
     decision; the dict of ``workstation_summary.summarize`` plus ``text`` (its lines)."""
     if roles is not None and not isinstance(roles, dict):
         raise AnsibleFilterError("workstation_summary: roles must be the result of dlbox.stack.workstation_roles")
     if driver_state is not None and not isinstance(driver_state, dict):
         raise AnsibleFilterError("workstation_summary: driver_state must be the fact nvidia_driver_state or none")
+    for name, value in (("fabric", fabric), ("imex", imex)):
+        if value is not None and not isinstance(value, dict):
+            raise AnsibleFilterError("workstation_summary: %s must be the fact nvidia_driver_%s or none" % (name, name))
     try:
-        summary = ws.summarize(before, after, roles, driver_state=driver_state)
+        summary = ws.summarize(before, after, roles, driver_state=driver_state, fabric=fabric, imex=imex)
     except ws.SummaryError as exc:
         raise AnsibleFilterError(str(exc)) from exc
     summary["text"] = ws.summary_text(summary, host_name)

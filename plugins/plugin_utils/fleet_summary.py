@@ -55,6 +55,19 @@ FITNESS_LINKS = ("The fitness verdicts come from preflight.yml's reports in the 
                  "[../fleet.md](../fleet.md) (and fleet.html, fleet.json), each host's in ../fitness/<host>.json.")
 
 
+# NVSwitch and NVL hosts (issue 49): the fabric's state and IMEX's status (the summary report's ``fabric``,
+# ``workstation_summary.fabric_line``), a column only when some host has them.
+FABRIC_COLUMN = ("fabric", "NVLink fabric / IMEX")
+
+
+def _columns(rows):
+    """COLUMNS, with the fabric's after NCCL when a row has one."""
+    if not any(r.get("fabric") for r in rows):
+        return COLUMNS
+    at = [key for key, _label in COLUMNS].index("nccl") + 1
+    return COLUMNS[:at] + (FABRIC_COLUMN,) + COLUMNS[at:]
+
+
 class FleetSummaryError(ValueError):
     """Input that is not what the rollout leaves in the hosts' variables."""
 
@@ -168,6 +181,7 @@ def fleet_rows(hosts, hostvars, scenario=None, lost=None, stopped=None, played=N
             "cuda": installed.get("cuda"),
             "cudnn": installed.get("cudnn"),
             "nccl": installed.get("nccl"),
+            "fabric": (report or {}).get("fabric"),
             "frameworks": installed.get("environments") or edge_frameworks,
             "changed": changed,
             "pending_reboot": pending if report is not None else edge_pending,
@@ -209,8 +223,9 @@ def _counts_line(counts):
 
 def fleet_text(rows, stopped=None):
     """The table as lines of text, columns aligned, then one line of counts (and why the rollout stopped)."""
-    cells = [[label for _key, label in COLUMNS]] + [[_cell(r, key) for key, _label in COLUMNS] for r in rows]
-    widths = [max(len(line[i]) for line in cells) for i in range(len(COLUMNS))]
+    columns = _columns(rows)
+    cells = [[label for _key, label in columns]] + [[_cell(r, key) for key, _label in columns] for r in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     lines.append(_counts_line(fleet_counts(rows)))
@@ -223,9 +238,10 @@ def fleet_markdown(rows, title="Fleet summary", stopped=None):
     """The table as a Markdown document."""
     def esc(text):
         return text.replace("|", "\\|").replace("\n", " ")
-    lines = ["# %s" % title, "", "| %s |" % " | ".join(label for _key, label in COLUMNS),
-             "|%s" % ("---|" * len(COLUMNS))]
-    lines.extend("| %s |" % " | ".join(esc(_cell(r, key)) for key, _label in COLUMNS) for r in rows)
+    columns = _columns(rows)
+    lines = ["# %s" % title, "", "| %s |" % " | ".join(label for _key, label in columns),
+             "|%s" % ("---|" * len(columns))]
+    lines.extend("| %s |" % " | ".join(esc(_cell(r, key)) for key, _label in columns) for r in rows)
     lines += ["", _counts_line(fleet_counts(rows)) + ".", ""]
     if stopped:
         lines += ["The rollout stopped: %s" % stopped, ""]

@@ -106,11 +106,46 @@ def installed(snapshot):
     return out
 
 
-def summarize(before, after, roles=None, driver_state=None):
+def fabric_line(fabric=None, imex=None):
+    """The NVLink fabric's state and IMEX's status as the ``nvidia_driver`` role kept them this run, in one line, or None.
+
+    ``fabric``: ``nvidia_driver_fabric`` (``fabric_state.verdict`` of the wait's last ``nvidia-smi -q``); each GPU's
+    ``State/Status`` counted (``Completed/Success on 8 GPUs``), and the verdict's reason when it is not ready.
+    ``imex``: ``nvidia_driver_imex`` (``imex_ctl.verdict``): ``IMEX READY, domain UP with 18 node(s)``, or the daemon's
+    word and the reason, with the warnings (a domain DEGRADED: the trays not READY).
+
+    >>> fabric_line({"ready": True, "gpus": [{"state": "Completed", "status": "Success"}] * 8})
+    'fabric Completed/Success on 8 GPUs'
+    """
+    parts = []
+    if isinstance(fabric, dict):
+        counts = {}
+        for gpu in fabric.get("gpus") or []:
+            key = "%s/%s" % (gpu.get("state") or "N/A", gpu.get("status") or "N/A")
+            counts[key] = counts.get(key, 0) + 1
+        line = "fabric " + (", ".join("%s on %d GPU%s" % (key, n, "" if n == 1 else "s") for key, n in sorted(counts.items()))
+                            or "state not reported")
+        if not fabric.get("ready") and fabric.get("reason"):
+            line += " (not ready: %s)" % str(fabric["reason"]).rstrip(".")
+        parts.append(line)
+    if isinstance(imex, dict):
+        domain = imex.get("domain") or {}
+        if imex.get("ready"):
+            line = "IMEX READY"
+            if domain.get("state"):
+                line += ", domain %s with %d node(s)" % (domain["state"], len(domain.get("nodes") or []))
+        else:
+            line = "IMEX %s: %s" % (imex.get("daemon") or "without a state", str(imex.get("reason") or "not judged").rstrip("."))
+        parts.append(line + "".join(" (%s)" % str(w).rstrip(".") for w in imex.get("warnings") or []))
+    return "; ".join(parts) or None
+
+
+def summarize(before, after, roles=None, driver_state=None, fabric=None, imex=None):
     """The summary of one host: what is installed now, what changed in this run, what was skipped and why,
     what is pending and what to do next. ``before``/``after``: probe outputs (text or parsed); ``roles``:
     workstation_roles' result; ``driver_state``: ``nvidia_driver_state`` (``driver_state.from_probes``) when the
-    driver role ran, which wins over the probe's ``/proc/driver/nvidia/version``."""
+    driver role ran, which wins over the probe's ``/proc/driver/nvidia/version``; ``fabric``/``imex``:
+    ``nvidia_driver_fabric``/``nvidia_driver_imex`` (:func:`fabric_line`) where the role kept them."""
     before = parse_probe(before) if isinstance(before, str) else before
     after = parse_probe(after) if isinstance(after, str) else after
     now = installed(after)
@@ -139,7 +174,7 @@ def summarize(before, after, roles=None, driver_state=None):
     if any(p.startswith(("pending reboot", "reboot")) for p in pending):
         next_steps.append("reboot, then run the same command again (e.g. make workstation): that run runs every GPU check")
     return {"installed": now, "changed": changed, "ran": ran, "skipped": skipped, "pending": pending,
-            "driver_state": state, "next": next_steps}
+            "driver_state": state, "fabric": fabric_line(fabric, imex), "next": next_steps}
 
 
 def summary_text(summary, host_name=None):
@@ -148,6 +183,8 @@ def summary_text(summary, host_name=None):
     lines = ["%s:" % title, "Installed now:"]
     for key, label in LABELS.items():
         lines.append("  %-18s %s" % (label + ":", summary["installed"].get(key) or "-"))
+    if summary.get("fabric"):
+        lines.append("  %-18s %s" % ("fabric / IMEX:", summary["fabric"]))
     if summary["changed"]:
         lines.append("Changed in this run:")
         lines.extend("  %-18s %s -> %s" % (LABELS[c["component"]] + ":", c["before"] or "-", c["after"] or "-")
