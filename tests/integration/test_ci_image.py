@@ -10,13 +10,17 @@ What is real and what is a FIXTURE here:
   NVIDIA's CUDA 13.0 packages (tests/aptrepo/specs/_cuda-common.yml, sources in tests/fixtures/SOURCES.md): the
   toolkit meta pulls the compiler (a fake nvcc), the runtime set cuda-libraries-13-0 (cuda-cudart-13-0: a real ELF
   stand-in libcudart.so.13 that answers cudaRuntimeGetVersion() only), the development set (headers,
-  cuda-driver-dev's lib/stubs/libcuda.so), cuda-nvml-dev (lib/stubs/libnvidia-ml.so), the tools (Nsight Compute)
-  and the documentation; cuDNN 9.20.0.48 and NCCL 2.27.7 (libnccl2 2.27.7-1+cuda13.0) are real ELF stand-ins that
+  cuda-driver-dev's lib/stubs/libcuda.so: a real ELF link stub with NVIDIA's soname libcuda.so.1), cuda-nvml-dev
+  (lib/stubs/libnvidia-ml.so), the tools (Nsight Compute) and the documentation, with the lib64 and include links
+  NVIDIA's packages ship; cuda-compat-13-0 lays NVIDIA's file list in compat/ (its libcuda.so.580.95.05 a real ELF
+  that answers cuDriverGetVersion() with 13000); cuDNN 9.20.0.48 and NCCL 2.27.7 (libnccl2 2.27.7-1+cuda13.0) are real ELF stand-ins that
   answer cudnnGetVersion() / ncclGetVersion() only. The GPUs are planned on paper (dlbox_plan_hardware: two H100 SXM,
   driver 580.95.05).
 Four builds: runtime (DLBOX_CI_CUDA=runtime, with PyTorch) from nothing, the same again (all cached), the same with a
 framework-only change (DLBOX_FRAMEWORKS: the cuda layer comes from the cache, the frameworks layer is built again), and
-toolkit (DLBOX_CI_CUDA=toolkit, no framework), for compute capability 9.0; no driver libraries and no Ansible in any.
+toolkit (DLBOX_CI_CUDA=toolkit, no framework, with forward compatibility: cuda_compat true, as NVIDIA's devel images
+carry cuda-compat), for compute capability 9.0; no driver libraries and no Ansible in any. A fifth, small build adds
+Debian's gcc to the toolkit image (through the suite's apt cache) for a real link against the driver stub.
 DLBOX_CUDA, DLBOX_NVIDIA_REQUIRE_CUDA, DLBOX_CUDA_ARCHS, DLBOX_CUDAARCHS, DLBOX_STACK (the org.dlbox.stack label) and
 the org.opencontainers.image.* labels' arguments come from playbooks/ci_image_args.yml run on this machine, as a user
 makes them. The CA bundle secret carries a canary line that no file of any layer may hold (docker save). The network is 127.0.0.1 only (docker build
@@ -53,6 +57,7 @@ import serve  # noqa: E402  pylint: disable=wrong-import-position
 BASE = "dlbox-test:debian12"
 TAG = "dlbox-ci-image-test:debian12"
 TOOLKIT_TAG = "dlbox-ci-image-test:debian12-toolkit"
+GCC_TAG = "dlbox-ci-image-test:debian12-toolkit-gcc"    # the toolkit image and Debian's gcc (a job that compiles)
 WORK = ROOT / "build" / "ci-image-test"   # beside build/wheelhouse: the wheels are hard links, not copies
 PLAN = {
     "dlbox_plan_hardware": {"gpus": ["H100 SXM", "H100 SXM"], "os": "debian-12", "arch": "x86_64",
@@ -168,9 +173,11 @@ def image(collection_installed):
         frameworks = {key: site.pop(key) for key in list(site) if key.startswith("python_env_")}
         (ctx / "ci-vars.yml").write_text(json.dumps(site, indent=2) + "\n")                # both layers read it
         (ctx / "ci-frameworks.yml").write_text(json.dumps(frameworks, indent=2) + "\n")    # the frameworks layer only
-        # the toolkit image: no framework (time); cuda_verify_compile off because the FIXTURE nvcc compiles nothing
-        (ctx / "ci-vars-toolkit.yml").write_text(json.dumps(dict(site, dlbox_ci_python_env=False, cuda_verify_compile=False),
-                                                            indent=2) + "\n")
+        # the toolkit image: no framework (time); cuda_verify_compile off because the FIXTURE nvcc compiles nothing;
+        # forward compatibility (cuda-compat-13-0), as NVIDIA's devel images carry it: the playbook checks that the
+        # container toolkit would find it, and NVIDIA_REQUIRE_CUDA gets NVIDIA's brand clauses
+        (ctx / "ci-vars-toolkit.yml").write_text(json.dumps(dict(site, dlbox_ci_python_env=False, cuda_verify_compile=False,
+                                                                 cuda_compat=True), indent=2) + "\n")
         start = time.monotonic()
         args = {"runtime": ci_args(env, ctx, "runtime", "ci-vars.yml", FRAMEWORKS),
                 "toolkit": ci_args(env, ctx, "toolkit", "ci-vars-toolkit.yml", {})}
@@ -206,6 +213,17 @@ def image(collection_installed):
             (WORK / ("build-%s.log" % name)).write_text(logs[name])
             assert proc.returncode == 0, logs[name][-6000:]
             layers[name] = _layers(TOOLKIT_TAG if name == "toolkit" else TAG)
+        # a job that compiles: Debian's gcc on the toolkit image (the fixture's apt source is still served), nothing else
+        (WORK / "gcc").mkdir(exist_ok=True)
+        (WORK / "gcc" / "Dockerfile").write_text(
+            "FROM %s\nRUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev"
+            " && rm -rf /var/lib/apt/lists/*\n" % TOOLKIT_TAG)
+        start = time.monotonic()
+        proc = _run(client[0] + ["-t", GCC_TAG, "--progress", "plain", "--network", "host",
+                                 "--build-arg", "http_proxy=http://127.0.0.1:3142", "--build-arg", "no_proxy=127.0.0.1,localhost",
+                                 str(WORK / "gcc")], env=build_env, timeout=900, check=False)
+        times["toolkit-gcc"] = round(time.monotonic() - start, 1)
+        assert proc.returncode == 0, (proc.stdout + proc.stderr)[-6000:]
     finally:
         server.shutdown()
         _run(["bash", str(ROOT / "tests/scripts/test-cache.sh"), "stop", pid], check=False)
@@ -216,7 +234,7 @@ def image(collection_installed):
     (WORK / "figures.json").write_text(json.dumps(figures, indent=2) + "\n")
     print("\nci image: %s" % json.dumps(figures))
     yield {"logs": logs, "figures": figures, "args": args, "layers": layers, "canary": canary}
-    _run(["docker", "image", "rm", "-f", TAG, TOOLKIT_TAG], check=False)
+    _run(["docker", "image", "rm", "-f", TAG, TOOLKIT_TAG, GCC_TAG], check=False)
 
 
 @HEAVY
@@ -347,10 +365,66 @@ def test_toolkit_image_has_the_compiler_headers_and_stubs(image):
     assert "libcuda.so" not in _in_image("ldconfig -p", tag=TOOLKIT_TAG).stdout
 
 
+# cuda-compat-13-0's files as NVIDIA lays them (tests/fixtures/SOURCES.md, "cuda-compat file list"): name -> link target
+COMPAT = {"libcuda.so": "libcuda.so.1", "libcuda.so.1": "libcuda.so.580.95.05", "libcuda.so.580.95.05": None,
+          "libcudadebugger.so.1": "libcudadebugger.so.580.95.05", "libcudadebugger.so.580.95.05": None,
+          "libnvidia-nvvm.so": "libnvidia-nvvm.so.4", "libnvidia-nvvm.so.4": "libnvidia-nvvm.so.580.95.05",
+          "libnvidia-nvvm.so.580.95.05": None,
+          "libnvidia-ptxjitcompiler.so.1": "libnvidia-ptxjitcompiler.so.580.95.05", "libnvidia-ptxjitcompiler.so.580.95.05": None}
+
+
 @HEAVY
-@pytest.mark.parametrize("tag, nvcc, cuda_home", [
-    (TAG, "", ""), (TOOLKIT_TAG, "/usr/local/cuda-13.0/bin/nvcc", "/usr/local/cuda-13.0")])
-def test_a_plain_docker_run_sees_the_environment(image, tag, nvcc, cuda_home):
+def test_the_toolkit_image_has_forward_compatibility_where_the_container_toolkit_looks(image):
+    """cuda_compat true: cuda-compat-13-0 under /usr/local/cuda/compat (the NVIDIA Container Toolkit's folder, through
+    the /usr/local/cuda link), its libcuda on no static path; the runtime image, built without it, has none."""
+    out = _in_image(r"""
+        echo "seen=$(readlink -f /usr/local/cuda/compat)"
+        echo "files=$(cd /usr/local/cuda/compat && for f in *; do printf '%s:%s ' "$f" "$(readlink "$f")"; done)"
+        echo "package=$(dpkg-query -W -f '${Version}' cuda-compat-13-0)"
+        echo "ld=$(ldconfig -p | grep -c 'libcuda[.]so')"
+        echo "conf=$(grep -rls compat /etc/ld.so.conf /etc/ld.so.conf.d | tr '\n' ' ')"
+        """, tag=TOOLKIT_TAG).stdout
+    facts = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+    assert facts["seen"] == "/usr/local/cuda-13.0/compat"
+    assert dict(item.split(":", 1) for item in facts["files"].split()) == {k: v or "" for k, v in COMPAT.items()}
+    assert facts["package"] == "580.95.05-1"
+    assert (facts["ld"], facts["conf"].strip()) == ("0", "")     # the toolkit adds it at container start, only when older
+    assert _in_image("ls -d /usr/local/cuda*/compat 2>/dev/null | wc -l").stdout.strip() == "0"
+
+
+@HEAVY
+def test_a_job_links_against_the_driver_stub_without_a_driver(image):
+    """In the toolkit image with Debian's gcc, a plain `docker run` (no driver): gcc links -lcuda through the image's
+    LIBRARY_PATH (lib64/stubs, NVIDIA's devel images' ENV) and not without it; the program needs libcuda.so.1, fails to
+    start without a driver, never loads the stub, and runs on cuda-compat's libcuda once that folder is on the path (what
+    the NVIDIA Container Toolkit does under an older host driver)."""
+    out = _in_image(r"""
+        set -u
+        printf '%s\n' '#include <stdio.h>' 'int cuDriverGetVersion(int *version);' \
+          'int main(void) { int v = 0; int rc = cuDriverGetVersion(&v); printf("%d %d\n", rc, v); return rc; }' > /tmp/t.c
+        echo "stubs=$(readlink -f "$LIBRARY_PATH")"
+        if env -u LIBRARY_PATH gcc /tmp/t.c -lcuda -o /tmp/t0 2>/tmp/t0.err; then echo unlinked=linked; \
+        else echo "unlinked=$(grep -o 'cannot find -lcuda' /tmp/t0.err)"; fi
+        gcc /tmp/t.c -lcuda -o /tmp/t && echo linked=yes
+        echo "needed=$(readelf -d /tmp/t | grep -o 'Shared library: \[libcuda[^]]*' | cut -d[ -f2 | tr '\n' ' ')"
+        out=$(/tmp/t 2>&1); echo "run=$out rc=$?" | tr '\n' ' '; echo
+        out=$(LD_LIBRARY_PATH="$LIBRARY_PATH" /tmp/t 2>&1); echo "stubrun=$out rc=$?" | tr '\n' ' '; echo
+        out=$(LD_LIBRARY_PATH=/usr/local/cuda/compat /tmp/t 2>&1); echo "compat=$out rc=$?" | tr '\n' ' '; echo
+        """, tag=GCC_TAG).stdout
+    facts = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+    assert facts["stubs"] == "/usr/local/cuda-13.0/targets/x86_64-linux/lib/stubs"    # through the lib64 link
+    assert facts["unlinked"] == "cannot find -lcuda"
+    assert facts["linked"] == "yes"
+    assert facts["needed"].split() == ["libcuda.so.1"]
+    for key in ("run", "stubrun"):
+        assert "libcuda.so.1: cannot open shared object file" in facts[key] and facts[key].endswith("rc=127 "), facts[key]
+    assert facts["compat"] == "0 13000 rc=0 "
+
+
+@HEAVY
+@pytest.mark.parametrize("tag, nvcc, cuda_home, flavour", [
+    (TAG, "", "", "runtime"), (TOOLKIT_TAG, "/usr/local/cuda-13.0/bin/nvcc", "/usr/local/cuda-13.0", "toolkit")])
+def test_a_plain_docker_run_sees_the_environment(image, tag, nvcc, cuda_home, flavour):
     out = _in_image("""
         echo "nvcc=$(command -v nvcc)"
         echo "cuda_home=${CUDA_HOME:-}"
@@ -366,8 +440,12 @@ def test_a_plain_docker_run_sees_the_environment(image, tag, nvcc, cuda_home):
     assert facts["conf"] == "/usr/local/cuda-13.0/targets/x86_64-linux/lib"
     assert facts["NVIDIA_VISIBLE_DEVICES"] == "all"
     assert facts["NVIDIA_DRIVER_CAPABILITIES"] == "compute,utility"
-    assert facts["NVIDIA_REQUIRE_CUDA"] == "cuda>=13.0"      # no cuda-compat in these images: no brand clause
-    assert facts["NVIDIA_REQUIRE_CUDA"] == image["args"]["runtime"]["DLBOX_NVIDIA_REQUIRE_CUDA"]
+    assert facts["NVIDIA_REQUIRE_CUDA"] == image["args"][flavour]["DLBOX_NVIDIA_REQUIRE_CUDA"]
+    if flavour == "runtime":      # no cuda-compat in the runtime image: no brand clause
+        assert facts["NVIDIA_REQUIRE_CUDA"] == "cuda>=13.0"
+    else:                         # cuda-compat-13-0: NVIDIA's clauses for CUDA 13.0 (data/compat.yml cuda.image_require)
+        assert facts["NVIDIA_REQUIRE_CUDA"].startswith("cuda>=13.0 brand=unknown,driver>=535,driver<536 ")
+        assert "brand=tesla,driver>=575,driver<576" in facts["NVIDIA_REQUIRE_CUDA"].split()
     # the toolkit's bin folder of the plan's CUDA in front of the base image's PATH; the runtime image keeps the base's
     base_path = _run(["docker", "image", "inspect", "-f", "{{ json .Config.Env }}", BASE]).stdout
     base_path = [e.split("=", 1)[1] for e in json.loads(base_path) if e.startswith("PATH=")][0]
