@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters ``dlbox.stack.common_ini_option``, ``dlbox.stack.site_network_problems`` and ``dlbox.stack.apt_needed``."""
+"""Filters ``dlbox.stack.common_ini_option``, ``dlbox.stack.site_network_problems``, ``dlbox.stack.apt_needed`` and
+``dlbox.stack.apt_lists_fresh``."""
 
 from __future__ import annotations
 
@@ -39,9 +40,16 @@ def apt_needed(wanted, dpkg_query, extended_states=""):
     return apt_state.needed(wanted, dpkg_query or "", extended_states or "")
 
 
+def apt_lists_fresh(find_result, valid_time, now):
+    """``{fresh, lists, age}`` of apt's package lists from ``ansible.builtin.find``'s result (apt_state.lists_age)."""
+    if not isinstance(find_result, dict):
+        raise AnsibleFilterError("apt_lists_fresh: expected ansible.builtin.find's registered result, not %s" % type(find_result).__name__)
+    return apt_state.lists_age(find_result.get("files") or [], valid_time, now)
+
+
 class FilterModule(object):
     """dlbox.stack common filters."""
 
     def filters(self):
         return {"common_ini_option": common_ini_option, "site_network_problems": site_network_problems,
-                "apt_needed": apt_needed}
+                "apt_needed": apt_needed, "apt_lists_fresh": apt_lists_fresh}

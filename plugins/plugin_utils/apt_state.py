@@ -70,3 +70,25 @@ def needed(wanted, dpkg_query, extended_states=""):
         if name not in have or name in auto or (version is not None and have[name] != version):
             out.append(item)
     return out
+
+
+STAMP = "/var/lib/apt/periodic/update-success-stamp"
+LISTS = "/var/lib/apt/lists"
+
+
+def lists_age(files, valid_time, now):
+    """Whether apt's package lists need a refresh, judged as ``ansible.builtin.apt`` judges ``cache_valid_time``
+    (its ``get_cache_mtime``: the mtime of update-success-stamp where apt's hook writes it, else of the lists folder)
+    but without opening apt's cache, which the module does first and which costs a policy build.
+
+    ``files``: ``ansible.builtin.find``'s ``files`` of /var/lib/apt (``lists``), /var/lib/apt/lists (``*_Packages*``) and
+    /var/lib/apt/periodic (``update-success-stamp``); ``valid_time``: seconds; ``now``: a Unix time. Returns
+    ``{fresh, lists, age}``: ``fresh`` False when no Packages list was ever downloaded (a fresh image's empty, newly
+    dated folder is no fresh cache), or when the reference time is older than ``valid_time``; ``lists`` the number of
+    Packages lists; ``age`` seconds since the reference time (None when there is none)."""
+    by_path = {f.get("path"): f for f in files or ()}
+    lists = sum(1 for path in by_path if path and path.startswith(LISTS + "/") and "_Packages" in path.rsplit("/", 1)[-1])
+    reference = by_path.get(STAMP) or by_path.get(LISTS)
+    age = None if reference is None else float(now) - float(reference.get("mtime", 0))
+    fresh = bool(lists) and age is not None and age <= int(valid_time)
+    return {"fresh": fresh, "lists": lists, "age": age}
