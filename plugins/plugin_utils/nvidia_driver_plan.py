@@ -878,10 +878,13 @@ def _judge(out, o, driver, facts, installed):
                                  "(nvidia_driver_branch). Nothing was changed." % (
                                      fm["package"], out["target_version"], branch, ", ".join(out["fm"]["available"]) or "no version of it"))
     if out.get("fabric"):
-        extra = nf.versions(out["fabric"], facts.get("madison") or "", out["target_version"], pending=pending)
+        before = dict((n, v) for n, v, _a in nd.package_items(facts.get("installed") or []) if n in nf.names(out["fabric"]))
+        extra = nf.versions(out["fabric"], facts.get("madison") or "", out["target_version"], pending=pending, installed=before)
         out["fabric_versions"] = extra
-        if not extra["ok"]:
+        if extra["problems"]:
             return _refused(out, nf.refusal(out["fabric"], extra["problems"], out["target_version"], branch))
+        if extra["foreign"]:
+            return _refused(out, nf.foreign_refusal(extra["foreign"], out["target_version"]))
         out["fabric_install_names"] = extra["install_names"]
     return out
 

@@ -22,6 +22,7 @@ NVIDIA's repository names these packages without the branch from R580 and pins t
 from __future__ import annotations
 
 from ansible_collections.dlbox.stack.plugins.module_utils import _nvidia_driver as nd
+from ansible_collections.dlbox.stack.plugins.module_utils.versions import debian_version_compare
 
 
 def fabric_set(fabric_manager, driver):
@@ -64,19 +65,30 @@ def names(fabric):
     return list(fabric["same_version"]) + list(fabric["own_version"])
 
 
-def versions(fabric, madison_text, driver_version, pending=False):
-    """What to give apt: ``{ok, install_names, versions, problems}``.
+def versions(fabric, madison_text, driver_version, pending=False, installed=None):
+    """What to give apt: ``{ok, install_names, versions, problems, foreign}``.
 
     Each same-version package at the ``madison`` version whose upstream part is ``driver_version`` (``580.95.05`` ->
     ``libnvsdm=580.95.05-1``); each own-version package by name (apt's candidate: NVLSM's date-based versions are not
     the driver's). ``pending`` (check mode before the repository is set up): names only. A package the repositories
     do not have at the driver's version (or at all) is a problem: the role refuses before any change.
 
+    ``installed`` (``{name: version}``, dpkg before the run): an own-version package (NVLSM) installed at a version
+    the repositories do not have and newer than theirs (another repository's, a local .deb) is ``foreign`` and
+    refused before any change: apt keeps an installed version newer than its candidate (an older one it upgrades), and Fabric Manager's start script runs the
+    installed ``/opt/nvidia/nvlsm/sbin/nvlsm``, so the NVLSM beside the driver would not be the repository's (an
+    NVLSM of another version than the package is what fabric_state.not_ready_hint finds when the fabric stays In
+    Progress).
+
+    >>> versions({"same_version": [], "own_version": ["nvlsm"]}, "nvlsm | 2025.06.5-1 | http://r ./ Packages", "580.95.05",
+    ...          installed={"nvlsm": "2025.09.1-1"})["foreign"]
+    [{'name': 'nvlsm', 'installed': '2025.09.1-1', 'available': ['2025.06.5-1']}]
+
     >>> MAD = "libnvsdm | 580.95.05-1 | http://r ./ Packages\\nnvlsm | 2025.06.5-1 | http://r ./ Packages"
     >>> versions({"same_version": ["libnvsdm"], "own_version": ["nvlsm"]}, MAD, "580.95.05")["install_names"]
     ['libnvsdm=580.95.05-1', 'nvlsm']
     """
-    out = {"ok": True, "install_names": [], "versions": {}, "problems": [], "left_out": [], "warning": ""}
+    out = {"ok": True, "install_names": [], "versions": {}, "problems": [], "left_out": [], "warning": "", "foreign": []}
     if not fabric:
         return out
     if pending:
@@ -99,6 +111,10 @@ def versions(fabric, madison_text, driver_version, pending=False):
         if not mine:
             out["problems"].append("%s (the repositories have no version of it)" % name)
             continue
+        now = (installed or {}).get(name)
+        if now and now not in mine and all(debian_version_compare(now, v) > 0 for v in mine):
+            out["foreign"].append({"name": name, "installed": now, "available": mine})
+            continue
         out["install_names"].append(name)
     if out["problems"] and optional(fabric):
         # NSCQ alone (HGX A100/H100/H200): installed when apt has it at the driver's version, else left out and said
@@ -107,8 +123,20 @@ def versions(fabric, madison_text, driver_version, pending=False):
                           "and nvidia-smi cannot read the NVSwitches until %s is installed at exactly the driver's version %s."
                           % ("; no ".join(out["problems"]), ", ".join(names(fabric)), want))
         out["install_names"], out["versions"], out["problems"] = [], {}, []
-    out["ok"] = not out["problems"]
+    out["ok"] = not out["problems"] and not out["foreign"]
     return out
+
+
+def foreign_refusal(foreign, driver_version):
+    """The refusal sentence for :func:`versions`' ``foreign`` packages (an NVLSM the repositories do not have)."""
+    return ("This NVLink5 HGX host has %s installed, and the repositories have %s: Fabric Manager's start script runs "
+            "the installed NVLSM (/opt/nvidia/nvlsm/sbin/nvlsm) before Fabric Manager %s, and an NVLSM that is not the "
+            "repository's build for this driver can leave the NVLink fabric In Progress (CUDA error 802); apt would keep "
+            "it. Install the repository's (apt-get install --allow-downgrades %s) or remove it, then run the same command "
+            "again. Nothing was changed." % (
+                "; ".join("%s %s" % (f["name"], f["installed"]) for f in foreign),
+                "; ".join("%s %s" % (f["name"], ", ".join(f["available"])) for f in foreign), driver_version,
+                " ".join("%s=%s" % (f["name"], f["available"][0]) for f in foreign)))
 
 
 def refusal(fabric, problems, driver_version, branch):

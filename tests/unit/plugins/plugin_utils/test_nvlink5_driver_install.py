@@ -105,6 +105,24 @@ def test_b200_a_companion_missing_at_the_driver_version_is_refused_before_any_ch
     assert named in out["errors"][0] and "nvidia_driver_branch" in out["errors"][0] and "Nothing was changed" in out["errors"][0]
 
 
+# An NVLSM of another version than the repository's (issue 49): apt keeps an installed version newer than its candidate
+# and Fabric Manager's start script runs the installed /opt/nvidia/nvlsm/sbin/nvlsm, so one the repositories do not have
+# (another repository's, a local .deb; 2025.09.1-1 is the test's, 2025.03.2-1 an older one apt upgrades) is refused
+# before any change, naming nvlsm and both versions; the repository's, or an older one, is installed as packaged.
+@pytest.mark.parametrize(("nvlsm", "refused"), [("2025.09.1-1", True), ("1:2025.06.5-1", True), ("2025.06.5-1", False),
+                                                 ("2025.03.2-1", False), (None, False)])
+def test_b200_an_nvlsm_the_repositories_do_not_have_is_refused_before_any_change(data, nvlsm, refused):
+    installed = [{"name": "nvlsm", "version": nvlsm, "arch": "amd64"}] if nvlsm else []
+    out = decide(data, plan_for(data, b200_hardware()), simulation={"rc": 0, "stdout": SIM}, madison=MADISON, installed=installed)
+    assert out["ok"] is not refused, out["errors"]
+    if refused:
+        assert out["errors"] == [nf.foreign_refusal(out["fabric_versions"]["foreign"], "580.95.05")]
+        assert ("has nvlsm %s installed, and the repositories have nvlsm 2025.06.5-1" % nvlsm) in out["errors"][0]
+        assert "apt-get install --allow-downgrades nvlsm=2025.06.5-1" in out["errors"][0] and "Nothing was changed" in out["errors"][0]
+    else:
+        assert out["fabric_install_names"][-1] == "nvlsm"
+
+
 def test_b200_after_the_install_a_companion_of_another_version_is_a_problem_and_all_are_held(data):
     dpkg = [{"name": n, "version": v, "arch": "amd64"} for n, v in [
         ("nvidia-open-580", "580.95.05-1ubuntu1"), ("libnvidia-compute-580", "580.95.05-1ubuntu1"),
