@@ -66,3 +66,24 @@ def test_a_boot_without_ib_umad_stops_fabric_manager_and_the_role_names_it(host)
     assert result["no_ib_umad"].startswith("ib_umad not loaded")
     assert "linux-modules-extra" in result["no_ib_umad"] and "was not started" in result["no_ib_umad"]
     assert result["ib_umad_back"] == "OK"
+
+
+def test_an_nvlsm_the_repository_does_not_have_is_refused_before_any_change(host):
+    result = _results(host)
+    assert [line.split()[:2] for line in result["nvlsm_before"]] == [["nvlsm", "2025.09.1-1"]]
+    message = result["nvlsm_other"]
+    assert "has nvlsm 2025.09.1-1 installed, and the repositories have nvlsm 2025.06.5-1" in message
+    assert "apt-get install --allow-downgrades nvlsm=2025.06.5-1" in message and "Nothing was changed" in message
+    assert result["dpkg_same_nvlsm"] is True
+
+
+def test_a_fabric_that_stays_in_progress_is_waited_for_then_fails_naming_fabric_manager(host):
+    result = _results(host)
+    message = result["fabric_stuck"]
+    assert message.startswith("NVIDIA Fabric Manager (nvidia-fabricmanager")
+    assert "did not bring the NVLink fabric up within 10 s" in message
+    # fabric_not_ready_hint: how long, on which GPUs, what to check
+    assert "The NVLink fabric stayed In Progress for 10 s (8 GPU(s): 00000000:18:00.0" in message
+    assert "Check: nvidia-fabricmanager, libnvidia-nscq, libnvsdm at exactly the driver's version 580.95.05" in message
+    assert "journalctl -u nvidia-fabricmanager" in message
+    assert result["in_progress_reads"] >= 2  # the checks read nvidia-smi -q again before giving up
