@@ -109,8 +109,8 @@ def test_b200_a_companion_missing_at_the_driver_version_is_refused_before_any_ch
 # and Fabric Manager's start script runs the installed /opt/nvidia/nvlsm/sbin/nvlsm, so one the repositories do not have
 # (another repository's, a local .deb; 2025.09.1-1 is the test's, 2025.03.2-1 an older one apt upgrades) is refused
 # before any change, naming nvlsm and both versions; the repository's, or an older one, is installed as packaged.
-@pytest.mark.parametrize(("nvlsm", "refused"), [("2025.09.1-1", True), ("1:2025.06.5-1", True), ("2025.06.5-1", False),
-                                                 ("2025.03.2-1", False), (None, False)])
+@pytest.mark.parametrize(("nvlsm", "refused"), [
+    ("2025.09.1-1", True), ("1:2025.06.5-1", True), ("2025.06.5-1", False), ("2025.03.2-1", False), (None, False)])
 def test_b200_an_nvlsm_the_repositories_do_not_have_is_refused_before_any_change(data, nvlsm, refused):
     installed = [{"name": "nvlsm", "version": nvlsm, "arch": "amd64"}] if nvlsm else []
     out = decide(data, plan_for(data, b200_hardware()), simulation={"rc": 0, "stdout": SIM}, madison=MADISON, installed=installed)
