@@ -174,35 +174,44 @@ def test_main_reads_the_hint_before_the_checks_that_use_it():
 # keep.yml records the role's unattended-upgrades file as it was before the change (its text, or null when there was
 # none); the rollback puts it back (plugin_utils.nvidia_driver_rollback.unattended_file): it names the old branch's
 # packages, the newer branch's file named packages the rollback purges. Run by Ansible: keep.yml's own two tasks.
-def _keep_record(tmp_path, uu_text):
+UU_BEFORE = {"write": 'Unattended-Upgrade::Package-Blacklist {\n    "^nvidia-utils-570-server$";\n};\n',  # the DKMS path's file
+             "remove": None}                                                                      # no file before
+
+
+@pytest.fixture(scope="module")
+def keep_records(tmp_path_factory):
+    """keep.yml's two tasks, one ansible-playbook run, one host per case: {case: the record written}."""
+    tmp_path = tmp_path_factory.mktemp("keep")
     link = tmp_path / "collections" / "ansible_collections" / "dlbox" / "stack"
     link.parent.mkdir(parents=True)
     link.symlink_to(ROOT, target_is_directory=True)
-    uu_file = tmp_path / "51dlbox-nvidia-driver"
-    if uu_text is not None:
-        uu_file.write_text(uu_text, encoding="utf-8")
+    hosts = {}
+    for case, text in UU_BEFORE.items():
+        (tmp_path / case).mkdir()
+        uu_file = tmp_path / case / "51dlbox-nvidia-driver"
+        if text is not None:
+            uu_file.write_text(text, encoding="utf-8")
+        hosts[case] = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                       "__nvidia_driver_uu_file": str(uu_file), "__nvidia_driver_decided": {
+                           "keep_path": str(tmp_path / case), "installed": {"branch": 570, "version": "570.195.03"}, "pin": None,
+                           "rollback_pin": None}}
     tasks = [_task("keep.yml", "Read the unattended-upgrades file of the old branch"), _task("keep.yml", "Record what was kept")]
-    play = {"hosts": "all", "gather_facts": False, "tasks": tasks, "vars": {
-        "__nvidia_driver_uu_file": str(uu_file), "__nvidia_driver_decided": {
-            "keep_path": str(tmp_path), "installed": {"branch": 570, "version": "570.195.03"}, "pin": None, "rollback_pin": None},
-        "__nvidia_driver_kept": RECORD["packages"], "__nvidia_driver_holds_before": RECORD["holds"]}}
+    play = {"hosts": "all", "gather_facts": False, "tasks": tasks,
+            "vars": {"__nvidia_driver_kept": RECORD["packages"], "__nvidia_driver_holds_before": RECORD["holds"]}}
     (tmp_path / "play.yml").write_text(yaml.safe_dump([play]), encoding="utf-8")
-    (tmp_path / "hosts.yml").write_text(yaml.safe_dump({"all": {"hosts": {"h": {
-        "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}), encoding="utf-8")
+    (tmp_path / "hosts.yml").write_text(yaml.safe_dump({"all": {"hosts": hosts}}), encoding="utf-8")
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(tmp_path / "collections"), ANSIBLE_HOME=str(tmp_path / "ansible-home"),
                ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"), ANSIBLE_NOCOLOR="1")
     proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(tmp_path / "hosts.yml"),
                            str(tmp_path / "play.yml")], capture_output=True, text=True, env=env, timeout=300, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    return json.loads((tmp_path / "dlbox-kept.json").read_text(encoding="utf-8"))
+    return dict((case, json.loads((tmp_path / case / "dlbox-kept.json").read_text(encoding="utf-8"))) for case in UU_BEFORE)
 
 
-@pytest.mark.parametrize(("before", "action"), [
-    ('Unattended-Upgrade::Package-Blacklist {\n    "^nvidia-utils-570-server$";\n};\n', "write"),  # the DKMS path's file
-    (None, "remove")])                                                                                # no file before
-def test_the_unattended_upgrades_file_comes_back_as_it_was(tmp_path, before, action):
+@pytest.mark.parametrize("action", sorted(UU_BEFORE))
+def test_the_unattended_upgrades_file_comes_back_as_it_was(keep_records, action):
     from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_rollback as nr
-    record = _keep_record(tmp_path, before)
+    record, before = keep_records[action], UU_BEFORE[action]
     assert record["unattended"] == before and record["holds"] == RECORD["holds"]
     assert nr.unattended_file(record) == {"action": action, "content": before}
     put_back = [_task("rollback_request.yml", "Put the previous branch's unattended-upgrades file back"),
