@@ -11,4 +11,7 @@ command -v gpg >/dev/null 2>&1 || need+=(gnupg)
 command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 { command -v ssh && command -v ssh-keygen; } >/dev/null 2>&1 || need+=(openssh-client)
+# The REAL unattended-upgrade program (its --dry-run on a local archive: test_nvidia_driver_holds_unattended_rule.py), run
+# with /usr/bin/python3's python3-apt (a dependency) and python3-distro-info; its timer never runs here (no systemd).
+command -v unattended-upgrade >/dev/null 2>&1 || need+=(unattended-upgrades python3-distro-info)
 exec bash "$(dirname "$0")/../../tools/apt-install.sh" host-deps "${need[@]}"
