@@ -91,10 +91,12 @@ def _blacklist_file(names):
                            __nvidia_driver_decided={"blacklist_reason": "test"})
 
 
-def unattended(repo, rootdir, held=(), blacklisted=()):
-    """Run the real unattended-upgrade --dry-run on a fresh apt root: {upgraded, unpacked}."""
-    want = dict((n, OLD) for n in USER)
-    want.update(KERNEL)
+def unattended(repo, rootdir, held=(), blacklisted=(), want=None):
+    """Run the real unattended-upgrade --dry-run on a fresh apt root: {upgraded, unpacked}. ``want``: the installed
+    {name: version} (this file's host when None; test_nvidia_driver_month_hgx_apt.py passes the HGX host's)."""
+    if want is None:
+        want = dict((n, OLD) for n in USER)
+        want.update(KERNEL)
     with open(os.path.join(repo, "Packages"), encoding="utf-8") as fh:
         chosen = [s for s in apt_root.stanzas(fh.read()) if want.get(s["Package"]) == s["Version"]]
     assert len(chosen) == len(want)
