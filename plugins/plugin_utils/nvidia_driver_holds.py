@@ -177,7 +177,8 @@ def hold_changes(wanted, held_now, recorded=(), installed_names=None):
     """{hold, release, keep_user, wanted}: what to hold, what to release, which holds are left as the user's, and the
     holds wanted (without what follows the kernel: the role's record).
 
-    ``wanted``: :func:`hold_list` (or a rollback's holds as printed before the change, ``name:arch`` included). ``held_now``: ``apt-mark showhold`` (``name`` or ``name:arch``, compared by name;
+    ``wanted``: :func:`hold_list` (or a rollback's holds as printed before the change, ``name:arch`` included).
+    ``held_now``: ``apt-mark showhold`` (``name`` or ``name:arch``, compared by name;
     released as printed, so that the foreign architecture's hold goes too). ``recorded``: what the role held on its
     last run (its record); ``None``: no record (a host set up before the role kept one): the holds on driver packages
     are taken as the role's. Released: a recorded hold no longer wanted, a hold on a package that follows the kernel,

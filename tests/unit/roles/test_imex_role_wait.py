@@ -88,8 +88,7 @@ def test_an_up_domain_says_nothing(ran):
     assert stats["up"]["failures"] == 0 and tasks["up"][MINE[3]].get("skipped")
 
 
-@pytest.mark.parametrize(("host", "word", "attempts"), [("initializing", "INITIALIZING", 2),
-                                                         ("shutting-down", "SHUTTING_DOWN", 1)])
+@pytest.mark.parametrize(("host", "word", "attempts"), [("initializing", "INITIALIZING", 2), ("shutting-down", "SHUTTING_DOWN", 1)])
 def test_a_daemon_not_ready_fails_the_wait(ran, host, word, attempts):
     tasks, stats = ran
     assert stats[host]["failures"] == 1

@@ -320,9 +320,9 @@ def test_the_short_other_branches_stanza_gives_every_version_the_priority_the_lo
     names = OWN_580 + OTHER
     archives = [("ubuntu", "Ubuntu", [(n, UBUNTU_V) for n in names]), ("nvidia", "NVIDIA", [(n, NVIDIA_V) for n in names]),
                 ("ppa", "LP-PPA-graphics-drivers", [(n, PPA_V) for n in names])]
+    status_only = ("libnvidia-compute-580", "linux-objects-nvidia-580-server-6.8.0-1001-generic", "nvidia-utils-535-server", "cuda-drivers-580")
     status = "".join("Package: %s\nStatus: install ok installed\nVersion: %s\nArchitecture: amd64\nMaintainer: t <t@t>\n"
-                     "Description: t\n\n" % (n, STATUS_ONLY) for n in ("libnvidia-compute-580", "linux-objects-nvidia-580-server-6.8.0-1001-generic",
-                                                                    "nvidia-utils-535-server", "cuda-drivers-580"))
+                     "Description: t\n\n" % (n, STATUS_ONLY) for n in status_only)
     short = p.branch_pin(580, FAMILY, "test", origin)
     assert p.any_branch_pattern() in short and p.other_branches_pattern(580) not in short
     long_form = short.replace(p.any_branch_pattern(), p.other_branches_pattern(580))
