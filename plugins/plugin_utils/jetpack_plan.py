@@ -233,18 +233,20 @@ def _packages(data, components, errors):
 
 
 def _pinned(data, packages, result):
-    """The `all` meta (nvidia-jetpack) pinned to the plan's JetPack (data ``components_versions``): one suite holds the
-    metas of several JetPacks and apt would take the newest, whose Depends pull the next L4T release's packages."""
-    meta = data["components"]["all"][0]
-    if meta not in packages or "components_versions" not in data:
+    """Every component meta (nvidia-jetpack, nvidia-cuda, nvidia-container, ...) pinned to the plan's JetPack (data
+    ``components_versions``): one suite (r36.4) holds the metas of several JetPacks (6.1, 6.2, 6.2.1), apt would take
+    the newest, and the metas depend on each other at exact versions (nvidia-jetpack 6.2+b77 -> nvidia-cuda (= 6.2+b77)),
+    so one meta pinned and another not fails apt (``[all, cuda]``), and none pinned takes the next JetPack's metas."""
+    if not packages or "components_versions" not in data:
         return packages
     version = data["components_versions"].get(result["jetpack"])
     if version is None:
-        result["notes"].append("%s is installed unpinned: data/jetson.yml (components_versions) knows no %s version for "
-                               "JetPack %s, so apt takes the newest in the suite %s."
-                               % (meta, meta, result["jetpack"], result["l4t"]["suite"]))
+        result["notes"].append("%s installed unpinned: data/jetson.yml (components_versions) knows no JetPack meta "
+                               "version for JetPack %s, so apt takes the newest in the suite %s."
+                               % (" and ".join(packages) + (" is" if len(packages) == 1 else " are"), result["jetpack"],
+                                  result["l4t"]["suite"]))
         return packages
-    return ["%s=%s" % (meta, version) if package == meta else package for package in packages]
+    return ["%s=%s" % (package, version) for package in packages]
 
 
 def _container_runtime(data, options, errors):

@@ -461,11 +461,17 @@ def _with_versions():
     return dict(JETSON, components_versions={"6.1": "6.1+b123", "6.2": "6.2+b77", "6.2.1": "6.2.1+b38"})
 
 
-def test_the_meta_is_pinned_to_the_plans_jetpack_and_other_components_are_not():
+def test_every_component_meta_is_pinned_to_the_plans_jetpack():
+    # the metas depend on each other at exact versions (nvidia-jetpack 6.2+b77 Depends nvidia-cuda (= 6.2+b77)):
+    # [all, cuda] with nvidia-cuda unpinned fails apt ("nvidia-cuda (= 6.2+b77) but 6.2.1+b38 is to be installed"),
+    # [cuda, container] unpinned takes 6.2.1's metas onto a 6.2 module (second red team, HIGH 1)
     got = decide(plan(), options(components=["all", "cuda"]), release_text=AGX_R3643, model_text=MODEL,
                  data=_with_versions(), compat=COMPAT)
     assert got["ok"], got["errors"]
-    assert got["packages"] == ["nvidia-jetpack=6.2+b77", "nvidia-cuda"] and got["notes"] == []
+    assert got["packages"] == ["nvidia-jetpack=6.2+b77", "nvidia-cuda=6.2+b77"] and got["notes"] == []
+    got = decide(plan(), options(components=["cuda", "container"]), release_text=AGX_R3643, model_text=MODEL,
+                 data=_with_versions(), compat=COMPAT)
+    assert got["packages"] == ["nvidia-cuda=6.2+b77", "nvidia-container=6.2+b77"]
     got = decide(plan("6.2.1", "36.4.4"), options(), release_text=AGX_R3644, model_text=MODEL, data=_with_versions(),
                  compat=COMPAT)
     assert got["packages"] == ["nvidia-jetpack=6.2.1+b38"]
@@ -477,7 +483,7 @@ def test_a_jetpack_without_a_known_meta_version_is_installed_unpinned_and_said()
     got = decide(plan(), options(), release_text=AGX_R3643, model_text=MODEL, data=data, compat=COMPAT)
     assert got["ok"] and got["packages"] == ["nvidia-jetpack"]
     assert got["notes"] == ["nvidia-jetpack is installed unpinned: data/jetson.yml (components_versions) knows no "
-                            "nvidia-jetpack version for JetPack 6.2, so apt takes the newest in the suite r36.4."]
+                            "JetPack meta version for JetPack 6.2, so apt takes the newest in the suite r36.4."]
 
 
 def test_the_shipped_data_pins_jetpack_6_2():
