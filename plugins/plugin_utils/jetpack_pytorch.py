@@ -60,6 +60,10 @@ def check_sources(section, need):
             need(_URL_RE.match(source["url"]), where, "needs 'url' as an http(s):// or file:// URL")
             need(isinstance(source.get("confirmed"), str) and _DATE_RE.match(source["confirmed"]), where,
                  "needs 'confirmed' as a quoted date")
+            for key in ("apt_needs", "components_needed", "pip_constraints"):
+                need(isinstance(source.get(key, []), list) and all(isinstance(x, str) and x.strip()
+                                                                   for x in source.get(key, [])), where,
+                     "'%s' must be a list of names (text)" % key)
             needs = source.get("needs", [])
             need(isinstance(needs, list) and all(name in (section.get("libraries") or {}) for name in needs), where,
                  "'needs' must list libraries of pytorch_sources.libraries")
@@ -147,7 +151,12 @@ def choose(pytorch, options, section, today=None, jetpack=None):
     community, mirror), ``mirror_url``, ``mirror_kind`` (index or find_links), ``libraries_url``; ``section``:
     ``pytorch_sources`` of data/jetson.yml; ``today``: a ``datetime.date`` (the age of the confirmations).
 
-    Returns ``{"ok", "errors", "warnings", "source", "pytorch", "find_links", "listing_url", "pin", "libraries"}``:
+    ``options`` may also hold ``components`` (``jetpack_components``): a source's ``components_needed`` missing from
+    it (and no ``all``) is refused.
+
+    Returns ``{"ok", "errors", "warnings", "source", "pytorch", "find_links", "listing_url", "pin", "libraries",
+    "apt_packages", "pip_packages"}``: ``apt_packages`` the distribution's packages the wheel loads (the source's
+    ``apt_needs``, installed before pip), ``pip_packages`` requirements beside torch (``pip_constraints``, numpy<2);
     ``libraries`` those the wheel loads that JetPack lacks and the role installs first (pytorch_sources.libraries);
     ``source`` the
     chosen one (``name``, ``kind``, ``url``, ``confirmed``, ``grade``; ``plan`` for PyTorch's own wheels, which the plan
@@ -158,7 +167,7 @@ def choose(pytorch, options, section, today=None, jetpack=None):
     today = today or datetime.date.today()
     errors, warnings = [], []
     out = {"ok": False, "errors": errors, "warnings": warnings, "source": None, "pytorch": None, "find_links": [],
-           "listing_url": None, "pin": None, "libraries": []}
+           "listing_url": None, "pin": None, "libraries": [], "apt_packages": [], "pip_packages": []}
     choice = options.get("source") or "auto"
     if choice not in CHOICES:
         errors.append("jetpack_pytorch_source is %r; choose one of %s." % (choice, ", ".join(CHOICES)))
@@ -209,6 +218,8 @@ def choose(pytorch, options, section, today=None, jetpack=None):
         upstream = by_name.get("community" if kind == "index" else "nvidia") or sources[0]
         source = {"name": "mirror", "kind": kind, "url": url.rstrip("/") if kind == "index" else url,
                   "confirmed": None, "grade": None, "copies": upstream["name"], "needs": upstream.get("needs") or [],
+                  "apt_needs": upstream.get("apt_needs") or [], "components_needed": upstream.get("components_needed") or [],
+                  "pip_constraints": upstream.get("pip_constraints") or [],
                   "torch": pytorch["version"] if kind == "index" else upstream["torch"]}
     else:
         name = sources[0]["name"] if choice == "auto" else choice
@@ -228,6 +239,16 @@ def choose(pytorch, options, section, today=None, jetpack=None):
     if copies_at and not _URL_RE.match(copies_at):
         errors.append("jetpack_pytorch_libraries_url is %r; it must be the http(s):// or file:// URL of a folder holding "
                       "NVIDIA's archives under their own names, or empty for NVIDIA's. Nothing was changed." % copies_at)
+        return out
+    components = options.get("components")
+    missing = [c for c in source.get("components_needed") or []
+               if isinstance(components, list) and "all" not in components and c not in components]
+    if missing:
+        errors.append("jetpack_components is %s, without %s: the PyTorch of the source '%s' (%s) loads them (CUDA's and "
+                      "cuDNN's libraries, data/jetson.yml pytorch_sources components_needed), so `import torch` would "
+                      "fail. Add %s to jetpack_components (or use all), or set dlbox_edge_python_env to false. Nothing "
+                      "was changed." % (components, " and ".join(missing), source["name"], source["url"],
+                                        " and ".join(missing)))
         return out
     libraries, unloadable, unsure = _libraries(source.get("needs"), section, choice == "mirror", copies_at)
     if unloadable:
@@ -268,7 +289,8 @@ def choose(pytorch, options, section, today=None, jetpack=None):
         listing = source["url"]
         find_links = [source["url"]]
     out.update(ok=True, source={k: source.get(k) for k in ("name", "kind", "url", "confirmed", "grade")},
-               pytorch=entry, find_links=find_links, listing_url=listing, pin=torch, libraries=libraries)
+               pytorch=entry, find_links=find_links, listing_url=listing, pin=torch, libraries=libraries,
+               apt_packages=list(source.get("apt_needs") or []), pip_packages=list(source.get("pip_constraints") or []))
     return out
 
 

@@ -319,3 +319,46 @@ def test_the_filter_gives_the_plans_jetpack_to_the_choice():
     plan = {"stack": {"pytorch": None, "jetpack": {"version": "7.2", "family": "orin", "device": "Jetson AGX Orin"}}}
     got = jetpack_pytorch({"source": "auto"}, plan)
     assert got["errors"][0].startswith("JetPack 7.2 on Jetson AGX Orin has no PyTorch build to install")
+
+
+# --- what NVIDIA's jp/v61 wheel needs besides torch (issue 52, second red team HIGH 2) --------------------------------
+# NVIDIA's install guide installs libopenblas-dev before the wheel (pytorch/TensorRT#3885: "ImportError:
+# libopenblas.so.0"); the nv24.08 build is compiled against NumPy 1.x (dusty-nv/jetson-containers#1537); torch loads
+# JetPack's CUDA and cuDNN libraries.
+def _needing():
+    sources = copy.deepcopy(SOURCES)
+    sources["builds"]["jp6-cu126"][0].update(apt_needs=["libopenblas-dev"], components_needed=["cuda", "cudnn"],
+                                             pip_constraints=["numpy<2"])
+    return sources
+
+
+def test_the_source_gives_its_apt_packages_and_pip_constraints():
+    got = pick(sources=_needing(), components=["cuda", "cudnn", "container"])
+    assert got["ok"], got["errors"]
+    assert got["apt_packages"] == ["libopenblas-dev"] and got["pip_packages"] == ["numpy<2"]
+    mirror = pick("mirror", sources=_needing(), mirror_url="http://mirror.lab/jp/", mirror_kind="find_links")
+    assert mirror["apt_packages"] == ["libopenblas-dev"] and mirror["pip_packages"] == ["numpy<2"]
+
+
+@pytest.mark.parametrize("components, ok", [
+    (["cuda", "container"], False), (["container"], False), (["all"], True), (["cuda", "cudnn"], True), (None, True)])
+def test_jetpack_components_without_cuda_and_cudnn_are_refused_for_a_source_that_needs_them(components, ok):
+    got = pick(sources=_needing(), components=components)
+    assert got["ok"] is ok
+    if not ok:
+        assert got["errors"][0].startswith("jetpack_components is %s, without " % (components,))
+        assert "cudnn" in got["errors"][0] and got["errors"][0].endswith("Nothing was changed.")
+
+
+def test_the_shipped_nvidia_source_needs_openblas_numpy_1_cuda_and_cudnn():
+    section = load_jetson_data()["pytorch_sources"]
+    got = choose(PLANNED, {"source": "nvidia", "components": ["all"]}, section, today=TODAY)
+    assert got["apt_packages"] == ["libopenblas-dev"] and got["pip_packages"] == ["numpy<2"]
+    assert not choose(PLANNED, {"source": "nvidia", "components": ["cuda", "container"]}, section, today=TODAY)["ok"]
+
+
+def test_a_bad_apt_needs_is_named():
+    data = copy.deepcopy(load_jetson_data())
+    data["pytorch_sources"]["builds"]["jp6-cu126"][0]["apt_needs"] = "libopenblas-dev"
+    with pytest.raises(JetsonDataError, match=r"\[0\]: 'apt_needs' must be a list"):
+        check_jetson_data(data)
