@@ -39,6 +39,8 @@ DEFAULT_PATH = Path(__file__).resolve().parents[2] / "data" / "jetson.yml"
 OPTION_KEYS = ("base_url", "key_url", "key_fingerprint", "components", "power_mode", "power_mode_reboot", "clocks",
                "container_runtime")
 POWER_REBOOT_CHOICES = ("never", "if_needed")
+# The oldest L4T major the role (and edge.yml, "Orin class, JetPack 6 and newer") supports: JetPack 6 is L4T R36
+MIN_L4T_MAJOR = 36
 # nvpmodel's answer to `-m <id>` when the mode needs a reboot (NVIDIA Jetson Linux Developer Guide, Power Management,
 # nvpmodel; outputs posted from modules: boxcutter/kvm docs/NVIDIA_JETPACK_6_JETSON_DEVELOPER_KIT_SETUP.md on an AGX
 # Orin, almond-bot/axol#107): "NVPM WARN: Reboot required for changing to this power mode: <id>", then the prompt
@@ -388,6 +390,12 @@ def decide(plan, options, release_text=None, model_text=None, nvpmodel_conf=None
                       "was changed." % (jetpack["version"], " or ".join(releases), l4t, major))
         return result
 
+    if major < MIN_L4T_MAJOR:
+        errors.append("This module runs L4T %s (R%d, JetPack 5 or older); the jetpack role and edge.yml support JetPack 6 "
+                      "and newer only (L4T R%d and later: Orin and Thor modules). Reflash an Orin with JetPack 6 or newer "
+                      "(SDK Manager or flash.sh, the module in recovery mode); an older module (Xavier, TX2, Nano) cannot "
+                      "run it, so leave it out of edge.yml's hosts. Nothing was changed." % (l4t, major, MIN_L4T_MAJOR))
+        return result
     soc = (data["socs"].get(family) or {}) if family else {}
     if not soc:
         errors.append("data/jetson.yml knows no SoC repository for the module family '%s' (stack.jetpack.family); known: %s. "

@@ -489,3 +489,19 @@ def test_a_jetpack_without_a_known_meta_version_is_installed_unpinned_and_said()
 def test_the_shipped_data_pins_jetpack_6_2():
     got = decide(plan(), options(), release_text=AGX_R3643, model_text=MODEL, data=load_jetson_data(), compat=COMPAT)
     assert got["packages"] == ["nvidia-jetpack=6.2+b77"]
+
+
+# --- JetPack 5 and older (L4T < R36) are refused: edge.yml is for JetPack 6 and newer (second red team MEDIUM 6) -------
+# the line in the shape of a real R35 module's /etc/nv_tegra_release (the R36 fixtures' layout, SOURCES.md)
+R35_RELEASE = "# R35 (release), REVISION: 6.1, GCID: 38127932, BOARD: t186ref, EABI: aarch64, DATE: Tue Jan 28 00:00:00 UTC 2025\n"
+
+
+@pytest.mark.parametrize("the_plan", [plan("5.1.5", "35.6.1"), plan("5.1.5", "35.6.1", family="xavier")])
+def test_l4t_before_r36_is_refused_naming_jetpack_6(the_plan):
+    got = run(the_plan=the_plan, release=R35_RELEASE)
+    assert not got["ok"] and got["repositories"] == [] and got["packages"] == []
+    assert got["errors"] == [
+        "This module runs L4T 35.6.1 (R35, JetPack 5 or older); the jetpack role and edge.yml support JetPack 6 and newer "
+        "only (L4T R36 and later: Orin and Thor modules). Reflash an Orin with JetPack 6 or newer (SDK Manager or "
+        "flash.sh, the module in recovery mode); an older module (Xavier, TX2, Nano) cannot run it, so leave it out of "
+        "edge.yml's hosts. Nothing was changed."]
