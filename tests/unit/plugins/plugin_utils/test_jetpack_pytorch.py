@@ -362,3 +362,11 @@ def test_a_bad_apt_needs_is_named():
     data["pytorch_sources"]["builds"]["jp6-cu126"][0]["apt_needs"] = "libopenblas-dev"
     with pytest.raises(JetsonDataError, match=r"\[0\]: 'apt_needs' must be a list"):
         check_jetson_data(data)
+
+
+def test_the_shipped_community_index_is_the_pep_503_path_not_devpis_web_page():
+    # devpi serves its web page at .../jp6/cu126 and the simple index at .../jp6/cu126/+simple (innate-inc/innate-os#579)
+    section = load_jetson_data()["pytorch_sources"]
+    community = next(s for s in section["builds"]["jp6-cu126"] if s["name"] == "community")
+    assert community["url"] == "https://pypi.jetson-ai-lab.io/jp6/cu126/+simple"
+    assert load_compat()["jetson_pytorch"]["jetson-ai-lab-jp6"]["index_url"] == community["url"]
