@@ -37,7 +37,7 @@ from ansible_collections.dlbox.stack.plugins.plugin_utils.jetpack_pytorch import
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "data" / "jetson.yml"
 
 OPTION_KEYS = ("base_url", "key_url", "key_fingerprint", "components", "power_mode", "power_mode_reboot", "clocks",
-               "container_runtime")
+               "container_runtime", "reboot_allowed")
 POWER_REBOOT_CHOICES = ("never", "if_needed")
 # The oldest L4T major the role (and edge.yml, "Orin class, JetPack 6 and newer") supports: JetPack 6 is L4T R36
 MIN_L4T_MAJOR = 36
@@ -214,6 +214,12 @@ def _check_options(options, errors):
     if reboot not in POWER_REBOOT_CHOICES:
         errors.append("jetpack_power_mode_reboot is %r; choose never (a mode that needs a reboot is recorded as pending, "
                       "nothing reboots) or if_needed (the play lets nvpmodel reboot the module)." % (reboot,))
+    # dlbox_reboot_allowed (the group's word on unattended reboots; None when unset) false forbids the role's reboot
+    if reboot == "if_needed" and options.get("reboot_allowed") is False:
+        errors.append("jetpack_power_mode_reboot is if_needed, but dlbox_reboot_allowed is false for this host: the role "
+                      "would reboot the module through nvpmodel when the power mode needs it. Set "
+                      "jetpack_power_mode_reboot: never (a mode that needs a reboot is recorded as pending), or allow "
+                      "reboots for the group (dlbox_reboot_allowed: true). Nothing was changed.")
     return fingerprint
 
 

@@ -505,3 +505,17 @@ def test_l4t_before_r36_is_refused_naming_jetpack_6(the_plan):
         "only (L4T R36 and later: Orin and Thor modules). Reflash an Orin with JetPack 6 or newer (SDK Manager or "
         "flash.sh, the module in recovery mode); an older module (Xavier, TX2, Nano) cannot run it, so leave it out of "
         "edge.yml's hosts. Nothing was changed."]
+
+
+# --- jetpack_power_mode_reboot if_needed respects dlbox_reboot_allowed (second red team LOW 8) ------------------------
+@pytest.mark.parametrize("reboot, allowed, refused", [
+    ("if_needed", False, True), ("if_needed", True, False), ("if_needed", None, False), ("never", False, False)])
+def test_if_needed_is_refused_where_the_group_forbids_reboots(reboot, allowed, refused):
+    got = run(opts=options(power_mode="MAXN", power_mode_reboot=reboot, reboot_allowed=allowed))
+    assert got["ok"] is not refused, got["errors"]
+    if refused:
+        assert got["errors"] == [
+            "jetpack_power_mode_reboot is if_needed, but dlbox_reboot_allowed is false for this host: the role would "
+            "reboot the module through nvpmodel when the power mode needs it. Set jetpack_power_mode_reboot: never (a "
+            "mode that needs a reboot is recorded as pending), or allow reboots for the group (dlbox_reboot_allowed: "
+            "true). Nothing was changed."]
