@@ -96,8 +96,8 @@ def check_jetson_data(data):
     components = data.get("components")
     _need(isinstance(components, dict) and "all" in components, "components", "must be a mapping with 'all'")
     versions = data.get("components_versions")
-    _need(versions is None or (isinstance(versions, dict) and all(isinstance(k, str) and isinstance(v, str)
-                                                                    for k, v in versions.items())),
+    _need(versions is None or (isinstance(versions, dict)
+                               and all(isinstance(k, str) and isinstance(v, str) for k, v in versions.items())),
           "components_versions", "must map JetPack versions (quoted) to the nvidia-jetpack version (quoted)")
     for name, packages in components.items():
         _need(isinstance(packages, list) and packages and all(isinstance(p, str) for p in packages),

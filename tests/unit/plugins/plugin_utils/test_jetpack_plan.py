@@ -427,7 +427,6 @@ def test_a_list_of_the_two_repositories_a_mirrors_list_or_none_adds_nothing():
         assert [r["name"] for r in got["repositories"]] == ["nvidia-jetson-common", "nvidia-jetson-t234"]
 
 
-
 # --- Docker's nvidia runtime needs nvidia-container (issue 52 red team MEDIUM 10) --------------------------------
 @pytest.mark.parametrize("components, runtime, refused", [
     (["cuda"], True, True),                 # Docker defaults to nvidia, nothing installs nvidia-container-runtime
@@ -435,8 +434,8 @@ def test_a_list_of_the_two_repositories_a_mirrors_list_or_none_adds_nothing():
     (["all"], True, False),                 # nvidia-jetpack -> nvidia-jetpack-runtime -> nvidia-container
     (["cuda"], False, False),               # no Docker (dlbox_edge_docker false): any component list
 ])
-def test_a_component_list_without_nvidia_container_is_refused_when_dockers_default_runtime_is_nvidia(components, runtime,
-                                                                                                 refused):
+def test_a_component_list_without_nvidia_container_is_refused_when_dockers_default_runtime_is_nvidia(
+        components, runtime, refused):
     got = run(opts=options(components=components, container_runtime=runtime))
     assert got["ok"] is not refused
     if refused:
