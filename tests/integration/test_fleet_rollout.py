@@ -1,18 +1,25 @@
-"""site.yml over SSH to 3 FIXTURE GPU hosts: batches of 1, a host failing in batch 2 stops the rollout within the
-failure budget, the host of batch 3 is untouched, the fleet summary records the failure and a pending reboot, a re-run
-converges, and the rolling reboots happen batch by batch: each host is back with its driver loaded before the next
-batch starts.
+"""site.yml over SSH to 4 FIXTURE GPU hosts, two runs on the same containers (issue 50's must-show cases):
+
+Run 1, batches of 3 ("3": [h1, h2, h3], [h4]) within a 34 % budget: h2 fails (a package that does not exist), 1 of 3
+is 33 %, so the rollout goes on to batch 2 and the failed host fails the run; the rolling reboots happen batch by
+batch (h3 in batch 1 is back with its driver loaded before h4 is drained).
+Run 2, batches [1, "50%"] ([h1], [h2, h3], [h4]) within "34%" (survey text): h2 now converges (with its reboot),
+h3's sshd is stopped by its drain hook (lost after its drain: unreachable, with the step, "interrupted"), and 1 of 2
+is 50 %: the rollout counts the lost host (Ansible alone would not, ansible/ansible#56265) and stops; h4 is untouched
+(snapshots) and listed as not run; h1 converged in run 1 and changes nothing.
 
 Real parts: sshd (Debian's openssh-server, which the test image carries), keys the test generates,
 ports published on 127.0.0.1 only, Debian's archive for common's build tools (through apt-cacher-ng,
-tests/scripts/test-cache.sh), ansible.builtin.reboot's protocol (reboot command, then a new boot id).
+tests/scripts/test-cache.sh), ansible.builtin.reboot's protocol (reboot command, then a new boot id), a host lost
+for real (every sshd process of its container killed: Ansible's own UNREACHABLE).
 FIXTURE parts (NOT a GPU): each container is the FIXTURE GPU host of tests/fixtures/gpu_host (a model of an RTX 4090
 machine: nvidia-smi exits 9 until a boot loads the installed driver, as NVIDIA documents it); its reboot stub gives a new
 boot id and loads the module; the driver packages come from the fixture CUDA repository (tests/aptrepo, markers).
 Host 1's group would allow the reboot, but the host itself does not (dlbox_reboot_allowed: false): its new driver
 stays a pending reboot. The order is read from the drain/resume hooks' log on the controller (dlbox_drain_command,
 dlbox_resume_command), the reboot stubs' boot ids and events, and the run's own output. Last, doctor.yml reads one of
-the hosts over the same SSH (its collector's stream comes back through a terminal, CR LF).
+the hosts over the same SSH (its collector's stream comes back through a terminal, CR LF). The budget's other cases,
+the artifacts through ansible-runner and drain-and-wait run without Docker in test_rollout_budget.py.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ import pytest
 from conftest import ROOT, ansible_env, docker_ready
 
 IMAGE = "dlbox-test:debian12"
-HOSTS = ("dlbox-fleet-1", "dlbox-fleet-2", "dlbox-fleet-3")
+HOSTS = ("dlbox-fleet-1", "dlbox-fleet-2", "dlbox-fleet-3", "dlbox-fleet-4")
 CLIENT = ROOT / "build" / "test-cache" / "client"
 FIXTURE = "/opt/dlbox-fixture-gpu"
 REPO = "http://127.0.0.1:8089/cuda-debian12/"
@@ -106,6 +113,12 @@ def fleet(tmp_path_factory, collection_installed):
                   "--port", "8089"])
         order = work / "order.log"
         hook = "sh -c 'echo $(date +%%s.%%N) %s {{ inventory_hostname }} >> " + str(order) + "'"
+        # the drain hook of the host to lose (run 2): logs its drain, then kills every sshd process of its container
+        # (the listener and the sessions behind Ansible's ControlPersist connection): lost after its drain
+        (work / "lose.sh").write_text(
+            "echo $(date +%%s.%%N) drain $1 >> %s\n"
+            "docker exec \"$1\" sh -c 'for p in /proc/[0-9]*; do [ \"$(cat $p/comm 2>/dev/null)\" = sshd ]"
+            " && kill -9 ${p#/proc/}; done; true'\n" % order)
         inventory = {"all": {
             "vars": {
                 "ansible_host": "127.0.0.1", "ansible_user": "root", "ansible_ssh_private_key_file": str(key),
@@ -150,7 +163,7 @@ def fleet(tmp_path_factory, collection_installed):
         _run(["bash", str(ROOT / "tests/scripts/test-cache.sh"), "stop", pid], check=False)
 
 
-def rollout(work, name):
+def rollout(work, name, extra_vars):
     """dlbox.stack.site from the installed collection, outside this repository (no ansible.cfg), over SSH."""
     env = ansible_env()
     env["ANSIBLE_CONFIG"] = str(work / "none.cfg")
@@ -159,14 +172,16 @@ def rollout(work, name):
     (work / "order.log").write_text("")
     start = time.monotonic()
     proc = subprocess.run(
-        ["ansible-playbook", "-i", str(work / "hosts.yml"), str(work / "fleet.yml"),
-         "-e", json.dumps({"dlbox_serial": 1, "dlbox_max_fail_percentage": 0})],
-        cwd=work, env=env, capture_output=True, text=True, check=False, timeout=900)
+        ["ansible-playbook", "-i", str(work / "hosts.yml"), str(work / "fleet.yml"), "-e", json.dumps(extra_vars)],
+        cwd=work, env=env, capture_output=True, text=True, check=False, timeout=1500)
     seconds = round(time.monotonic() - start, 1)
     (work / ("%s.log" % name)).write_text(proc.stdout + proc.stderr)
-    summary = json.loads((work / "reports" / "rollout" / "summary.json").read_text())
+    report = work / "reports" / "rollout" / "summary.json"
+    assert report.is_file(), "no fleet summary after %s (rc %d):\n%s\n%s" % (
+        name, proc.returncode, proc.stdout[-6000:], proc.stderr[-2000:])
+    summary = json.loads(report.read_text())
     print("\nfleet rollout %s: %.1f s, rc %d" % (name, seconds, proc.returncode))
-    return proc, {row["host"]: row for row in summary["hosts"]}, summary["counts"]
+    return proc, {row["host"]: row for row in summary["hosts"]}, summary
 
 
 def hooks(work):
@@ -192,31 +207,38 @@ def sections(out):
     return list(zip(parts[1::2], parts[2::2]))
 
 
-def test_failure_in_batch_two_stops_the_rollout_and_leaves_batch_three_untouched(fleet):
+def recap(out, name):
+    """The host's line of the PLAY RECAP."""
+    return next(line for line in out.split("PLAY RECAP")[-1].splitlines() if line.startswith(name + " "))
+
+
+def test_a_batch_of_three_with_one_failure_within_34_percent_goes_on(fleet):
+    h1, h2, h3, h4 = HOSTS
     before = {name: _exec(name, SNAPSHOT).stdout for name in HOSTS}
-    proc, rows, counts = rollout(fleet, "run1")
+    proc, rows, summary = rollout(fleet, "run1", {"dlbox_serial": 3, "dlbox_max_fail_percentage": 34})
     out = proc.stdout
-    assert proc.returncode != 0, out[-4000:]
+    assert proc.returncode != 0, out[-4000:]                        # the failed host fails the run
     assert "Traceback" not in out + proc.stderr
-    # batches of 1: the workstation play ran for hosts 1 and 2, one batch each, and stopped there
     assert out.count("PLAY [Deep-learning workstation]") == 2, out[-4000:]
-    assert "NO MORE HOSTS LEFT" in out
-    assert counts == {"hosts": 3, "changed": 1, "unchanged": 0, "failed": 1, "unreachable": 0, "refused": 0,
-                      "not_run": 1, "pending_reboot": 1}, rows
-    one, two, three = (rows[name] for name in HOSTS)
-    assert one["status"] == "changed" and "build_tools" in one["changed"] and "driver" in one["changed"]
-    assert one["pending_reboot"] and one["driver"].startswith("nvidia-")         # installed, not loaded: pending
-    assert two["status"] == "failed"
-    assert two["failure"]["task"] == "Install build tools and probes"
-    assert "dlbox-no-such-package" in two["failure"]["message"]
-    assert three["status"] == "not run" and three["scenario"] == "workstation"
-    assert three["reason"].startswith("the rollout stopped before its batch: 1 of the 1 hosts of batch 2")
+    assert [(b["index"], b["hosts"], b["failed"], b["unreachable"], b["percent"], b["stop"])
+            for b in summary["batches"]] == [(1, [h1, h2, h3], [h2], [], 33.3, False), (2, [h4], [], [], 0.0, False)]
+    assert summary["stopped"] is None
+    assert summary["counts"] == {"hosts": 4, "changed": 3, "unchanged": 0, "failed": 1, "unreachable": 0,
+                                 "refused": 0, "not_run": 0, "pending_reboot": 1}, rows
+    assert rows[h1]["status"] == "changed" and {"build_tools", "driver"} <= set(rows[h1]["changed"])
+    assert rows[h1]["pending_reboot"] and rows[h1]["driver"].startswith("nvidia-")   # installed, not loaded: pending
+    assert rows[h2]["status"] == "failed"
+    assert rows[h2]["failure"]["task"] == "Install build tools and probes"
+    assert "dlbox-no-such-package" in rows[h2]["failure"]["message"]
+    for name in (h3, h4):
+        assert rows[name]["status"] == "changed" and rows[name]["pending_reboot"] == [], rows[name]   # rebooted: loaded
+    assert "failed=1" in recap(out, h2) and "failed=0" in recap(out, h4)
     # the table in the run, as text lines (no JSON quoting without ansible.cfg)
     assert "\nFleet summary:\nhost " in out
-    assert ("3 hosts: 1 changed, 0 unchanged, 1 failed, 0 unreachable, 0 refused, 1 not run, 1 with a reboot pending"
+    assert ("4 hosts: 3 changed, 0 unchanged, 1 failed, 0 unreachable, 0 refused, 0 not run, 1 with a reboot pending"
             in out)
     md = (fleet / "reports" / "rollout" / "summary.md").read_text()
-    assert "| %s | workstation | failed |" % HOSTS[1] in md
+    assert "| %s | workstation | failed |" % h2 in md
     # joined with the fitness report of the same run (preflight.yml, same report folder): each host's verdict, the
     # fleet report linked
     for name in HOSTS:
@@ -226,53 +248,74 @@ def test_failure_in_batch_two_stops_the_rollout_and_leaves_batch_three_untouched
         assert "| %s |" % rows[name]["fitness"] in md
     assert "[../fleet.md](../fleet.md)" in md and (fleet / "reports" / "fleet.md").is_file()
     after = {name: _exec(name, SNAPSHOT).stdout for name in HOSTS}
-    assert after[HOSTS[2]] == before[HOSTS[2]]                   # batch 3: untouched
-    assert after[HOSTS[0]] != before[HOSTS[0]]                   # batch 1: the baseline went in
-    assert after[HOSTS[0]].split("## newer")[1].strip()
+    for name in (h1, h3, h4):
+        assert after[name] != before[name] and after[name].split("## newer")[1].strip(), name
     # host 1 may not reboot: no reboot, the driver not loaded (nvidia-smi: exit 9, "driver not loaded")
-    assert reboots(HOSTS[0])[0] == []
-    assert smi(HOSTS[0]).returncode == 9
-    # drain before the changes, resume after the checks; the failed host is not resumed; batch 3 not drained
-    assert [(what, host) for _ts, what, host in hooks(fleet)] == [
-        ("drain", HOSTS[0]), ("resume", HOSTS[0]), ("drain", HOSTS[1])]
-
-
-def test_rerun_converges_with_rolling_reboots_batch_by_batch(fleet):
-    inventory = json.loads((fleet / "hosts.yml").read_text())
-    inventory["all"]["children"]["workstations"]["hosts"][HOSTS[1]].pop("common_extra_packages")
-    (fleet / "hosts.yml").write_text(json.dumps(inventory, indent=2))
-    proc, rows, counts = rollout(fleet, "run2")
-    out = proc.stdout
-    assert proc.returncode == 0, out[-4000:]
-    assert counts == {"hosts": 3, "changed": 2, "unchanged": 1, "failed": 0, "unreachable": 0, "refused": 0,
-                      "not_run": 0, "pending_reboot": 1}, rows
-    assert rows[HOSTS[0]]["changed"] == [] and rows[HOSTS[0]]["pending_reboot"]   # converged in run 1, not rebooted
-    for name in HOSTS[1:]:
-        assert {"build_tools", "driver"} <= set(rows[name]["changed"]), rows[name]
-        assert rows[name]["pending_reboot"] == [], rows[name]                        # rebooted: loaded
-    # each rebooted host came back with its driver loaded (the stub's boot loads the installed module)
+    assert reboots(h1)[0] == [] and smi(h1).returncode == 9
     booted = {}
-    for name in HOSTS[1:]:
+    for name in (h3, h4):
         events, booted[name] = reboots(name)
         assert len(events) == 2 and events[0].startswith("reboot from") and " loaded 580." in events[1], events
         assert smi(name).stdout.strip().startswith("580."), smi(name)
-    assert reboots(HOSTS[0])[0] == [] and smi(HOSTS[0]).returncode == 9
-    # the order, batch by batch: drain, reboot, resume of host 2 all before host 3 is drained (its first change)
+    # drain before the changes, resume after the checks, batch by batch; the failed host is not resumed
     log = hooks(fleet)
-    assert [(what, host) for _ts, what, host in log] == [
-        (what, host) for host in HOSTS for what in ("drain", "resume")], log
+    pairs = [(what, host) for _ts, what, host in log]
+    assert sorted(pairs[:5]) == [("drain", h1), ("drain", h2), ("drain", h3), ("resume", h1), ("resume", h3)], log
+    assert pairs[5:] == [("drain", h4), ("resume", h4)], log
     at = {(what, host): ts for ts, what, host in log}
-    for name in HOSTS[1:]:
-        assert at[("drain", name)] < booted[name] < at[("resume", name)], (name, booted, at)
-    assert booted[HOSTS[1]] < at[("drain", HOSTS[2])] < booted[HOSTS[2]]
-    # and in the run's own log: host 2's reboot task, then host 3's first change
+    assert at[("drain", h3)] < booted[h3] < at[("resume", h3)] < at[("drain", h4)] < booted[h4] < at[("resume", h4)]
+    # and in the run's own log: host 3's reboot task, then host 4's first change
     parts = sections(out)
-    reboot2 = next(i for i, (head, body) in enumerate(parts)
-                   if "Reboot to load the installed module" in head and "changed: [%s]" % HOSTS[1] in body)
-    first3 = next(i for i, (head, body) in enumerate(parts) if "changed: [%s]" % HOSTS[2] in body)
-    assert reboot2 < first3, (parts[reboot2][0], parts[first3][0])
+    reboot3 = next(i for i, (head, body) in enumerate(parts)
+                   if "Reboot to load the installed module" in head and "changed: [%s]" % h3 in body)
+    first4 = next(i for i, (head, body) in enumerate(parts) if "changed: [%s]" % h4 in body)
+    assert reboot3 < first4, (parts[reboot3][0], parts[first4][0])
     print("\norder: " + "; ".join("%s %s %.2f" % (what, host, ts - log[0][0]) for ts, what, host in log)
           + "; reboots: " + ", ".join("%s %.2f" % (h, b - log[0][0]) for h, b in booted.items()))
+
+
+def test_a_host_lost_mid_run_counts_against_the_budget_and_stops_the_rollout(fleet):
+    h1, h2, h3, h4 = HOSTS
+    inventory = json.loads((fleet / "hosts.yml").read_text())
+    hosts = inventory["all"]["children"]["workstations"]["hosts"]
+    hosts[h2].pop("common_extra_packages")
+    hosts[h3]["dlbox_drain_command"] = "sh %s {{ inventory_hostname }}" % (fleet / "lose.sh")
+    (fleet / "hosts.yml").write_text(json.dumps(inventory, indent=2))
+    before = _exec(h4, SNAPSHOT).stdout
+    proc, rows, summary = rollout(fleet, "run2", {"dlbox_serial": [1, "50%"], "dlbox_max_fail_percentage": "34%"})
+    out = proc.stdout
+    assert proc.returncode != 0, out[-4000:]
+    assert "Traceback" not in out + proc.stderr
+    # [1, "50%"] of 4 hosts: [h1], [h2, h3], then [h4], which the stop leaves out
+    assert out.count("PLAY [Deep-learning workstation]") == 2, out[-4000:]
+    assert "NO MORE HOSTS LEFT" in out
+    assert [(b["index"], b["hosts"], b["failed"], b["unreachable"], b["stop"]) for b in summary["batches"]] == [
+        (1, [h1], [], [], False), (2, [h2, h3], [], [h3], True)]
+    stopped = ("1 of the 2 hosts of batch 2 (%s) failed or were unreachable: 50%%, more than the failure budget "
+               "dlbox_max_fail_percentage=34%%" % h3)
+    assert summary["stopped"] == stopped
+    assert summary["counts"] == {"hosts": 4, "changed": 1, "unchanged": 1, "failed": 0, "unreachable": 1,
+                                 "refused": 0, "not_run": 1, "pending_reboot": 1}, rows
+    assert rows[h1]["changed"] == [] and rows[h1]["pending_reboot"]               # converged in run 1, not rebooted
+    assert {"build_tools", "driver"} <= set(rows[h2]["changed"]) and rows[h2]["pending_reboot"] == [], rows[h2]
+    assert rows[h3]["status"] == "unreachable" and rows[h3]["step"] == "workstation: baseline (common)", rows[h3]
+    assert "interrupted" in rows[h3]["reason"] and "untouched" not in rows[h3]["reason"]
+    assert rows[h4]["status"] == "not run" and rows[h4]["scenario"] == "workstation"
+    assert rows[h4]["reason"] == "the rollout stopped before its batch: " + stopped
+    assert "unreachable=1" in recap(out, h3)
+    assert "failed=1" in recap(out, h2)          # the stopped batch fails, as Ansible's own budget does
+    assert ("4 hosts: 1 changed, 1 unchanged, 0 failed, 1 unreachable, 0 refused, 1 not run, 1 with a reboot pending"
+            in out)
+    assert _exec(h4, SNAPSHOT).stdout == before                                  # batch 3: untouched
+    events, booted = reboots(h2)
+    assert len(events) == 2 and " loaded 580." in events[1], events
+    log = hooks(fleet)
+    pairs = [(what, host) for _ts, what, host in log]
+    assert pairs[:2] == [("drain", h1), ("resume", h1)], log
+    assert sorted(pairs[2:]) == [("drain", h2), ("drain", h3), ("resume", h2)], log   # h4 never drained
+    at = {(what, host): ts for ts, what, host in log}
+    assert at[("drain", h2)] < booted < at[("resume", h2)]
+    _exec(h3, "/usr/sbin/sshd")                                                   # back for the doctor and teardown
 
 
 def test_the_doctor_reads_a_host_over_ssh(fleet):
@@ -281,10 +324,10 @@ def test_the_doctor_reads_a_host_over_ssh(fleet):
     docker connection (it read none before the fix: "0 capture(s) read")."""
     env = ansible_env()
     env["ANSIBLE_CONFIG"] = str(fleet / "none.cfg")
-    proc = _run(["ansible-playbook", "-i", str(fleet / "hosts.yml"), "dlbox.stack.doctor", "--limit", HOSTS[2]],
+    proc = _run(["ansible-playbook", "-i", str(fleet / "hosts.yml"), "dlbox.stack.doctor", "--limit", HOSTS[0]],
                 env=env, cwd=fleet)
     assert "ok=" in proc.stdout and "failed=0" in proc.stdout.split("PLAY RECAP")[-1], proc.stdout[-3000:]
-    report = json.loads((fleet / "reports" / "doctor" / ("%s.json" % HOSTS[2])).read_text())
+    report = json.loads((fleet / "reports" / "doctor" / ("%s.json" % HOSTS[0])).read_text())
     assert report["source"] == "live host (dlbox-collect --stdout)"
     kinds = {kind for capture in report["captures"] for kind in capture["kinds"]}
     assert {"os-release", "uname", "pci-sysfs", "dpkg"} <= kinds, report["captures"]
