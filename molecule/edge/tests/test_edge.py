@@ -95,7 +95,9 @@ def test_the_environment_asked_for_nvidias_exact_build_of_the_plans_torch(host):
     assert torch["pytorch"]["version"].startswith(torch["plan"]["version"] + "a0+")    # 2.5.0 -> 2.5.0a0+<sha>.nv24.08...
     lines = [line for line in host.file(f"{ENV}/dlbox/requirements.in").content_string.splitlines()
              if not line.startswith("#")]
-    assert lines == [f"torch=={torch['pytorch']['version']}"]
+    # and the source's requirement beside it: NVIDIA's nv24.08 build is compiled against NumPy 1.x (data/jetson.yml
+    # pytorch_sources nvidia pip_constraints), found in the folder as a lab's wheelhouse holds it (prepare.yml)
+    assert sorted(lines) == sorted([f"torch=={torch['pytorch']['version']}", "numpy<2"]), lines
 
 
 def test_torch_imports_and_is_the_fixture_of_that_build(host):
@@ -103,6 +105,12 @@ def test_torch_imports_and_is_the_fixture_of_that_build(host):
     out = host.check_output(f"{ENV}/bin/python -c 'import torch; print(torch.FIXTURE); print(torch.__version__);"
                             " print(torch.version.cuda)'").splitlines()
     assert out[0].startswith("dlbox FIXTURE torch") and out[1:] == [plan["version"], plan["cuda"]]
+
+
+def test_numpy_1_from_the_wheelhouse_beside_it(host):
+    """The REAL numpy 1.x wheel prepare.yml put in the folder (numpy<2, data/jetson.yml), not NumPy 2."""
+    version = host.check_output(f"{ENV}/bin/python -c 'import numpy; print(numpy.__version__)'")
+    assert version.startswith("1."), version
 
 
 def test_the_folder_was_pips_find_links(host):
@@ -207,7 +215,7 @@ def test_refused_before_any_change(host, case):
 
 def test_the_missing_wheel_refusal_offers_what_the_index_has(host):
     msg = {r["name"]: r for r in record(host, "refusals")}["pytorch_wheel_missing"]["msg"]
-    assert "it has 2.8.0" in msg and "/jp6/cu126/torch/" in msg and "Nothing was changed" in msg
+    assert "it has 2.8.0" in msg and "/jp6/cu126/+simple/torch/" in msg and "Nothing was changed" in msg
 
 
 def test_the_l4t_major_refusal_says_why(host):
