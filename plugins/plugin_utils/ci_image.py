@@ -39,7 +39,10 @@ FLAVOURS = ("runtime", "toolkit")
 # the parts of the stack a CUDA layer holds: the frameworks layer may not plan them differently
 CUDA_PARTS = ("cuda", "cudnn", "nccl")
 FRAMEWORKS = ("pytorch", "tensorflow", "jax")
-_ARCH = re.compile(r"^[0-9]{1,2}[.][0-9]$")
+# A compute capability as PyTorch's TORCH_CUDA_ARCH_LIST takes it: "9.0", the architecture-specific "9.0a" / "10.0a" (sm_90a:
+# the Hopper/Blackwell-only instructions FlashAttention-3 and DeepGEMM build for) and family "12.0f", and "+PTX" (PTX
+# beside the SASS, so newer GPUs can JIT it): torch.utils.cpp_extension._get_cuda_arch_flags.
+_ARCH = re.compile(r"^[0-9]{1,2}[.][0-9][af]?([+]PTX)?$")
 
 
 def _fill(template, version):
@@ -262,8 +265,10 @@ def stack_label(stack):
 
 
 def _archs(archs):
+    """TORCH_CUDA_ARCH_LIST and CMake's CUDAARCHS of the same capabilities: "9.0" -> "90" (CMake builds SASS and PTX for
+    a bare number, CMAKE_CUDA_ARCHITECTURES), "9.0a" -> "90a", "9.0+PTX" -> "90" (PTX is in the bare number already)."""
     texts = [str(a) for a in archs or []]
-    return ";".join(texts), ";".join(a.replace(".", "") for a in texts)
+    return ";".join(texts), ";".join(a.replace("+PTX", "").replace(".", "") for a in texts)
 
 
 def _label_problem(given, stack):

@@ -81,10 +81,18 @@ def test_env_lines_that_are_not_the_plan_are_refused(plan, data, env, names):
     assert not got["ok"] and names in got["errors"][0]
 
 
-@pytest.mark.parametrize("archs", [None, [], ["sm_90"], ["90"]])
+@pytest.mark.parametrize("archs", [None, [], ["sm_90"], ["90"], ["9.0b"], ["9.0+ptx"], ["9.0a+PTX+PTX"]])
 def test_bad_architectures_are_refused(plan, data, archs):
     got = decide(plan, data, archs=archs)
     assert not got["ok"] and "dlbox_ci_cuda_archs" in got["errors"][0]
+
+
+def test_architecture_specific_and_ptx_capabilities_are_taken(plan, data):
+    """TORCH_CUDA_ARCH_LIST's own forms (torch.utils.cpp_extension): sm_90a for FlashAttention-3 / DeepGEMM, 12.0f,
+    +PTX; CMake's CUDAARCHS gets 90a, and a bare 90 for +PTX (CMake builds PTX for a bare number)."""
+    got = decide(plan, data, archs=["8.0", "9.0a", "10.0a", "12.0f", "12.0+PTX"])
+    assert got["ok"], got["errors"]
+    assert got["archs"] == "8.0;9.0a;10.0a;12.0f;12.0+PTX" and got["cudaarchs"] == "80;90a;100a;120f;120"
 
 
 def test_the_frameworks_layer_keeps_the_cuda_layers_stack(plan, data):
