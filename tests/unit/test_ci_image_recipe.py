@@ -275,7 +275,9 @@ def test_the_library_path_is_the_toolkits_targets_folder_and_never_the_compat_fo
     assert paths == ["/usr/local/cuda-13.0/targets/x86_64-linux/lib"]
     assert "compat" not in text.replace("ci_image", "")
     _args, (env, _labels) = _image(plan, data, compat=compat)
-    assert "LD_LIBRARY_PATH" not in env
+    # LD_LIBRARY_PATH as NVIDIA's base images set it: only where a GPU device plugin without the container toolkit mounts
+    # the driver (GKE: /usr/local/nvidia/lib64); never the CUDA libraries, never the compat folder
+    assert env["LD_LIBRARY_PATH"] == "/usr/local/nvidia/lib:/usr/local/nvidia/lib64"
 
 
 def test_with_cuda_compat_the_cuda_layer_checks_what_the_container_toolkit_will_find():
