@@ -9,14 +9,12 @@ SHUTTING_DOWN fails at once, no nvidia-imex-ctl is said and not failed."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from play_runner import run_play  # tests/unit/roles/play_runner.py, beside this file
 
 ROOT = Path(__file__).resolve().parents[3]
 TASKS = ROOT / "roles" / "nvidia_driver" / "tasks" / "fabric_blackwell_start.yml"
@@ -62,15 +60,8 @@ def ran(tmp_path_factory):
             "vars": {"__nvidia_driver_fabric_timeout": 2, "__nvidia_driver_fabric_delay": 1,
                      "__nvidia_driver_version": "570.172.08"},
             "tasks": _tasks()}
-    (tmp_path / "play.yml").write_text(yaml.safe_dump([play]), encoding="utf-8")
-    (tmp_path / "hosts.yml").write_text(yaml.safe_dump({"all": {"hosts": hosts}}), encoding="utf-8")
-    env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json", ANSIBLE_NOCOLOR="1",
-               ANSIBLE_COLLECTIONS_PATH=str(tmp_path / "collections"), ANSIBLE_HOME=str(tmp_path / "ansible-home"),
-               ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"))
-    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(tmp_path / "hosts.yml"),
-                           "-f", "5", str(tmp_path / "play.yml")], capture_output=True, text=True, env=env, timeout=300,
-                          check=False)
-    out = json.loads(proc.stdout[proc.stdout.index("{"):])
+    # forks: Ansible's default 5 runs the hosts side by side
+    _proc, out = run_play(tmp_path, play, hosts, env={"ANSIBLE_COLLECTIONS_PATH": str(tmp_path / "collections")})
     return dict((name, dict((t["task"]["name"], t["hosts"][name]) for t in out["plays"][0]["tasks"] if name in t["hosts"]))
                 for name in CASES), out["stats"]
 

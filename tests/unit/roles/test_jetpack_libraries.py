@@ -10,7 +10,6 @@ touched)."""
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from pathlib import Path
 import jinja2
 import pytest
 import yaml
+from play_runner import run_play  # tests/unit/roles/play_runner.py, beside this file
 
 ROOT = Path(__file__).resolve().parents[3]
 ROLE = ROOT / "roles" / "jetpack"
@@ -120,14 +120,7 @@ def _run(tmp_path, cases, check=False):
     hostvars = {name: _host(root, libraries) for name, (root, libraries) in cases.items()}
     role_vars = {key: value for key, value in VARS.items() if key not in next(iter(hostvars.values()))}
     play = {"hosts": "all", "gather_facts": False, "vars": role_vars, "tasks": TASKS}
-    (tmp_path / "play.yml").write_text(yaml.safe_dump([play]), encoding="utf-8")
-    (tmp_path / "hosts.yml").write_text(yaml.safe_dump({"all": {"hosts": hostvars}}), encoding="utf-8")
-    env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json", ANSIBLE_NOCOLOR="1",
-               ANSIBLE_HOME=str(tmp_path / "ansible-home"), ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"))
-    argv = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(tmp_path / "hosts.yml"), str(tmp_path / "play.yml")]
-    proc = subprocess.run(argv + (["--check"] if check else []), capture_output=True, text=True, env=env, timeout=300,
-                          check=False)
-    out = json.loads(proc.stdout[proc.stdout.index("{"):])
+    proc, out = run_play(tmp_path, play, hostvars, check=check)
     tasks = out["plays"][0]["tasks"]
     changed = {h: [t["task"]["name"] for t in tasks if t["hosts"].get(h, {}).get("changed")] for h in cases}
     failed = {h: [t["task"]["name"] for t in tasks if t["hosts"].get(h, {}).get("failed")] for h in cases}

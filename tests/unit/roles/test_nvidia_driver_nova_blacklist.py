@@ -8,14 +8,12 @@ no modprobe file blacklists it, with the initramfs handler notified; elsewhere n
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from play_runner import run_play  # tests/unit/roles/play_runner.py, beside this file
 
 ROOT = Path(__file__).resolve().parents[3]
 TASKS = ROOT / "roles" / "nvidia_driver" / "tasks" / "nova.yml"
@@ -45,15 +43,8 @@ def run(tmp_path, cases, check=False):
     play = {"hosts": "all", "gather_facts": False, "tasks": yaml.safe_load(TASKS.read_text(encoding="utf-8")),
             "handlers": [{"name": "initramfs", "ansible.builtin.debug": {"msg": "regenerate"},
                           "listen": "dlbox nvidia_driver initramfs"}]}
-    (tmp_path / "play.yml").write_text(yaml.safe_dump([play]), encoding="utf-8")
-    (tmp_path / "hosts.yml").write_text(yaml.safe_dump({"all": {"hosts": hostvars}}), encoding="utf-8")
-    env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json", ANSIBLE_NOCOLOR="1",
-               ANSIBLE_HOME=str(tmp_path / "ansible-home"), ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"))
-    argv = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(tmp_path / "hosts.yml"), str(tmp_path / "play.yml")]
-    proc = subprocess.run(argv + (["--check"] if check else []), capture_output=True, text=True, env=env, timeout=300,
-                          check=False)
+    proc, out = run_play(tmp_path, play, hostvars, check=check)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    out = json.loads(proc.stdout[proc.stdout.index("{"):])
     changed = dict((h, [t["task"]["name"] for t in out["plays"][0]["tasks"] if t["hosts"].get(h, {}).get("changed")])
                    for h in cases)
     # the handler (a debug here) runs only where it was notified

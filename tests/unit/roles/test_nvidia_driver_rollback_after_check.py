@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from play_runner import run_play  # tests/unit/roles/play_runner.py, beside this file
 
 ROOT = Path(__file__).resolve().parents[3]
 TASKS = ROOT / "roles" / "nvidia_driver" / "tasks"
@@ -65,13 +66,7 @@ def run(tmp_path, hosts, extra=None):
                                                "kernels": ["6.8.0-151-generic"]},
             "__nvidia_driver_fm_service": "nvidia-fabricmanager.service", "__nvidia_driver_fabric_timeout": 60}
         hostvars[host].update((extra or {}).get(host) or {})
-    (tmp_path / "play.yml").write_text(yaml.safe_dump([play]), encoding="utf-8")
-    (tmp_path / "hosts.yml").write_text(yaml.safe_dump({"all": {"hosts": hostvars}}), encoding="utf-8")
-    env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json", ANSIBLE_NOCOLOR="1",
-               ANSIBLE_COLLECTIONS_PATH=str(tmp_path / "collections"), ANSIBLE_HOME=str(tmp_path / "ansible-home"),
-               ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"))
-    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(tmp_path / "hosts.yml"),
-                           str(tmp_path / "play.yml")], capture_output=True, text=True, env=env, timeout=300, check=False)
+    proc, _out = run_play(tmp_path, play, hostvars, env={"ANSIBLE_COLLECTIONS_PATH": str(tmp_path / "collections")})
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     return dict((host, [(tmp_path / ("out-" + host) / ("%d.txt" % n)).read_text(encoding="utf-8") for n in range(len(CHECKS))])
                 for host in hosts)
