@@ -14,9 +14,11 @@ from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import Laz
 _nk = LazyModule("plugin_utils.nvidia_driver_kernel")
 
 
-def nvidia_driver_module_check(decided, running="", boot=None, build_kernels=None, dkms_kernels=None, modinfo=None, expected=""):
+def nvidia_driver_module_check(decided, running="", boot=None, build_kernels=None, dkms_kernels=None, modinfo=None, expected="",
+                               headers=None):
     """``decided``: the role's plan (nvidia_driver_plan's result). ``boot``: nvidia_driver_facts' ``kernel`` read after
-    the install (``running``, ``next_boot``). Without ``modinfo``: the kernels to ask; with it: the verdict too."""
+    the install (``running``, ``next_boot``, ``boot``). Without ``modinfo``: the kernels to ask; with it: the verdict too.
+    ``headers``: {kernel: apt-cache show's exit status for linux-headers-<kernel>} (0: the archive has it; 100: not)."""
     if not isinstance(decided, dict) or not isinstance(decided.get("signing"), dict):
         raise AnsibleFilterError("nvidia_driver_module_check: expected the nvidia_driver plan (nvidia_driver_plan's result)")
     if modinfo is not None and not isinstance(modinfo, dict):
@@ -24,7 +26,9 @@ def nvidia_driver_module_check(decided, running="", boot=None, build_kernels=Non
     boot = boot if isinstance(boot, dict) else {}
     return _nk.module_check(decided["signing"].get("path"), bool(decided.get("build_only")), build_kernels or [], dkms_kernels or [],
                             boot.get("running") or running, boot.get("next_boot") or "", decided.get("pending_reboot_reason") or "",
-                            modinfo, str(expected or ""))
+                            modinfo, str(expected or ""),
+                            {str(k): int(rc) == 0 for k, rc in (headers or {}).items() if rc is not None and str(rc) in ("0", "100")},
+                            boot.get("boot") if "boot" in boot else None)
 
 
 def nvidia_driver_persistence(unit_text, manage=False, build_only=False, installed="", sys_version="", state=None,

@@ -327,7 +327,7 @@ def finish(out, package_names=None):
 # --- after the install: which kernels must have the module, and the verdict on modinfo ------------------------------
 
 def module_check(signing, build_only=False, build_kernels=(), dkms_kernels=(), running="", next_boot="", deferred_reason="",
-                 modinfo=None, expected=""):
+                 modinfo=None, expected="", headers=None, boot_kernels=None):
     """Which kernels ``modinfo -k KERNEL -F version`` must show the installed driver in, and the verdict:
     {kernels, problems, pending_reboot_reason}.
 
@@ -340,11 +340,18 @@ def module_check(signing, build_only=False, build_kernels=(), dkms_kernels=(), r
 
     ``modinfo``: nvidia_driver_facts' ``modinfo`` ({kernel: the version, or modinfo's error such as
     "modinfo: ERROR: Module nvidia not found."}); None: only the list. ``expected``: the installed driver version.
+
+    DKMS with a running kernel that has no headers (:func:`dkms_without_running_headers`): the kernel that boots next
+    (``next_boot``, read after the install) is checked too, "pending reboot" only where it has the module, else a problem
+    that names its missing headers package. ``headers``: {kernel: whether the archive has ``linux-headers-<kernel>``
+    (``apt-cache show`` 0 or 100)}; ``boot_kernels``: the releases of /boot/vmlinuz-* (None: not read).
     """
     if build_only:
         kernels = list(build_kernels or ())
     elif signing == "dkms":
         kernels = list(dkms_kernels or ())
+        if running and running not in kernels and next_boot and next_boot not in kernels:
+            kernels.append(next_boot)  # modinfo is read for it: does the kernel that boots next have a module?
     else:
         kernels = [running]
         if deferred_reason and next_boot and next_boot != running:
@@ -353,6 +360,12 @@ def module_check(signing, build_only=False, build_kernels=(), dkms_kernels=(), r
     if modinfo is None:
         return out
     defer = signing == "precompiled" and not build_only and len(kernels) == 2
+    headless = signing == "dkms" and not build_only and bool(running) and running not in (dkms_kernels or ())
+    if headless:
+        verdict = dkms_without_running_headers(running, next_boot, list(dkms_kernels or ()), modinfo, expected, headers, boot_kernels)
+        out["pending_reboot_reason"] = verdict["pending_reboot_reason"]
+        out["problems"].extend([verdict["problem"]] if verdict["problem"] else [])
+        kernels = [k_ for k_ in kernels if k_ in (dkms_kernels or ())]
     for kernel in kernels:
         found = str(modinfo.get(kernel, "(not asked)")).strip()
         if found == expected:
@@ -365,6 +378,66 @@ def module_check(signing, build_only=False, build_kernels=(), dkms_kernels=(), r
             continue
         out["problems"].append("modinfo -k %s says '%s', expected %s%s." % (
             kernel, found, expected, " (the kernel that boots next)" if defer and kernel == next_boot else ""))
+    return out
+
+
+def _headers_phrase(kernel, headers):
+    """Why ``kernel`` has no build tree, in words: its headers package gone from the archive, or not installed."""
+    available = (headers or {}).get(kernel)
+    if available is False:
+        return ("linux-headers-%s is not installed and the archive no longer has it (apt-cache show finds no such package: "
+                "the distribution moved on to a newer kernel ABI and dropped the old headers)" % kernel)
+    return "linux-headers-%s is not installed" % kernel
+
+
+def dkms_without_running_headers(running, next_boot, dkms_kernels, modinfo, expected, headers=None, boot_kernels=None):
+    """DKMS where the running kernel has no headers (no /lib/modules/<running>/build): DKMS builds the module for the
+    kernels that have headers only (dkms(8): a build needs the kernel's build tree; DKMS 3.0.11 dkms.in refuses "Your kernel
+    headers for kernel K cannot be found"), so the running kernel never gets one. {pending_reboot_reason, problem, with_module}.
+
+    Reported as GoogleCloudPlatform/compute-gpu-installation#28 (Debian 11 on GCE: linux-headers-5.10.0-24-cloud-amd64 left
+    the archive when 5.10.0-25 came; "Unable to locate package", GoogleCloudDataproc/initialization-actions#1084): the headers
+    meta then brings the NEW kernel's headers, DKMS builds for that kernel, and a check of "every kernel with headers" passes
+    while the kernel that boots is still the old one. "pending reboot" is only true where the kernel that boots next
+    (``next_boot``: GRUB's default, else the newest of /boot) has the module; otherwise a reboot changes nothing, and the
+    answer names the headers package that is missing and what to do."""
+    modinfo = modinfo or {}
+    with_module = [k_ for k_ in dkms_kernels if str(modinfo.get(k_, "")).strip() == expected]
+    out = {"pending_reboot_reason": "", "problem": None, "with_module": with_module}
+    why = _headers_phrase(running, headers)
+    built = ("it built NVIDIA %s for kernel(s) %s, which have headers" % (expected, ", ".join(with_module))) if with_module \
+        else "it built NVIDIA %s for no kernel (no kernel here has headers)" % expected
+    nxt = str(modinfo.get(next_boot, "")).strip() if next_boot else ""
+    if next_boot and next_boot != running and nxt == expected:
+        out["pending_reboot_reason"] = (
+            "pending reboot: the running kernel %s has no headers (%s), so DKMS cannot build the NVIDIA module for it; %s. "
+            "Kernel %s boots next and has the module: reboot into it to load the driver, then run the same command again "
+            "(that run checks the running kernel)." % (running, why, built, next_boot))
+        return out
+    if not next_boot or next_boot == running:
+        where = "the kernel that boots next is the running one, %s (GRUB's default, else the newest in /boot)" % running
+        missing = "linux-headers-%s" % running
+    else:
+        where = "the kernel that boots next, %s, has no NVIDIA %s module either (modinfo: %s; %s)" % (
+            next_boot, expected, nxt or "nothing",
+            "DKMS has no build for it" if next_boot in dkms_kernels else _headers_phrase(next_boot, headers))
+        missing = "linux-headers-%s" % (next_boot if next_boot not in dkms_kernels else running)
+    others = []
+    for k_ in with_module:
+        if k_ == next_boot:
+            continue
+        if boot_kernels is not None and k_ not in boot_kernels:
+            others.append("%s has the module but is not installed (only its headers are: apt install linux-image-%s)" % (k_, k_))
+        else:
+            others.append("%s has the module (boot it once: grub-reboot with its entry, or make it the default: grub-set-default)" % k_)
+    out["problem"] = (
+        "The running kernel %s has no headers (%s), so DKMS cannot build the NVIDIA module for it, and %s: a reboot would not "
+        "load the driver, so this run does not say \"pending reboot\". DKMS %s%s. Do one of: install %s (apt install %s, where "
+        "an archive or snapshot still has it) and run again; or install a kernel whose headers the archive has, with them "
+        "(the kernel and headers metas: Debian linux-image-amd64 linux-headers-amd64 or its cloud-amd64 flavour, Ubuntu "
+        "linux-image-generic linux-headers-generic), reboot into it and run again." % (
+            running, why, where, built[3:] if built.startswith("it ") else built,
+            ("; " + "; ".join(others)) if others else "", missing, missing))
     return out
 
 
