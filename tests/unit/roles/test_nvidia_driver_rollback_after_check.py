@@ -27,7 +27,12 @@ RECORD = {"branch": 570, "version": "570.195.03",
 # Fabric Manager's first: its message quotes the failure before it (none here)
 CHECKS = [("fabric_wait.yml", "Report that Fabric Manager did not bring the NVLink fabric up"),
           ("kernel.yml", "Check that DKMS installed the module for every kernel"),
-          ("kernel.yml", "Check the module version for every kernel")]
+          ("kernel.yml", "Check the module version for every kernel"),
+          ("reboot.yml", "Check that nvidia-smi reports the installed driver after the reboot")]
+# What nvidia-smi prints when no module answers (NVIDIA's own text, exit status 9), as reboot.yml's check reads it
+SMI_NO_DRIVER = {"rc": 9, "stdout_lines": [
+    "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is "
+    "installed and running."], "stderr_lines": []}
 
 
 def _task(name, title):
@@ -64,11 +69,13 @@ def run(tmp_path, hosts, extra=None):
             "__nvidia_driver_dkms_after": {"dkms_missing": ["6.8.0-151-generic"], "dkms_text": "nvidia/%s.95.05: added" % branch},
             "__nvidia_driver_module_verdict": {"problems": ["Kernel 6.8.0-151-generic has no nvidia module."],
                                                "kernels": ["6.8.0-151-generic"]},
-            "__nvidia_driver_fm_service": "nvidia-fabricmanager.service", "__nvidia_driver_fabric_timeout": 60}
+            "__nvidia_driver_fm_service": "nvidia-fabricmanager.service", "__nvidia_driver_fabric_timeout": 60,
+            "__nvidia_driver_smi": SMI_NO_DRIVER}
         hostvars[host].update((extra or {}).get(host) or {})
     proc, _out = run_play(tmp_path, play, hostvars, env={"ANSIBLE_COLLECTIONS_PATH": str(tmp_path / "collections")})
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    return dict((host, [(tmp_path / ("out-" + host) / ("%d.txt" % n)).read_text(encoding="utf-8") for n in range(len(CHECKS))])
+    return dict((host, [(tmp_path / ("out-" + host) / ("%d.txt" % n)).read_text(encoding="utf-8")
+                        if (tmp_path / ("out-" + host) / ("%d.txt" % n)).exists() else None for n in range(len(CHECKS))])
                 for host in hosts)
 
 
@@ -80,7 +87,10 @@ def failures(tmp_path_factory):
     (kept / "dlbox-kept.json").write_text(json.dumps(RECORD), encoding="utf-8")
     return run(tmp_path, {"changed": (tmp_path / "keep", 580), "back": (tmp_path / "keep", 570),
                           "nothing-kept": (tmp_path / "no-such-folder", 580),
-                          "stuck": (tmp_path / "no-such-folder", 580)}, {"stuck": _stuck_fabric()}), kept
+                          "stuck": (tmp_path / "no-such-folder", 580),
+                          "answers": (tmp_path / "keep", 580)},
+               {"stuck": _stuck_fabric(),
+                "answers": {"__nvidia_driver_smi": {"rc": 0, "stdout_lines": ["580.95.05"] * 8, "stderr_lines": []}}}), kept
 
 
 # Issue 49: an HGX B200 whose fabric stayed In Progress through the wait (the recorded block of NVIDIA/gpu-operator#2511
@@ -157,6 +167,22 @@ def test_the_pin_and_the_holds_come_back_either_way(title):
     assert "action" not in str(_task("rollback_request.yml", title).get("when", ""))
 
 
+def test_the_driver_check_after_the_reboot_says_what_nvidia_smi_answered(failures):
+    got, _kept = failures
+    msg = got["changed"][-1]
+    assert msg.startswith("After the reboot nvidia-smi does not report the installed driver 580.95.05 (exit status 9): "
+                          "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver."), msg
+    assert got["answers"][-1] is None  # eight GPUs at the installed version: the check passes
+
+
+def test_the_driver_check_after_the_reboot_asks_without_failing_and_then_judges():
+    ask = _task("reboot.yml", "Ask nvidia-smi which driver is loaded after the reboot")
+    check = _task("reboot.yml", "Check that nvidia-smi reports the installed driver after the reboot")
+    assert ask["failed_when"] is False and ask["register"] == "__nvidia_driver_smi"
+    assert ask["when"] == check["when"] and "not ansible_check_mode" in check["when"]
+    assert check["ansible.builtin.assert"]["fail_msg"].rstrip().endswith("{{ __nvidia_driver_rollback_hint | default('') }}")
+
+
 def test_main_reads_the_hint_before_the_checks_that_use_it():
     main = yaml.safe_load((TASKS / "main.yml").read_text(encoding="utf-8"))
     block = next(t for t in main if "block" in t)["block"]
@@ -164,6 +190,10 @@ def test_main_reads_the_hint_before_the_checks_that_use_it():
     hint = files.index("rollback_hint.yml")
     assert hint > files.index("install.yml")  # the plan's branch after the install
     assert hint < files.index("kernel.yml") and hint < files.index("fabric_wait.yml") and "when" not in block[hint]
+    assert hint < files.index("reboot.yml")
+    # a run limited to the tags of the checks still reads it
+    for name in ("kernel.yml", "fabric_wait.yml", "reboot.yml"):
+        assert set(block[files.index(name)]["tags"]) - {"nvidia_driver"} <= set(block[hint]["tags"]), name
 
 
 # keep.yml records the role's unattended-upgrades file as it was before the change (its text, or null when there was
