@@ -260,8 +260,23 @@ def not_ready_hint(result, timeout_s, fabric=None, installed=None, driver_versio
     waits for its socket), or a Fabric Manager or companion of another version than the driver. Each cause found is
     named first; the checks follow. NVLSM has its own date-based versions (``2025.06.5``), so it is not compared with
     the driver: the NVLSM that runs (its log's ``OpenSM <version>``) must be the installed ``nvlsm`` package.
+
+    A GB200/GB300 NVL compute tray (``fabric["kind"] == "nvl"``) runs no Fabric Manager: the Fabric Manager that
+    registers its GPUs runs with NVLSM in NMX-Controller on the rack's NVLink switch trays (NVOS: NVIDIA NVOS User
+    Manual, "Cluster Management"; NVIDIA Mission Control, "High-Speed Fabric Management"; NVML's
+    ``NVML_GPU_FABRIC_HEALTH_MASK_GFM_STATE_*``, the Global Fabric Manager's connection), and the tray's service is
+    IMEX, which the role starts only once the fabric is Completed. There the head and the checks name the switch trays'
+    Fabric Manager and ``service`` (``nvidia-imex``: not started), never a Fabric Manager package on the tray.
+
+    >>> stuck = {"gpus": [{"pci_bus_id": "00000008:01:00.0", "state": "In Progress"}]}
+    >>> out = not_ready_hint(stuck, 10, {"kind": "nvl", "same_version": ["nvidia-imex"]}, {}, "580.95.05",
+    ...                      service="nvidia-imex")
+    >>> "NVLink switch trays" in out and "nvidia-fabricmanager" not in out
+    True
     """
     fabric = fabric or {}
+    if fabric.get("kind") == "nvl":
+        return _nvl_not_ready_hint(result, timeout_s, fabric, installed or {}, driver_version, service)
     installed = installed or {}
     logs = logs or ""
     nvlink5 = fabric.get("kind") == "hgx"
@@ -310,4 +325,33 @@ def not_ready_hint(result, timeout_s, fabric=None, installed=None, driver_versio
             fabric.get("kernel_modules") or ["mlx5_core", "mlx5_ib", "ib_umad"]))
     checks.append("systemctl status %s and journalctl -u %s%s" % (
         service, service, " (its start script starts NVLSM, then waits for fm_sm_ipc.socket)" if nvlink5 else ""))
+    return " ".join([head] + (["Found: " + " ".join(causes)] if causes else []) + ["Check: " + "; ".join(checks) + "."])
+
+
+def _nvl_not_ready_hint(result, timeout_s, fabric, installed, driver_version, service):
+    """:func:`not_ready_hint` on a GB200/GB300 NVL compute tray: the switch trays' Fabric Manager did not register this
+    tray's GPUs, so IMEX (``service``) was not started."""
+    want = _upstream(driver_version)
+    stuck = [g for g in result.get("gpus") or [] if g.get("state") in WAITING_STATES]
+    if stuck:
+        known = [g["pci_bus_id"] for g in stuck if g.get("pci_bus_id")]
+        head = ("The NVLink fabric stayed %s for %s s (%d GPU(s)%s): the Fabric Manager of the rack's NVLink switch trays "
+                "(NMX-Controller on NVOS) did not register this compute tray's GPUs, so %s was not started (it starts once "
+                "the fabric is Completed), and CUDA's multi-node NVLink calls fail until both are up." % (
+                    "/".join(sorted({g["state"] for g in stuck})), timeout_s, len(stuck),
+                    (": " + ", ".join(known[:4]) + (" ..." if len(known) > 4 else "")) if known else "", service))
+    else:
+        head = "The NVLink fabric is not ready after %s s: %s %s was not started." % (
+            timeout_s, result.get("reason") or "no answer.", service)
+    causes = []
+    for name in fabric.get("same_version") or []:
+        version = installed.get(name)
+        if version and want and _upstream(version) != want:
+            causes.append("%s is %s, the driver %s: it must be exactly the driver's version." % (name, version, want))
+    checks = ["the NVLink switch trays: their Fabric Manager (NMX-Controller, with NVLSM, on NVOS) running and this tray "
+              "in its NVLink partition (NVIDIA brings the switch trays up before the compute trays; a tray booted before "
+              "them needs a reboot)",
+              "%s at exactly the driver's version %s" % (", ".join(fabric.get("same_version") or [service]), want or "?"),
+              "nvidia-smi -q's Fabric block (State, Status, CliqueId, ClusterUUID) on every tray of the domain",
+              "systemctl status %s and journalctl -u %s once the fabric is Completed" % (service, service)]
     return " ".join([head] + (["Found: " + " ".join(causes)] if causes else []) + ["Check: " + "; ".join(checks) + "."])

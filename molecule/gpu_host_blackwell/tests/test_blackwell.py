@@ -5,8 +5,14 @@
 is a fixture result."""
 
 import json
+import os
 
 import pytest
+import testinfra.utils.ansible_runner
+
+# the HGX B200 platform only (the scenario's second platform, the GB200 tray, has test_gb200.py); none where Molecule
+# runs the GB200 platform alone (-p)
+testinfra_hosts = testinfra.utils.ansible_runner.AnsibleRunner(os.environ["MOLECULE_INVENTORY_FILE"]).get_hosts("b200")
 
 EVENTS = "/opt/dlbox-fixture-gpu/state/events.log"
 
