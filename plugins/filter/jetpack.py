@@ -17,7 +17,7 @@ _compat_data = LazyModule("plugin_utils.compat_data")
 
 
 def jetpack_plan(options, plan, release=None, model=None, nvpmodel_conf=None, nvpmodel_query=None, data_path=None, compat_path=None,
-                 flashed_list=None):
+                 flashed_list=None, nvpmodel_status=None):
     """Decide the jetpack role's repositories, packages, power mode and clocks (see plugin_utils.jetpack_plan)."""
     if not isinstance(options, dict):
         raise AnsibleFilterError("jetpack_plan: expected the role's options as a mapping")
@@ -29,7 +29,8 @@ def jetpack_plan(options, plan, release=None, model=None, nvpmodel_conf=None, nv
     except (_jetpack_plan.JetsonDataError, _compat_data.CompatDataError) as exc:
         raise AnsibleFilterError(str(exc)) from exc
     return _jetpack_plan.decide(plan, options, release_text=release, model_text=model, nvpmodel_conf=nvpmodel_conf,
-                                nvpmodel_query=nvpmodel_query, data=data, compat=compat, flashed_list=flashed_list)
+                                nvpmodel_query=nvpmodel_query, data=data, compat=compat, flashed_list=flashed_list,
+                                nvpmodel_status=nvpmodel_status)
 
 
 def jetpack_pytorch(options, plan, listing=None, data_path=None):
@@ -53,7 +54,8 @@ def jetpack_pytorch(options, plan, listing=None, data_path=None):
 
 
 def jetpack_power_result(power, rc, output=None):
-    """What ``nvpmodel -m``, answered "no", did (plugin_utils.jetpack_plan.power_result): applied, pending_reboot, failed."""
+    """What ``nvpmodel -m``, answered "no", did (plugin_utils.jetpack_plan.power_result): applied, pending_reboot, failed;
+    ``rc`` none (nvpmodel not run): unchanged, or pending_reboot where nvpmodel's status already holds the mode."""
     if not isinstance(power, dict):
         raise AnsibleFilterError("jetpack_power_result: expected the plan's power (jetpack_plan's power) as a mapping")
     return _jetpack_plan.power_result(power, rc, output)

@@ -50,6 +50,11 @@ _REBOOT_REQUIRED_RE = re.compile(r"Reboot required for changing to this power mo
 _WATTS_RE = re.compile(r"(\d+)W\b")
 
 _QUERY_NAME_RE = re.compile(r"NV Power Mode:\s*(\S+)")
+# /var/lib/nvpmodel/status, where nvpmodel keeps the mode every boot applies (nvpmodel.service): "pmode:0002 fmode:quiet"
+# (the mode's id, 4 digits; public scripts read it as "what nvpmodel itself writes", and removing it makes the next boot
+# take the conf's PM_CONFIG DEFAULT: tests/fixtures/jetson/SOURCES.md)
+NVPMODEL_STATUS = "/var/lib/nvpmodel/status"
+_STATUS_RE = re.compile(r"pmode:(\d+)")
 _FINGERPRINT_RE = re.compile(r"^[0-9A-F]{40}$")
 _URL_RE = re.compile(r"^(https?|file)://\S+$")
 # a folder of NVIDIA's Jetson repository (t234, som) or "{soc}", the module family's SoC
@@ -177,6 +182,23 @@ def _flashed_repositories(flashed, bases, base, known):
     return extra
 
 
+def parse_nvpmodel_status(text):
+    """``/var/lib/nvpmodel/status`` -> the id of the mode the next boot applies; None when missing or without pmode.
+
+    ``"pmode:0002 fmode:quiet\\n"`` -> ``2``.
+    """
+    match = _STATUS_RE.search(text or "")
+    return int(match.group(1)) if match else None
+
+
+def nvpmodel_status_text(text, mode_id):
+    """The status file with its pmode set to ``mode_id`` and everything else kept (the fan mode, the newline), or
+    ``pmode:%04d`` alone when there was none: ``("pmode:0002 fmode:quiet\\n", 0)`` -> ``"pmode:0000 fmode:quiet\\n"``."""
+    if text and _STATUS_RE.search(text):
+        return _STATUS_RE.sub("pmode:%04d" % mode_id, text, count=1)
+    return "pmode:%04d\n" % mode_id
+
+
 def _padded(version):
     parts = str(version or "").split(".")
     return ".".join((parts + ["0", "0"])[:3])
@@ -271,7 +293,7 @@ def _container_runtime(data, options, errors):
                       "false. Nothing was changed." % (components, " or ".join(bringing)))
 
 
-def _power(options, conf_text, query_text, errors):
+def _power(options, conf_text, query_text, errors, status_text=None):
     wanted = options.get("power_mode") or ""
     if not isinstance(wanted, str) or not wanted:
         return None
@@ -288,9 +310,14 @@ def _power(options, conf_text, query_text, errors):
                          "; none is MAXN_SUPER, MAXN or named in watts, so max has no meaning here" if wanted == "max" else ""))
         return None
     current = parse_nvpmodel_query(query_text)
+    change = current is None or current.get("id") != mode["id"]
+    status = parse_nvpmodel_status(status_text)
+    # pending: the mode is in nvpmodel's status (the mode the next boot applies: an earlier run with never wrote it)
+    # while another is in effect, so it waits for a reboot
     return {"name": mode["name"], "id": mode["id"], "default": conf["default"], "current": current, "asked": wanted,
-            "reboot": options.get("power_mode_reboot", "never"),
-            "change": current is None or current.get("id") != mode["id"]}
+            "reboot": options.get("power_mode_reboot", "never"), "change": change, "status": status,
+            "pending": change and current is not None and status == mode["id"],
+            "status_path": NVPMODEL_STATUS, "status_text": nvpmodel_status_text(status_text, mode["id"])}
 
 
 def max_power_mode(modes):
@@ -312,26 +339,32 @@ def _current_name(power):
     return "the mode in effect (%s)" % current["name"] if current.get("name") else "the mode in effect"
 
 
+def _pending_message(power):
+    return ("Power mode %s (id %d) needs a reboot: nvpmodel asked, and the answer no left %s as it is. The mode is "
+            "recorded in %s, the mode nvpmodel applies at every boot, so the next reboot sets it (pending reboot). To "
+            "set it now, run again with jetpack_power_mode_reboot: if_needed (the play reboots the module through "
+            "nvpmodel's prompt), or reboot the module (or run sudo nvpmodel -m %d and answer YES)."
+            % (power["name"], power["id"], _current_name(power), power.get("status_path") or NVPMODEL_STATUS, power["id"]))
+
+
 def power_result(power, rc, output):
     """What ``nvpmodel -m <id>``, answered "no", did: ``{"state", "reboot_required", "message"}``.
 
     ``state``: ``applied`` (the mode switched at once, rc 0), ``pending_reboot`` (nvpmodel asked for a reboot and the
-    answer cancelled the change: the mode is NOT set, and an ordinary reboot does not set it either; only a reboot
-    through nvpmodel's own prompt answered YES does) or ``failed``.
+    answer cancelled its change: the mode is not in effect; the role then records it in nvpmodel's status file, which
+    the next boot applies, or reboots through the prompt with if_needed), ``failed``, or ``unchanged`` (``rc`` None:
+    nvpmodel did not run, the mode was in effect; or, where the power's ``pending`` says the status file already
+    holds it, ``pending_reboot`` again, without running nvpmodel).
     ``output``: stdout and stderr together, e.g. ``NVPM WARN: Reboot required for changing to this power mode: 0`` ...
     """
-    required = _REBOOT_REQUIRED_RE.search(output or "")
-    if required:
-        # a declined change is cancelled, not deferred: nvpmodel keeps the old mode in /var/lib/nvpmodel/status, which
-        # is the mode every boot applies, so a plain reboot leaves the old mode too (almond-bot/axol#107: "the box
-        # never reached MAXN on any boot")
-        message = ("Power mode %s (id %d) needs a reboot: nvpmodel asked, and the change was cancelled (answered no). "
-                   "It is NOT set, now or after a reboot: nvpmodel applies such a mode only through its own prompt "
-                   "answered YES, and an ordinary reboot keeps %s. To set it, run again with "
-                   "jetpack_power_mode_reboot: if_needed (the play reboots the module through nvpmodel's prompt), or by "
-                   "hand: sudo nvpmodel -m %d and answer YES."
-                   % (power["name"], power["id"], _current_name(power), power["id"]))
-        return {"state": "pending_reboot", "reboot_required": True, "message": message}
+    if rc is None:
+        if power.get("pending"):
+            return {"state": "pending_reboot", "reboot_required": True, "message": _pending_message(power)}
+        return {"state": "unchanged", "reboot_required": False, "message": ""}
+    if _REBOOT_REQUIRED_RE.search(output or ""):
+        # a declined change is cancelled (almond-bot/axol#107: "the box never reached MAXN on any boot" while nothing
+        # recorded it); the role writes the mode to nvpmodel's status file so the next boot applies it
+        return {"state": "pending_reboot", "reboot_required": True, "message": _pending_message(power)}
     if rc == 0:
         return {"state": "applied", "reboot_required": False, "message": "Power mode %s set." % power["name"]}
     return {"state": "failed", "reboot_required": False,
@@ -339,7 +372,7 @@ def power_result(power, rc, output):
 
 
 def decide(plan, options, release_text=None, model_text=None, nvpmodel_conf=None, nvpmodel_query=None, data=None, compat=None,
-           flashed_list=None):
+           flashed_list=None, nvpmodel_status=None):
     """Everything the jetpack role does, or why it must not.
 
     ``plan``: ``dlbox_plan``; ``options``: the role's variables (``OPTION_KEYS``); ``release_text``: the host's
@@ -348,7 +381,7 @@ def decide(plan, options, release_text=None, model_text=None, nvpmodel_conf=None
     ``compat``: ``data/compat.yml`` (for the L4T releases of the plan's JetPack); ``flashed_list``: the flashed
     JetPack's ``nvidia-l4t-apt-source.list`` (or the copy set aside by an earlier run), whose every line is kept: the
     role sets the list aside, so a line its own repositories do not cover (``jetson/ffmpeg`` on JetPack 6 and 7.2)
-    becomes a repository too.
+    becomes a repository too. ``nvpmodel_status``: ``/var/lib/nvpmodel/status`` (the mode the next boot applies).
 
     Returns ``{"ok", "errors", "l4t", "jetpack", "family", "repositories", "pin_origin", "key", "packages",
     "preinstalled_list", "power", "clocks", "notes"}`` (``notes``: what the run should say, e.g. an unpinned meta).
@@ -432,7 +465,7 @@ def decide(plan, options, release_text=None, model_text=None, nvpmodel_conf=None
                      "fingerprint": fingerprint or data["repository"]["key_fingerprint"]}
     result["packages"] = _pinned(data, _packages(data, options.get("components"), errors), result)
     _container_runtime(data, options, errors)
-    result["power"] = _power(options, nvpmodel_conf, nvpmodel_query, errors)
+    result["power"] = _power(options, nvpmodel_conf, nvpmodel_query, errors, nvpmodel_status)
     result["ok"] = not errors
     return result
 

@@ -143,15 +143,21 @@ def test_power_mode_maxn_is_set_and_kept(host):
 def test_never_records_a_pending_reboot_and_stays_green(host, run):
     result = record(host, "power-" + run)
     assert result["rc"] == 0, "\n".join(result["tail"])
-    # nvpmodel asked and the answer "no" cancelled the change: the mode is still the module's default
+    # nvpmodel asked and the answer "no" cancelled its change: the mode in effect is still the module's default
     assert result["query"] == ["NV Power Mode: MODE_30W", "2"]
+    # and the role wrote MAXN to nvpmodel's status, the mode the next boot applies (the stub's FIXTURE reboot does)
+    assert (result["status"] or "").startswith("pmode:0000"), result["status"]
     assert "Power mode MAXN (id 0) needs a reboot" in result["pending"]
+    assert "the next reboot sets it (pending reboot)" in result["pending"]
     assert "jetpack_power_mode_reboot: if_needed" in result["pending"]
 
 
 def test_never_changes_nothing_the_second_time(host):
-    assert "Record the power mode that waits for a reboot (jetpack_power_mode_reboot is never)" in \
-        record(host, "power-never-1")["changed"]
+    changed = record(host, "power-never-1")["changed"]
+    for task in ("Write the power mode to nvpmodel's status, which the next boot applies (jetpack_power_mode_reboot is never)",
+                 "Record the power mode that waits for a reboot (jetpack_power_mode_reboot is never)"):
+        assert task in changed, changed
+    # the second run finds MAXN in the status while MODE_30W is in effect: pending, nvpmodel not asked again
     assert record(host, "power-never-2")["changed"] == []
 
 

@@ -16,7 +16,7 @@ import pytest
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat
 from ansible_collections.dlbox.stack.plugins.plugin_utils.jetpack_plan import (
     JetsonDataError, check_jetson_data, container_toolkit_source, decide, load_jetson_data, max_power_mode,
-    parse_nvpmodel_conf, parse_nvpmodel_query, power_result)
+    nvpmodel_status_text, parse_nvpmodel_conf, parse_nvpmodel_query, parse_nvpmodel_status, power_result)
 
 ROOT = Path(__file__).resolve().parents[4]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -293,16 +293,65 @@ def test_a_pending_reboot_says_how_to_finish():
     assert "sudo nvpmodel -m 0 and answer YES" in message
 
 
-def test_a_declined_mode_is_said_not_to_come_with_a_later_reboot():
-    # issue 52 red team MEDIUM 13: nvpmodel cancels a declined change (almond-bot/axol#107: "the box never reached MAXN
-    # on any boot"); the record and the manual must not let "pending" read as "applied at the next boot"
+def test_a_declined_mode_is_said_to_wait_for_the_next_boot_in_nvpmodels_status():
+    # issue 52 red team (third) MEDIUM 4: nvpmodel cancels a declined change (almond-bot/axol#107: "the box never
+    # reached MAXN on any boot" while nothing recorded it); the role writes the mode to /var/lib/nvpmodel/status, the
+    # mode every boot applies, so the record, the manual and the spec say the next reboot sets it
     message = power_result(dict(MAXN, current={"name": "MODE_30W", "id": 2}), 1, DECLINED)["message"]
-    assert "It is NOT set, now or after a reboot" in message and "an ordinary reboot keeps the mode in effect (MODE_30W)" in message
+    assert "left the mode in effect (MODE_30W) as it is" in message
+    assert "recorded in /var/lib/nvpmodel/status, the mode nvpmodel applies at every boot, so the next reboot sets it" in message
     root = Path(__file__).resolve().parents[4] / "roles" / "jetpack"
     manual = " ".join((root / "defaults" / "main.yml").read_text(encoding="utf-8").split())
     spec = " ".join((root / "meta" / "argument_specs.yml").read_text(encoding="utf-8").split())
     for text in (manual, spec):
-        assert "the mode is NOT set, now or after any later reboot" in text
+        assert "/var/lib/nvpmodel/status" in text and "so the next reboot sets it" in text
+        assert "NOT set, now or after any later reboot" not in text
+
+
+# /var/lib/nvpmodel/status as public scripts read it ("pmode:0000", "what nvpmodel itself writes"; a Makefile's
+# `eval $(cat /var/lib/nvpmodel/status | tr : =)`; tests/fixtures/jetson/SOURCES.md)
+@pytest.mark.parametrize("text, expected", [
+    ("pmode:0002 fmode:quiet\n", 2), ("pmode:0000\n", 0), ("pmode:0010", 10), ("", None), (None, None), ("fmode:quiet\n", None),
+])
+def test_nvpmodel_status_is_read(text, expected):
+    assert parse_nvpmodel_status(text) == expected
+
+
+@pytest.mark.parametrize("text, mode, expected", [
+    ("pmode:0002 fmode:quiet\n", 0, "pmode:0000 fmode:quiet\n"),      # the fan mode and the newline kept
+    ("pmode:0002", 0, "pmode:0000"),
+    (None, 3, "pmode:0003\n"),
+    ("garbage\n", 1, "pmode:0001\n"),
+])
+def test_the_status_written_for_the_next_boot_keeps_the_rest(text, mode, expected):
+    assert nvpmodel_status_text(text, mode) == expected
+
+
+def run_status(status, query="NV Power Mode: MODE_30W\n2\n", reboot="never"):
+    return decide(plan(), options(power_mode="MAXN", power_mode_reboot=reboot), release_text=AGX_R3643, model_text=MODEL,
+                  nvpmodel_conf=AGX_CONF, nvpmodel_query=query, data=JETSON, compat=COMPAT, nvpmodel_status=status)["power"]
+
+
+@pytest.mark.parametrize("status, query, pending, change", [
+    ("pmode:0000 fmode:quiet\n", "NV Power Mode: MODE_30W\n2\n", True, True),    # written, not in effect: waits
+    ("pmode:0002 fmode:quiet\n", "NV Power Mode: MODE_30W\n2\n", False, True),   # not written yet
+    (None, "NV Power Mode: MODE_30W\n2\n", False, True),
+    ("pmode:0000\n", "NV Power Mode: MAXN\n0\n", False, False),                  # in effect: nothing to do
+    ("pmode:0000\n", "", False, True),                                             # no answer from -q: ask nvpmodel
+])
+def test_a_mode_in_nvpmodels_status_but_not_in_effect_is_pending(status, query, pending, change):
+    power = run_status(status, query)
+    assert (power["pending"], power["change"], power["status_path"]) == (pending, change, "/var/lib/nvpmodel/status")
+
+
+def test_a_pending_mode_is_reported_without_running_nvpmodel_and_the_status_stays_as_it_is():
+    power = run_status("pmode:0000 fmode:quiet\n")
+    got = power_result(power, None, None)
+    assert got["state"] == "pending_reboot" and got["reboot_required"]
+    # the same words as the run that wrote it (the role's record is then unchanged) and the same status text
+    assert got["message"] == power_result(power, 1, DECLINED)["message"]
+    assert power["status_text"] == "pmode:0000 fmode:quiet\n"
+    assert power_result(run_status("pmode:0000\n", "NV Power Mode: MAXN\n0\n"), None, None)["state"] == "unchanged"
 
 
 @pytest.mark.parametrize("conf, query, wanted, expected", [
