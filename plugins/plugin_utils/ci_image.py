@@ -11,6 +11,7 @@ and its ``org.dlbox.stack`` label, written before the plan is resolved) and retu
      "stack": {...}, "label": "...",        # the resolved stack for the label (see image_stack), and its JSON text
      "runtime": {"packages": [...], "repo_packages": [...], "nccl": [...]},   # NVIDIA's runtime set, filled in
      "hold": [...],                         # what apt-mark hold keeps at the installed version (cuBLAS, NCCL)
+     "toolkit_host": [...],                 # toolkit flavour: what nvcc compiles with, installed first (build-essential)
      "require": "cuda>=13.0 ...",           # NVIDIA_REQUIRE_CUDA (see nvidia_require_cuda)
      "linker": {"paths": [...], "compat": None or {...}},   # ld.so.conf.d, and forward compatibility (see linker)
      "archs": "8.0;9.0", "cudaarchs": "80;90"}
@@ -135,6 +136,22 @@ def nvidia_require_cuda(data, cuda_version, compat=False):
                 if brand not in unsupported and clause not in clauses:
                     clauses.append(clause)
     return " ".join([text] + clauses), None
+
+
+def toolkit_host(data, cuda_version, flavour="runtime"):
+    """What the toolkit flavour installs before the toolkit so that nvcc can compile (data/compat.yml
+    ``cuda.toolkit_host``: build-essential, what NVIDIA's cuda-nvcc-X-Y Depends on): the cuda role verifies the toolkit
+    by compiling for the image's architectures and refuses, before any change, a host without a g++ nvcc accepts, which
+    a stock debian:12 or ubuntu:24.04 is. None in the runtime flavour (no compiler there) or without CUDA.
+
+    >>> toolkit_host({"cuda": {"toolkit_host": {"packages": ["build-essential"]}}}, "13.0", "toolkit")
+    ['build-essential']
+    >>> toolkit_host({"cuda": {"toolkit_host": {"packages": ["build-essential"]}}}, "13.0", "runtime")
+    []
+    """
+    if flavour != "toolkit" or cuda_version is None:
+        return []
+    return list((((data or {}).get("cuda") or {}).get("toolkit_host") or {}).get("packages") or [])
 
 
 def cuda_target(machine):
@@ -340,5 +357,6 @@ def decide(plan, data, flavour="runtime", layer="all", image_env=None, archs=Non
     return {"ok": not errors, "errors": errors, "stack": resolved, "label": stack_label(resolved),
             "runtime": runtime_set(data, cuda_version, compat=bool(compat)),
             "hold": held_packages(data, cuda_version, flavour, parts), "require": require,
+            "toolkit_host": toolkit_host(data, cuda_version, flavour),
             "linker": linker(data, cuda_version, machine, compat=bool(compat)),
             "archs": archs_text, "cudaarchs": cudaarchs}

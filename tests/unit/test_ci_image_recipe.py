@@ -655,3 +655,57 @@ def test_the_pattern_matcher_is_dockers():
     assert ignored("notes.md", lines) and not ignored("README.md", lines)
     assert ignored("a/b/c.go", ["**/*.go"]) and ignored("c.go", ["**/*.go"])
     assert ignored("x/node_modules/y/z.js", ["**/node_modules"])   # a folder matched leaves its files out
+
+
+# ---- issue 51 red team HIGH 1: the toolkit flavour's default build on a stock image (no g++ there) ---------------------
+
+def test_the_toolkit_flavour_installs_what_nvcc_compiles_with_before_the_toolkit(plan, data):
+    """The cuda role compiles to verify the toolkit (ci_image.yml forces cuda_verify_compile) and refuses a host without a
+    g++ before any change: a stock debian:12 / ubuntu:24.04 has none, so build-essential (what NVIDIA's cuda-nvcc-X-Y
+    Depends on, data/compat.yml cuda.toolkit_host) is installed first, in the toolkit flavour only."""
+    assert decide(plan, data, flavour="toolkit", archs=["9.0"])["toolkit_host"] == ["build-essential"]
+    assert decide(plan, data, flavour="runtime", archs=["9.0"])["toolkit_host"] == []
+    tasks = _ci_tasks()
+    names = [t.get("name") for t in tasks]
+    (host,) = [t for t in tasks if (t.get("ansible.builtin.apt") or {}).get("name") == "{{ __ci.toolkit_host }}"]
+    assert host["ansible.builtin.apt"]["state"] == "present"
+    assert "__ci_cuda == 'toolkit'" in host["when"] and "__ci_cuda_layer" in host["when"]
+    (toolkit,) = [t for t in tasks if (t.get("ansible.builtin.include_role") or {}).get("name") == "dlbox.stack.cuda"]
+    assert toolkit["vars"]["cuda_verify_compile"] is True
+    assert names.index(host["name"]) < names.index(toolkit["name"])
+
+
+VERIFY = ROOT / "roles" / "cuda" / "files" / "cuda-verify.sh"
+# what roles/cuda/files/cuda-verify.sh and the FIXTURE nvcc use besides a compiler
+_TOOLS = ("sh", "bash", "sed", "head", "mktemp", "date", "stat", "grep", "sort", "rm", "dirname", "tr", "cat", "env")
+
+
+@pytest.mark.parametrize("with_gxx", [False, True])
+def test_the_fixture_nvcc_compiles_only_with_a_host_compiler(tmp_path, with_gxx):
+    """The FIXTURE nvcc (tests/aptrepo/specs/_cuda-common.yml) needs the host g++ as NVIDIA's does, so the heavy test's
+    toolkit build, with the verification on as by default, fails without build-essential: the role's real cuda-verify.sh
+    on the FIXTURE cuda-nvcc-13-0 as dpkg lays it, with and without a g++ on PATH."""
+    gxx = shutil.which("g++")
+    if gxx is None:
+        pytest.skip("no g++ on this machine (build-essential)")
+    root = tmp_path / "image"
+    lay(root, ["cuda-nvcc-13-0"])
+    nvcc = root / "usr/local/cuda-13.0/bin/nvcc"
+    nvcc.chmod(0o755)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in _TOOLS:
+        (bin_dir / tool).symlink_to(shutil.which(tool))
+    if with_gxx:
+        for tool in ("g++", "gcc", "cc", "as", "ld", "collect2"):
+            if shutil.which(tool):
+                (bin_dir / tool).symlink_to(shutil.which(tool))
+    proc = subprocess.run(["bash", str(VERIFY), "--nvcc", str(nvcc), "--release", "13.0", "--compile", "yes", "--run", "auto",
+                           "--arch=90", "--source", str(tmp_path / "t.cu")],
+                          env={"PATH": str(bin_dir), "LC_ALL": "C"}, capture_output=True, text=True, timeout=120, check=False)
+    if with_gxx:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "compiled=yes" in proc.stdout and "sass_sm_90=yes" in proc.stdout and "ran=no" in proc.stdout
+    else:
+        assert proc.returncode == 3, proc.stdout + proc.stderr        # cuda-verify.sh: compile failed
+        assert "Failed to preprocess host compiler properties" in proc.stdout
