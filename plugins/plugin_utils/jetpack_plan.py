@@ -262,20 +262,48 @@ def _packages(data, components, errors):
     return packages
 
 
-def _pinned(data, packages, result):
+def _suite(l4t):
+    """L4T release -> its apt suite (``36.5.2`` -> ``r36.5``), None when it has no minor."""
+    parts = str(l4t).split(".")
+    return "r%s.%s" % (parts[0], parts[1]) if len(parts) >= 2 else None
+
+
+def _suite_sharers(compat, jetpack, suite):
+    """The other JetPacks of data/compat.yml whose L4T releases are in the same apt suite (``r36.5``: 6.2.2 and 6.2.3;
+    ``r39.2``: 7.2 and 7.2.1): NVIDIA's suite then holds the metas of both, and apt takes the newest."""
+    return [str(entry.get("version")) for entry in compat.get("jetpack") or []
+            if str(entry.get("version")) != jetpack and suite in [_suite(x) for x in entry.get("l4t") or []]]
+
+
+def _pinned(data, packages, result, compat=None, errors=None):
     """Every component meta (nvidia-jetpack, nvidia-cuda, nvidia-container, ...) pinned to the plan's JetPack (data
-    ``components_versions``): one suite (r36.4) holds the metas of several JetPacks (6.1, 6.2, 6.2.1), apt would take
-    the newest, and the metas depend on each other at exact versions (nvidia-jetpack 6.2+b77 -> nvidia-cuda (= 6.2+b77)),
-    so one meta pinned and another not fails apt (``[all, cuda]``), and none pinned takes the next JetPack's metas."""
+    ``components_versions``): one suite holds the metas of several JetPacks (r36.4: 6.1, 6.2, 6.2.1; r36.5: 6.2.2 and
+    6.2.3; r39.2: 7.2 and 7.2.1), apt would take the newest, and the metas depend on each other at exact versions
+    (nvidia-jetpack 6.2+b77 -> nvidia-cuda (= 6.2+b77)), so one meta pinned and another not fails apt (``[all, cuda]``),
+    and none pinned takes the next JetPack's metas. The install pins them (``<meta>=<version>``) and ``meta_pin`` holds
+    them at that version in apt's preferences, so a later ``apt upgrade`` cannot move them to the other JetPack's
+    either. A JetPack without a known version whose suite another JetPack shares is refused (apt would install the
+    other's); alone in its suite, it is installed unpinned, which the notes say."""
     if not packages or "components_versions" not in data:
         return packages
     version = data["components_versions"].get(result["jetpack"])
     if version is None:
+        sharers = _suite_sharers(compat or {}, result["jetpack"], result["l4t"]["suite"])
+        if sharers and errors is not None:
+            errors.append("JetPack %s shares NVIDIA's apt suite %s with JetPack %s, and data/jetson.yml "
+                          "(components_versions) knows no version of JetPack %s's metas (%s): installed unpinned, or "
+                          "upgraded later, apt would take the newest metas in the suite, another JetPack's. Add the "
+                          "version (apt-cache madison nvidia-jetpack on the module lists each JetPack's) to "
+                          "components_versions with its source, or plan JetPack %s. Nothing was changed."
+                          % (result["jetpack"], result["l4t"]["suite"], ", ".join(sharers), result["jetpack"],
+                             ", ".join(packages), " or ".join(sharers)))
+            return packages
         result["notes"].append("%s installed unpinned: data/jetson.yml (components_versions) knows no JetPack meta "
                                "version for JetPack %s, so apt takes the newest in the suite %s."
                                % (" and ".join(packages) + (" is" if len(packages) == 1 else " are"), result["jetpack"],
                                   result["l4t"]["suite"]))
         return packages
+    result["meta_pin"] = {"packages": list(packages), "version": version}
     return ["%s=%s" % (package, version) for package in packages]
 
 
@@ -384,7 +412,8 @@ def decide(plan, options, release_text=None, model_text=None, nvpmodel_conf=None
     becomes a repository too. ``nvpmodel_status``: ``/var/lib/nvpmodel/status`` (the mode the next boot applies).
 
     Returns ``{"ok", "errors", "l4t", "jetpack", "family", "repositories", "pin_origin", "key", "packages",
-    "preinstalled_list", "power", "clocks", "notes"}`` (``notes``: what the run should say, e.g. an unpinned meta).
+    "preinstalled_list", "power", "clocks", "notes", "meta_pin"}`` (``notes``: what the run should say, e.g. an
+    unpinned meta; ``meta_pin``: ``{"packages", "version"}`` that apt's preferences hold, or None).
     ``errors`` are complete sentences that end in what to do.
     """
     errors = []
@@ -393,7 +422,7 @@ def decide(plan, options, release_text=None, model_text=None, nvpmodel_conf=None
     fingerprint = _check_options(options, errors)
     result = {"ok": False, "errors": errors, "l4t": None, "jetpack": None, "family": None, "repositories": [],
               "key": None, "pin_origin": None, "packages": [], "preinstalled_list": data["repository"]["preinstalled_list"],
-              "power": None, "clocks": options.get("clocks"), "notes": []}
+              "power": None, "clocks": options.get("clocks"), "notes": [], "meta_pin": None}
 
     if release is None:
         errors.append("This host is not a Jetson running L4T: /etc/nv_tegra_release is missing or has no '# R<major> "
@@ -463,7 +492,7 @@ def decide(plan, options, release_text=None, model_text=None, nvpmodel_conf=None
     result["pin_origin"] = urlparse(base).hostname or ""
     result["key"] = {"url": options.get("key_url") or "%s/%s" % (base, data["repository"]["key_file"]),
                      "fingerprint": fingerprint or data["repository"]["key_fingerprint"]}
-    result["packages"] = _pinned(data, _packages(data, options.get("components"), errors), result)
+    result["packages"] = _pinned(data, _packages(data, options.get("components"), errors), result, compat, errors)
     _container_runtime(data, options, errors)
     result["power"] = _power(options, nvpmodel_conf, nvpmodel_query, errors, nvpmodel_status)
     result["ok"] = not errors

@@ -525,13 +525,52 @@ def test_every_component_meta_is_pinned_to_the_plans_jetpack():
     assert got["packages"] == ["nvidia-jetpack=6.2.1+b38"]
 
 
-def test_a_jetpack_without_a_known_meta_version_is_installed_unpinned_and_said():
+def test_a_jetpack_alone_in_its_suite_without_a_known_meta_version_is_installed_unpinned_and_said():
+    # JetPack 6.0 (L4T 36.3.0) is the only JetPack of r36.3: unpinned, apt can only take its own metas
     data = _with_versions()
-    data["components_versions"] = {"6.1": "6.1+b123"}
-    got = decide(plan(), options(), release_text=AGX_R3643, model_text=MODEL, data=data, compat=COMPAT)
-    assert got["ok"] and got["packages"] == ["nvidia-jetpack"]
+    got = decide(plan("6.0", "36.3.0"), options(), release_text=AGX_R3643.replace("REVISION: 4.3", "REVISION: 3.0"),
+                 model_text=MODEL, data=data, compat=COMPAT)
+    assert got["ok"] and got["packages"] == ["nvidia-jetpack"] and got["meta_pin"] is None
     assert got["notes"] == ["nvidia-jetpack is installed unpinned: data/jetson.yml (components_versions) knows no "
-                            "JetPack meta version for JetPack 6.2, so apt takes the newest in the suite r36.4."]
+                            "JetPack meta version for JetPack 6.0, so apt takes the newest in the suite r36.3."]
+
+
+# --- suites shared by two JetPacks are pinned to the plan's (issue 52, third red team MEDIUM 3) ------------------------
+# r36.5 holds 6.2.2+b24 (L4T 36.5.0) and 6.2.3+b81 (L4T 36.5.2), r39.2 7.2-b187 and 7.2.1-b49 (data/jetson.yml
+# components_versions_source): a 6.2.2 module took 6.2.3's metas from a plain `apt install nvidia-jetpack`
+R3650 = AGX_R3643.replace("REVISION: 4.3", "REVISION: 5.0")
+R3652 = AGX_R3643.replace("REVISION: 4.3", "REVISION: 5.2")
+R3920 = "# R39 (release), REVISION: 2.0, GCID: 0, BOARD: generic, EABI: aarch64\n"
+R3921 = "# R39 (release), REVISION: 2.1, GCID: 0, BOARD: generic, EABI: aarch64\n"
+
+
+@pytest.mark.parametrize("version, l4t, release, meta", [
+    ("6.2.2", "36.5.0", R3650, "6.2.2+b24"), ("6.2.3", "36.5.2", R3652, "6.2.3+b81"),
+    ("7.2", "39.2.0", R3920, "7.2-b187"), ("7.2.1", "39.2.1", R3921, "7.2.1-b49"),
+])
+def test_the_shipped_data_pins_both_jetpacks_of_a_shared_suite(version, l4t, release, meta):
+    got = decide(plan(version, l4t), options(components=["all", "cuda"]), release_text=release, model_text=MODEL,
+                 data=load_jetson_data(), compat=COMPAT)
+    assert got["ok"], got["errors"]
+    assert got["packages"] == ["nvidia-jetpack=" + meta, "nvidia-cuda=" + meta] and got["notes"] == []
+    # held there in apt's preferences, so a later apt upgrade keeps them (repository.yml writes the stanza)
+    assert got["meta_pin"] == {"packages": ["nvidia-jetpack", "nvidia-cuda"], "version": meta}
+
+
+@pytest.mark.parametrize("version, l4t, release, suite, other", [
+    ("6.2.2", "36.5.0", R3650, "r36.5", "6.2.3"), ("7.2.1", "39.2.1", R3921, "r39.2", "7.2"),
+])
+def test_a_shared_suite_without_the_plans_meta_version_is_refused(version, l4t, release, suite, other):
+    data = load_jetson_data()
+    del data["components_versions"][version]
+    got = decide(plan(version, l4t), options(), release_text=release, model_text=MODEL, data=data, compat=COMPAT)
+    assert not got["ok"] and got["meta_pin"] is None
+    assert got["errors"] == [
+        "JetPack %s shares NVIDIA's apt suite %s with JetPack %s, and data/jetson.yml (components_versions) knows no "
+        "version of JetPack %s's metas (nvidia-jetpack): installed unpinned, or upgraded later, apt would take the newest "
+        "metas in the suite, another JetPack's. Add the version (apt-cache madison nvidia-jetpack on the module lists "
+        "each JetPack's) to components_versions with its source, or plan JetPack %s. Nothing was changed."
+        % (version, suite, other, version, other)]
 
 
 def test_the_shipped_data_pins_jetpack_6_2():
