@@ -8,7 +8,8 @@
 #
 #   . /opt/dlbox-collection/dlbox-ci-layer.sh; dlbox_ci_playbook -e "{\"dlbox_ci_layer\": \"cuda\", ... $archs ...}"
 #
-# Sourcing it: stops at the first error (set -eu); gives pip and Python the CA bundle secret where one is mounted; sets
+# Sourcing it: stops at the first error (set -eu); gives pip and Python the CA bundle secret where one is mounted, and
+# pip the pip_conf secret (a private index's URL) through PIP_CONFIG_FILE; sets
 # Debian's docker-clean aside for the RUN (so that apt's cache mount keeps the .debs) and puts it back on exit; installs
 # python3 and python3-apt where the base image lacks them (Ansible's apt module; a no-op in the frameworks layer, which
 # is built on the cuda layer); sets $archs (DLBOX_CUDA_ARCHS as a JSON list) and $stack (DLBOX_STACK as a JSON string).
@@ -34,6 +35,11 @@ if [ -s /run/secrets/ca_bundle ]; then
   # it the same way); the image's apt configuration is not touched.
   printf 'Acquire::https::CAInfo "/run/secrets/ca_bundle";\n' > "$dlbox_ci_apt_conf"
   export APT_CONFIG="$dlbox_ci_apt_conf"
+fi
+# A private index's URL (it may carry a token) comes as the pip_conf secret, a pip configuration file, never as a build
+# argument (whose value the image's history records): pip reads it through PIP_CONFIG_FILE, for this RUN only.
+if [ -s /run/secrets/pip_conf ]; then
+  export PIP_CONFIG_FILE=/run/secrets/pip_conf
 fi
 if [ -f "$dlbox_ci_clean" ]; then
   mv "$dlbox_ci_clean" /tmp/docker-clean

@@ -64,6 +64,7 @@ PLAN = {
                             "driver_version": "580.95.05"},
     "dlbox_plan_request": {"cuda": "13.0", "cudnn": "9.20.0.48"},
 }
+INDEX_URL = "http://127.0.0.1:3141/index/"    # the suite's PyPI cache (proxpi), handed to pip as a private index is
 FRAMEWORKS = {"pytorch": "2.13"}      # DLBOX_FRAMEWORKS: read by the frameworks layer only
 ARCHS = ["9.0"]
 # playbooks/ci_image_args.yml writes the org.opencontainers.image.* labels' arguments: created from this (reproducible)
@@ -183,10 +184,13 @@ def image(collection_installed):
         args = {"runtime": ci_args(env, ctx, "runtime", "ci-vars.yml", FRAMEWORKS),
                 "toolkit": ci_args(env, ctx, "toolkit", "ci-vars-toolkit.yml", {})}
         args_s = round(time.monotonic() - start, 1)
+        # the index's URL as a private one is given (it may carry a token): a pip configuration file as the pip_conf
+        # secret, never a build argument, whose value `docker history` shows (test_no_index_url_in_the_history)
+        pip_conf = WORK / "pip.conf"
+        pip_conf.write_text("[global]\nindex-url = %s\n" % INDEX_URL)
         common = ["--progress", "plain", "--network", "host",
-                  "--secret", "id=ca_bundle,src=%s" % bundle,
+                  "--secret", "id=ca_bundle,src=%s" % bundle, "--secret", "id=pip_conf,src=%s" % pip_conf,
                   "--build-arg", "BASE_IMAGE=" + BASE, "--build-arg", "DLBOX_PLAN=" + json.dumps(PLAN),
-                  "--build-arg", "PIP_INDEX_URL=http://127.0.0.1:3141/index/",
                   "--build-arg", "http_proxy=http://127.0.0.1:3142", "--build-arg", "no_proxy=127.0.0.1,localhost"]
         runtime = ["-t", TAG, "--build-arg", "DLBOX_CI_CUDA=runtime", "--build-arg", "DLBOX_VARS_FILE=ci-vars.yml",
                    "--build-arg", "DLBOX_FRAMEWORK_VARS_FILE=ci-frameworks.yml"]
@@ -476,6 +480,10 @@ def test_the_ca_bundle_secret_is_in_no_layer(image):
     assert hits[b"BEGIN CERTIFICATE"], "the layers were not read: no certificate of ca-certificates found"
     assert hits[image["canary"].encode()] == [], hits[image["canary"].encode()]
     history = _run(["docker", "history", "--no-trunc", "--format", "{{.CreatedBy}}", TAG]).stdout
+    # the index's URL (the pip_conf secret) is in no step of the history, of either image (issue 51 red team HIGH 2)
+    for tag in (TAG, TOOLKIT_TAG):
+        steps = _run(["docker", "history", "--no-trunc", "--format", "{{.CreatedBy}}", tag]).stdout
+        assert INDEX_URL.rstrip("/") not in steps and "PIP_INDEX_URL" not in steps, steps
     # Ansible ran from the mounted stages: the RUN sources the shared layer script the collection stage put there
     assert ". /opt/dlbox-collection/dlbox-ci-layer.sh; dlbox_ci_playbook" in " ".join(history.split())
     # no mount point of the bake RUN is left, not even empty

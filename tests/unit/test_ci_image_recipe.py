@@ -440,7 +440,8 @@ _STUB = """#!%s
 import json, os, sys
 root = os.environ["DLBOX_TEST_ROOT"]
 keys = ["ANSIBLE_COLLECTIONS_PATH", "ANSIBLE_INJECT_FACT_VARS", "ANSIBLE_NOCOLOR", "ANSIBLE_LOCAL_TEMP", "ANSIBLE_HOME",
-        "DLBOX_STACK_CACHE_DIR", "PIP_CERT", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "APT_CONFIG"]
+        "DLBOX_STACK_CACHE_DIR", "PIP_CERT", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "APT_CONFIG", "PIP_CONFIG_FILE",
+        "PIP_INDEX_URL"]
 apt_config = os.environ.get("APT_CONFIG")
 record = {"tool": os.path.basename(sys.argv[0]), "argv": [a.replace(root, "") for a in sys.argv[1:]],
           "env": {k: os.environ[k].replace(root, "") for k in keys if k in os.environ},
@@ -470,7 +471,7 @@ def _playbook_runs(stages, stage):
     return [r for keyword, r in stages[stage]["lines"] if keyword == "RUN" and "from=collection" in r]
 
 
-def run_layer(dockerfile_text, stage, env, root, layer_script=LAYER_SCRIPT, ca_bundle="FIXTURE CA\n"):
+def run_layer(dockerfile_text, stage, env, root, layer_script=LAYER_SCRIPT, ca_bundle="FIXTURE CA\n", pip_conf=""):
     """Run one playbook stage's RUN as the build would, with ansible-playbook and apt-get stubbed: the calls made, each
     with its arguments and environment, and whether Debian's docker-clean was set aside and put back."""
     _globals, stages = _stages(dockerfile_text)
@@ -491,6 +492,7 @@ def run_layer(dockerfile_text, stage, env, root, layer_script=LAYER_SCRIPT, ca_b
     (root / "etc/apt/apt.conf.d/docker-clean").write_text("DPkg::Post-Invoke {};\n", encoding="utf-8")
     (root / "run/secrets").mkdir(parents=True, exist_ok=True)
     (root / "run/secrets/ca_bundle").write_text(ca_bundle, encoding="utf-8")  # BuildKit mounts an empty file without it
+    (root / "run/secrets/pip_conf").write_text(pip_conf, encoding="utf-8")
     full_env = {"PATH": "%s:/usr/bin:/bin" % bin_dir, "PYTHONPATH": str(bin_dir), "DLBOX_TEST_ROOT": str(root)}
     full_env.update(env)
     proc = subprocess.run(["/bin/sh", "-c", _moved(_run_text(rest), root)], env=full_env, capture_output=True, text=True,
@@ -709,3 +711,48 @@ def test_the_fixture_nvcc_compiles_only_with_a_host_compiler(tmp_path, with_gxx)
     else:
         assert proc.returncode == 3, proc.stdout + proc.stderr        # cuda-verify.sh: compile failed
         assert "Failed to preprocess host compiler properties" in proc.stdout
+
+
+# ---- issue 51 red team HIGH 2: a private index's URL (it may carry a token) is never a build argument ------------------
+
+_SECRETISH = re.compile(r"INDEX_URL|TOKEN|PASSWORD|PIP_CONFIG", re.I)
+_PRIVATE = "https://ci:s3cr3t-token@pypi.lab.example/simple"
+
+
+def test_no_build_argument_or_env_line_carries_an_index_url(plan, data):
+    """An ARG's value is recorded in `docker history` (each RUN after it shows it) and an ENV's in the image config:
+    neither may name pip's index. Given as build arguments anyway, the URL reaches neither the image's ENV nor a label."""
+    globals_, stages = _stages(DOCKERFILE.read_text(encoding="utf-8"))
+    lines = list(globals_) + [line for stage in stages.values() for line in stage["lines"]]
+    keys = [key for keyword, rest in lines if keyword in ("ARG", "ENV") for key, _value, _given in _pairs(rest, {})]
+    assert keys and not [key for key in keys if _SECRETISH.search(key)], keys
+    args, _rendered = _image(plan, data)
+    for flavour in ("runtime", "toolkit"):
+        env, labels = render(dict(args, DLBOX_CI_CUDA=flavour, PIP_INDEX_URL=_PRIVATE, PIP_EXTRA_INDEX_URL=_PRIVATE))
+        assert not [v for v in list(env.values()) + list(labels.values()) if "s3cr3t" in v]
+
+
+def test_every_run_that_runs_pip_reads_the_index_from_the_pip_conf_secret():
+    """The ansible stage (pip install ansible-core) and both playbook layers (the roles' pip) mount the pip_conf secret
+    and hand it to pip through PIP_CONFIG_FILE (the ansible stage itself, the layers through dlbox-ci-layer.sh)."""
+    _globals, stages = _stages(DOCKERFILE.read_text(encoding="utf-8"))
+    (ansible_run,) = [rest for keyword, rest in stages["ansible"]["lines"] if keyword == "RUN"]
+    assert "pip install" in ansible_run and "--mount=type=secret,id=pip_conf" in ansible_run
+    assert "if [ -s /run/secrets/pip_conf ]; then export PIP_CONFIG_FILE=/run/secrets/pip_conf; fi;" in ansible_run
+    for name in ("cuda", "image"):
+        (run,) = _playbook_runs(stages, name)
+        assert "--mount=type=secret,id=pip_conf" in run, name
+    # the secret's empty mount point (no secret given) is removed like the CA bundle's
+    (cleanup,) = [rest for keyword, rest in stages["image"]["lines"] if keyword == "RUN" and "rmdir" in rest]
+    assert "/run/secrets/pip_conf" in cleanup
+
+
+@pytest.mark.parametrize("stage", ["cuda", "image"])
+def test_the_layers_hand_pip_the_pip_conf_secret_and_nothing_else(tmp_path, stage):
+    env = dict(_LAYER_ENV, DLBOX_FRAMEWORKS="{}", DLBOX_STACK="{}") if stage == "image" else dict(_LAYER_ENV)
+    (call,) = run_layer(DOCKERFILE.read_text(encoding="utf-8"), stage, env, tmp_path / "with",
+                        pip_conf="[global]\nindex-url = %s\n" % _PRIVATE)
+    assert call["env"]["PIP_CONFIG_FILE"] == "/run/secrets/pip_conf" and "PIP_INDEX_URL" not in call["env"]
+    assert "s3cr3t" not in json.dumps(call["argv"])
+    (call,) = run_layer(DOCKERFILE.read_text(encoding="utf-8"), stage, env, tmp_path / "without")
+    assert "PIP_CONFIG_FILE" not in call["env"]          # no secret given (BuildKit mounts an empty file): pip's own config
