@@ -1,8 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter ``dlbox.stack.docker_iptables_raw`` of the ``docker`` role: what it does on a Jetson whose kernel has no
-iptables raw table (plugin_utils.roles.docker.iptables_raw_plan)."""
+"""The docker role's decision is ``dlbox.stack.role_decide('docker', ...)`` (plugin_utils/roles/docker.py), the iptables
+raw table question included (its ``iptables_raw``).
+
+``docker_iptables_raw`` is no longer a public filter (issue 47: one filter reaches every role's decision); the function
+stays for the tests written against it, and runs the same code as the role (``iptables_raw_plan``).
+"""
 
 from __future__ import annotations
 
@@ -29,7 +33,7 @@ def docker_iptables_raw(probe, installed="", pinned="", workaround=True, data_pa
 
 
 class FilterModule(object):
-    """dlbox.stack docker filters."""
+    """No public filter: see dlbox.stack.role_decide."""
 
     def filters(self):
-        return {"docker_iptables_raw": docker_iptables_raw}
+        return {}

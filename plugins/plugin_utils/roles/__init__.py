@@ -9,8 +9,18 @@
 - ``needs(options, ...)``: what the role will download (apt packages, keys, picks from a repository), for the
   offline mirror and its check, so that no playbook reads a role's files to find out.
 
-A role module defines the entry points it has; :func:`call` says which ones exist when asked for another. Modules
-so far: ``common``, ``cuda_repo``, ``cuda``, ``cudnn``, ``nccl``, ``python_env`` (what offline needs), ``docker``
+A role module defines the entry points it has; :func:`call` says which ones exist when asked for another.
+
+The roles whose decision lives here (DECIDERS, filter ``dlbox.stack.role_decide``) have three more, the same in each:
+
+- ``options(given)``: as above, typed (a bool option given as "false" is False, an int given as "8" is 8);
+- ``decide(plan, options, facts)``: everything the role's tasks need, pure (``facts``: what the host said, read by
+  the tasks' probes); the tasks run it once per host per run and keep it as a fact (``__<role>_decision``); a later
+  fact (after the install) goes through the same entry point;
+- ``needs(decision)``: what the decision downloads ({"apt": [...], "repositories": [...], "images": [...],
+  "files": [...]}).
+
+Modules so far: ``common``, ``cuda_repo``, ``cuda``, ``cudnn``, ``nccl``, ``python_env`` (what offline needs), ``docker``
 and ``nvidia_container_toolkit`` (their vendor facts); the rest of each role's decision still sits in its own filter
 (``cuda_plan``, ``nvidia_driver_plan``, ...), to move here one role at a time.
 """
@@ -21,6 +31,7 @@ import importlib
 
 ROLES = ("common", "cuda_repo", "cuda", "cudnn", "nccl", "python_env", "docker", "nvidia_container_toolkit")
 ENTRIES = ("options", "vendor", "needs")
+DECIDERS = ("docker", "nvidia_container_toolkit", "dcgm", "gpu_settings")
 
 
 class RoleModuleError(Exception):
@@ -48,3 +59,14 @@ def call(role, entry, **kwargs):
         has = [name for name in ENTRIES if name == "options" or hasattr(mod, name)]
         raise RoleModuleError("role_module: role %s has no entry %r (it has: %s)" % (role, entry, ", ".join(has)))
     return function(**kwargs)
+
+
+def decide(role, plan=None, given=None, facts=None):
+    """``role``'s decision for one host: its module's ``decide(plan, options(given), facts)`` with ``needs`` (what
+    it downloads) and ``options`` (the values it decided with) added."""
+    if role not in DECIDERS:
+        raise RoleModuleError("role_decide: no decision module for role %r (roles: %s)" % (role, ", ".join(DECIDERS)))
+    mod = importlib.import_module("%s.%s" % (__name__, role))
+    opts = mod.options(given)
+    decision = mod.decide(plan, opts, dict(facts or {}))
+    return dict(decision, options=opts, needs=mod.needs(decision))

@@ -11,6 +11,7 @@ A default that is a template (``{{ ... }}``) is returned as it is: only a role r
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -45,4 +46,25 @@ def options(role, given=None, roles_dir=None):
         if choices and name in (given or {}) and value not in choices:
             raise SpecError("%s must be one of %s, not %r" % (name, ", ".join(map(str, choices)), value))
         out[name] = value
+    return out
+
+
+_TRUE = ("1", "true", "yes", "on", "y", "t")
+_FALSE = ("0", "false", "no", "off", "n", "f")
+
+
+def typed(role, given=None, roles_dir=None):
+    """:func:`options`, each value of a ``bool`` or ``int`` option as that type where the inventory gave text that
+    Ansible's ``bool``/``int`` would read ("false", "8"); any other value is left as it is, for the role's decision
+    (or its argument validation) to refuse naming the variable. A template default (``{{ ... }}``) is left as it is."""
+    out = options(role, given, roles_dir)
+    for name, entry in spec(role, roles_dir).items():
+        value, kind = out[name], entry.get("type")
+        if not isinstance(value, str) or "{{" in value:
+            continue
+        word = value.strip().lower()
+        if kind == "bool" and word in _TRUE + _FALSE:
+            out[name] = word in _TRUE
+        elif kind == "int" and re.match(r"^[0-9]+$", word):
+            out[name] = int(word)
     return out

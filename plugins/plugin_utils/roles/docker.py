@@ -3,6 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The docker role.
 
+- ``options(given)``, ``decide(plan, options, facts)``, ``needs(decision)`` (filter ``dlbox.stack.role_decide``): the
+  role's decision for one host, taken once in its preflight and kept as ``__docker_decision`` (below, at
+  :func:`decide`).
 - ``vendor()`` -> Docker's apt repository from data/repositories.yml: {"url" (the root; the role adds
   /linux/<distribution>), "key_path" (gpg, beside the repository), "fingerprint"}.
 - ``iptables_raw_plan(probe, ...)`` (filter ``dlbox.stack.docker_iptables_raw``): what the role does on a Jetson whose
@@ -24,6 +27,7 @@ a host without ``/etc/nv_tegra_release``::
 
 from __future__ import annotations
 
+import json
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -31,7 +35,7 @@ from pathlib import Path
 import yaml
 
 from ansible_collections.dlbox.stack.plugins.module_utils._gpu_facts import parse_nv_tegra_release_line
-from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import _vendor
+from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import _spec, _vendor
 
 DATA_PATH = Path(__file__).resolve().parents[3] / "data" / "docker.yml"
 
@@ -228,3 +232,174 @@ def iptables_raw_plan(probe_text, installed="", pinned="", workaround=True, data
         "reach published ports directly, even those published to 127.0.0.1; %s removes the need"
         % (need, data["opt_out_env"], fix)))
     return out
+
+
+# --- the role's decision (role_decide) -----------------------------------------------------------------------------
+
+ROLE = "docker"
+KEYRING_DIR = "/etc/apt/keyrings"
+KEYRING = KEYRING_DIR + "/docker.asc"
+# What the repository task installs first (from the OS archive), the repository's component and the packages
+# docker_ce_version pins
+REPO_PREREQS = ("ca-certificates", "gnupg", "python3-debian")
+REPO_COMPONENTS = ("stable",)
+PINNED = ("docker-ce", "docker-ce-cli")
+ENGINES = ("docker-ce", "docker.io")
+# packages of the other source, which the chosen one would replace
+OTHER_PACKAGES = {"docker-ce": ("docker.io",), "distribution": ("docker-ce", "docker-ce-cli")}
+_URL = re.compile(r"^(https?|file)://")
+_FPR = re.compile(r"^[0-9A-F]{40}$")
+_PROXY = re.compile(r"^https?://[^\s/]+/?$")
+_RUNTIME = re.compile(r"^[A-Za-z0-9._-]*$")
+_NO_PROXY = re.compile(r'^[^\s"]*$')
+
+
+def options(given=None):
+    return _spec.typed(ROLE, given)
+
+
+def installed_version(packages, name):
+    """package_facts' ``packages`` -> the installed version of ``name`` ("" when it is not installed)."""
+    entries = (packages or {}).get(name) or [{}]
+    return str((entries[0] or {}).get("version") or "")
+
+
+def missing_users(results):
+    """The getent task's ``results`` -> the users getent did not find (in the order asked)."""
+    missing = []
+    for result in results or []:
+        found = ((result.get("ansible_facts") or {}).get("getent_passwd")) if isinstance(result, dict) else None
+        if found is None:
+            missing.append(result.get("item") if isinstance(result, dict) else result)
+            continue
+        missing.extend(name for name, entry in found.items() if entry is None)
+    return missing
+
+
+def _json(value):
+    return json.dumps(value, separators=(", ", ": "))
+
+
+def _variable_problems(opts):
+    problems = []
+    if opts["docker_source"] == "docker-ce":
+        fpr = str(opts["docker_ce_repo_key_fingerprint"] or "").replace(" ", "").upper()
+        key_url = str(opts["docker_ce_repo_key_url"] or "")
+        if not _URL.match(str(opts["docker_ce_repo_url"] or "")) or (key_url and not _URL.match(key_url)) \
+                or not _FPR.match(fpr):
+            problems.append("docker_ce_repo_url and docker_ce_repo_key_url must be http(s):// or file:// URLs and "
+                            "docker_ce_repo_key_fingerprint a 40-hex-digit fingerprint; got '%s', '%s', '%s'." % (
+                                opts["docker_ce_repo_url"], key_url, opts["docker_ce_repo_key_fingerprint"]))
+    pools = opts["docker_default_address_pools"] or []
+    data_root, runtime = str(opts["docker_data_root"] or ""), str(opts["docker_default_runtime"] or "")
+    if (data_root and not data_root.startswith("/")) or not all(isinstance(p, dict) and "base" in p for p in pools) \
+            or not _RUNTIME.match(runtime):
+        problems.append("docker_data_root must be an absolute path or empty (got '%s'); docker_default_address_pools a "
+                        "list of {base: \"172.80.0.0/16\", size: 24}; docker_default_runtime a runtime name or empty "
+                        "(got '%s')." % (data_root, runtime))
+    http, https = str(opts["docker_http_proxy"] or ""), str(opts["docker_https_proxy"] or "")
+    no_proxy, users = str(opts["docker_no_proxy"] or ""), opts["docker_client_proxy_users"] or []
+    if (http and not _PROXY.match(http)) or (https and not _PROXY.match(https)) or not _NO_PROXY.match(no_proxy) \
+            or not all(isinstance(u, str) for u in users):
+        problems.append("docker_http_proxy and docker_https_proxy must be empty or proxy URLs such as "
+                        "http://proxy.lab.example:3128, docker_no_proxy comma-separated hosts without spaces or quotes, "
+                        "docker_client_proxy_users a list of user names; got '%s', '%s', '%s', %s." % (
+                            http, https, no_proxy, _json(users)))
+    return problems
+
+
+def _proxy(opts, names):
+    http, https, no_proxy = (str(opts[n] or "") for n in ("docker_http_proxy", "docker_https_proxy", "docker_no_proxy"))
+    out = {}
+    if http:
+        out[names[0]] = http
+    if https:
+        out[names[1]] = https
+    if (http or https) and no_proxy:
+        out[names[2]] = no_proxy
+    return out
+
+
+def decide(plan, options, facts, data=None):  # pylint: disable=unused-argument,redefined-outer-name
+    """Everything the role's tasks need, from its options and what the host said. Pure.
+
+    ``facts``: ``distribution_release``, ``packages`` (package_facts), ``users`` (the getent task's results),
+    ``iptables_probe`` (the probe's output), ``systemd_booted``, ``execstart`` (docker.service's ExecStart),
+    ``host`` (inventory_hostname, for messages). The plan is not read (Docker is not part of the stack's versions).
+    Returns ``problems`` (each a refusal naming the variable; the preflight refuses on any) and what the tasks wire:
+    ``repository``, ``packages``, ``settings`` (daemon.json), ``service_execstart``, ``proxy_env``, ``proxy_client``,
+    ``iptables_raw`` (:func:`iptables_raw_plan`), ``installed``, ``systemd_booted``.
+    """
+    opts, packages = options, facts.get("packages") or {}
+    source = opts["docker_source"]
+    problems = _variable_problems(opts)
+    users = list(opts["docker_users"] or [])
+    asked = users + [u for u in (opts["docker_client_proxy_users"] or []) if u not in users]
+    missing = [u for u in missing_users(facts.get("users")) if u in asked] if facts.get("users") is not None else []
+    if missing:
+        problems.append("%s names %s, which %s not exist on %s. Create the account first (or drop it from the list)." % (
+            "docker_users" if set(missing) & set(users) else "docker_client_proxy_users", ", ".join(missing),
+            "does" if len(missing) == 1 else "do", facts.get("host") or "this host"))
+    other = [name for name in OTHER_PACKAGES[source] if name in packages]
+    if other:
+        problems.append("docker_source is '%s', but this host already has %s installed; installing the other engine would "
+                        "remove it. Set docker_source: %s to keep it, or remove it yourself first." % (
+                            source, ", ".join(other), "distribution" if source == "docker-ce" else "docker-ce"))
+    engine = "docker-ce" if source == "docker-ce" else "docker.io"
+    version = str(opts["docker_ce_version"] or "")
+    iptables_raw = iptables_raw_plan(str(facts.get("iptables_probe") or ""), installed=installed_version(packages, engine),
+                                     pinned=version if source == "docker-ce" else "",
+                                     workaround=bool(opts["docker_iptables_raw_workaround"]), data=data)
+    settings = dict(opts["docker_daemon_settings"] or {})
+    if opts["docker_live_restore"] is not None:
+        settings["live-restore"] = opts["docker_live_restore"]
+    if opts["docker_data_root"]:
+        settings["data-root"] = opts["docker_data_root"]
+    if opts["docker_default_address_pools"]:
+        settings["default-address-pools"] = opts["docker_default_address_pools"]
+    if opts["docker_default_runtime"]:
+        settings["default-runtime"] = opts["docker_default_runtime"]
+    execstart = str(facts.get("execstart") or "").strip()
+    repo_url = str(opts["docker_ce_repo_url"] or "")
+    key_url = str(opts["docker_ce_repo_key_url"] or "")
+    if source == "docker-ce":
+        wanted = [("%s=%s" % (p, version)) if version and p in PINNED else p for p in opts["docker_ce_packages"] or []]
+    else:
+        wanted = list(opts["docker_distribution_packages"] or [])
+    return {
+        "problems": problems,
+        "source": source,
+        "engine_package": engine,
+        "installed": any(name in packages for name in ENGINES),
+        "other_installed": other,
+        "repository": {
+            "enabled": source == "docker-ce",
+            "name": "docker",
+            "uris": repo_url,
+            "suite": str(opts["docker_ce_repo_suite"] or "") or str(facts.get("distribution_release") or ""),
+            "components": list(REPO_COMPONENTS),
+            "key_url": key_url or repo_url + "/gpg",
+            "key_url_variable": "docker_ce_repo_key_url" if key_url else "docker_ce_repo_url",
+            "fingerprint": str(opts["docker_ce_repo_key_fingerprint"] or ""),
+            "keyring_dir": KEYRING_DIR,
+            "keyring": KEYRING,
+            "prereqs": list(REPO_PREREQS),
+        },
+        "pinned_packages": list(PINNED),
+        "packages": wanted,
+        "settings": settings,
+        "service_execstart": execstart if execstart not in ("", "{}") else None,
+        "proxy_env": _proxy(opts, ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")),
+        "proxy_client": _proxy(opts, ("httpProxy", "httpsProxy", "noProxy")),
+        "iptables_raw": iptables_raw,
+        "systemd_booted": bool(facts.get("systemd_booted")),
+    }
+
+
+def needs(decision):
+    """What the decision downloads: the engine's packages and, from Docker's repository, its key."""
+    repo = decision["repository"]
+    if not repo["enabled"]:
+        return {"apt": list(decision["packages"]), "repositories": [], "keys": []}
+    return {"apt": list(repo["prereqs"]) + list(decision["packages"]), "repositories": ["docker"],
+            "keys": [{"url": repo["key_url"], "fingerprint": repo["fingerprint"], "dest": repo["keyring"]}]}
