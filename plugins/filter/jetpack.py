@@ -33,9 +33,10 @@ def jetpack_plan(options, plan, release=None, model=None, nvpmodel_conf=None, nv
                                 nvpmodel_status=nvpmodel_status)
 
 
-def jetpack_pytorch(options, plan, listing=None, data_path=None):
+def jetpack_pytorch(options, plan, listing=None, data_path=None, reach=None):
     """Where the plan's PyTorch comes from on a Jetson (plugin_utils.jetpack_pytorch): the source, the exact torch,
-    python_env's settings; with ``listing`` (the HTML of the source's page for torch), whether the wheel is there."""
+    python_env's settings; with ``listing`` (the HTML of the source's page for torch), whether the wheel is there; with
+    ``reach`` (what the host got for each library archive it needs), whether it can fetch them."""
     if not isinstance(options, dict):
         raise AnsibleFilterError("jetpack_pytorch: expected the options (source, mirror_url, mirror_kind) as a mapping")
     if plan is not None and not isinstance(plan, dict):
@@ -50,6 +51,11 @@ def jetpack_pytorch(options, plan, listing=None, data_path=None):
     if decision["ok"] and listing is not None:
         found = _jetpack_pytorch.check_listing(listing, decision, python=(stack.get("python") or {}).get("version"))
         decision = dict(decision, ok=found["ok"], errors=found["errors"], versions=found["versions"])
+    if decision["ok"] and reach is not None:
+        if not isinstance(reach, list):
+            raise AnsibleFilterError("jetpack_pytorch: reach must be a list of {url, ok, answer}")
+        reached = _jetpack_pytorch.check_reach(decision, reach)
+        decision = dict(decision, ok=reached["ok"], errors=reached["errors"])
     return decision
 
 

@@ -345,3 +345,54 @@ def check_listing(html, decision, python=None):
         "mirror or wheelhouse that holds it (jetpack_pytorch_mirror_url), or plan a PyTorch it has. Nothing was changed."
         % (source["name"], source["url"], pinned, python or "?", decision["listing_url"],
            ", ".join(versions) if versions else "no torch wheel for it")]}
+
+
+def reach_answer(result):
+    """One registered loop result of the preflight's look for an archive -> ``{"url", "ok", "answer"}``: a ``uri``
+    HEAD (``status`` 200 is ok; -1 is no connection, its ``msg`` says why) or a ``stat`` of a file:// path; an entry
+    already in that shape is kept.
+
+    ``{"item": {"url": "https://x/a.tar.xz"}, "status": 404, "msg": "HTTP Error 404: Not Found"}`` ->
+    ``{"url": "https://x/a.tar.xz", "ok": False, "answer": "HTTP 404 (HTTP Error 404: Not Found)"}``.
+    """
+    if "ok" in result and "url" in result and "item" not in result:
+        return result
+    url = (result.get("item") or {}).get("url")
+    if "stat" in result:
+        exists = bool((result.get("stat") or {}).get("exists"))
+        return {"url": url, "ok": exists, "answer": "a file" if exists else "no such file on this host"}
+    status = result.get("status")
+    if status == 200:
+        return {"url": url, "ok": True, "answer": "HTTP 200"}
+    if status in (None, -1):
+        return {"url": url, "ok": False, "answer": "no connection (%s)" % (result.get("msg") or "no answer")}
+    return {"url": url, "ok": False, "answer": "HTTP %s (%s)" % (status, result.get("msg") or "")}
+
+
+def check_reach(decision, answers):
+    """Whether the host can fetch the archive of every library the wheel needs and the loader lacks (issue 52, third
+    red team LOW 10): checked in the preflight, before any change, not when libraries.yml downloads it.
+
+    ``answers``: one per archive the host looked for, as the preflight registered it (:func:`reach_answer`) or already
+    ``{"url", "ok", "answer"}`` (``ok``: an http(s) HEAD answered 200, or a file:// path exists; ``answer``: what it
+    got, for the message). Returns ``{"ok", "errors"}``; each error
+    names the library, the URL and what answered, and jetpack_pytorch_libraries_url, the variable that points the role
+    at another folder holding the same archive::
+
+        ([{"url": "https://.../libcusparse_lt-linux-aarch64-0.8.1.1_cuda12-archive.tar.xz", "ok": False,
+           "answer": "HTTP 404"}]) -> {"ok": False, "errors": ["The archive of libcusparseLt.so.0 ..."]}
+    """
+    by_url = {library["url"]: library for library in decision.get("libraries") or []}
+    errors = []
+    for answer in [reach_answer(result) for result in answers or []]:
+        library = by_url.get(answer.get("url"))
+        if library is None or answer.get("ok"):
+            continue
+        name = answer["url"].rsplit("/", 1)[-1]
+        errors.append("The archive of %s (%s %s), which the chosen PyTorch wheel loads and JetPack does not ship, cannot "
+                      "be fetched from this host: %s answered %s. Set jetpack_pytorch_libraries_url to a folder (http(s):// "
+                      "or file://) this host reaches that holds %s (the same sha256, %s), or install the library where the "
+                      "loader finds it. Nothing was changed."
+                      % (library["soname"], library["name"], library["version"], answer["url"],
+                         answer.get("answer") or "nothing", name, library["sha256"]))
+    return {"ok": not errors, "errors": errors}

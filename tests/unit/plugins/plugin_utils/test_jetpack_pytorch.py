@@ -16,7 +16,8 @@ import pytest
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat
 from ansible_collections.dlbox.stack.plugins.plugin_utils.jetpack_plan import (
     JetsonDataError, check_jetson_data, load_jetson_data)
-from ansible_collections.dlbox.stack.plugins.plugin_utils.jetpack_pytorch import check_listing, choose, parse_listing
+from ansible_collections.dlbox.stack.plugins.plugin_utils.jetpack_pytorch import (
+    check_listing, check_reach, choose, parse_listing, reach_answer)
 
 ROOT = Path(__file__).resolve().parents[4]
 LISTINGS = ROOT / "tests" / "fixtures" / "jetson" / "pytorch_index"
@@ -370,3 +371,34 @@ def test_the_shipped_community_index_is_the_pep_503_path_not_devpis_web_page():
     community = next(s for s in section["builds"]["jp6-cu126"] if s["name"] == "community")
     assert community["url"] == "https://pypi.jetson-ai-lab.io/jp6/cu126/+simple"
     assert load_compat()["jetson_pytorch"]["jetson-ai-lab-jp6"]["index_url"] == community["url"]
+
+
+# --- the libraries' archives reachable before any change (issue 52, third red team LOW 10) -----------------------------
+# what the preflight registers: ansible.builtin.uri's result for a HEAD (status, msg; -1 without a connection) and
+# ansible.builtin.stat's, each with its loop item (the library)
+@pytest.mark.parametrize("result, expected", [
+    ({"item": {"url": "https://x/a.tar.xz"}, "status": 200, "msg": "OK (unknown bytes)"}, (True, "HTTP 200")),
+    ({"item": {"url": "https://x/a.tar.xz"}, "status": 404, "msg": "HTTP Error 404: Not Found"},
+     (False, "HTTP 404 (HTTP Error 404: Not Found)")),
+    ({"item": {"url": "https://x/a.tar.xz"}, "status": -1, "msg": "Request failed: <urlopen error [Errno -2] Name or service not known>"},
+     (False, "no connection (Request failed: <urlopen error [Errno -2] Name or service not known>)")),
+    ({"item": {"url": "file:///srv/a.tar.xz"}, "stat": {"exists": False}}, (False, "no such file on this host")),
+    ({"item": {"url": "file:///srv/a.tar.xz"}, "stat": {"exists": True, "path": "/srv/a.tar.xz"}}, (True, "a file")),
+])
+def test_what_the_host_got_for_an_archive(result, expected):
+    got = reach_answer(result)
+    assert (got["ok"], got["answer"]) == expected and got["url"] == result["item"]["url"]
+
+
+def test_an_archive_the_host_cannot_fetch_is_refused_naming_the_variable_that_points_elsewhere():
+    decision = pick(sources=with_needs(), today=datetime.date(2025, 4, 1))
+    url = decision["libraries"][0]["url"]
+    got = check_reach(decision, [{"item": decision["libraries"][0], "status": 403, "msg": "HTTP Error 403: Forbidden"}])
+    assert got == {"ok": False, "errors": [
+        "The archive of libcusparseLt.so.0 (cusparselt 0.8.1.1), which the chosen PyTorch wheel loads and JetPack does not "
+        "ship, cannot be fetched from this host: %s answered HTTP 403 (HTTP Error 403: Forbidden). Set "
+        "jetpack_pytorch_libraries_url to a folder (http(s):// or file://) this host reaches that holds "
+        "libcusparse_lt-linux-aarch64-0.8.1.1_cuda12-archive.tar.xz (the same sha256, %s), or install the library where "
+        "the loader finds it. Nothing was changed." % (url, CUSPARSELT["sha256"])]}
+    assert check_reach(decision, [{"item": decision["libraries"][0], "status": 200}]) == {"ok": True, "errors": []}
+    assert check_reach(decision, []) == {"ok": True, "errors": []}     # the loader has it: nothing looked for
