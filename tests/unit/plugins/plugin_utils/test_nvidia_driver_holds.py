@@ -289,3 +289,31 @@ def test_a_rollback_holds_a_foreign_architecture_again_once():
     assert changes["hold"] == ["libnvidia-compute-570", "libnvidia-compute-570:i386"]  # never a kernel follower, arch or not
     again = nh.hold_changes(before, ["libnvidia-compute-570", "libnvidia-compute-570:i386", "docker-ce"], recorded=before)
     assert again["hold"] == [] and again["release"] == [] and again["keep_user"] == ["docker-ce"]
+
+
+# The server profile's signed set (data/compat.yml: nvidia-headless-no-dkms-{branch}{server}{open},
+# linux-modules-nvidia-{branch}{server}{open}-{flavour}) on the RECORDED noble-updates stanzas of its -server-open packages.
+SERVER_SIGNED_SET = ["nvidia-headless-no-dkms-580-server-open", "nvidia-utils-580-server", "linux-modules-nvidia-580-server-open-generic"]
+
+
+def test_server_open_signed_set_recorded_ties_hold_nothing_and_blacklist_nothing():
+    # recorded: the headless meta needs nvidia-kernel-common-580-server at exactly its own version ((>= X), (<= X-1)), as
+    # the per-ABI module does; the module meta needs the per-ABI module at its own version and that common (>= X)
+    assert {"nvidia-kernel-common-580-server", "libnvidia-compute-580-server"} <= _exact_version_needs("nvidia-headless-no-dkms-580-server-open")
+    assert _exact_version_needs("linux-modules-nvidia-580-server-open-6.8.0-151-generic") == {"nvidia-kernel-common-580-server"}
+    meta = _depends(UBUNTU["linux-modules-nvidia-580-server-open-generic"])
+    assert ("linux-modules-nvidia-580-server-open-6.8.0-151-generic", "=", "6.8.0-151.151+1") in meta
+    assert ("nvidia-kernel-common-580-server", ">=", "580.196.07") in meta
+    for name in ("linux-modules-nvidia-580-server-open-generic", "linux-modules-nvidia-580-server-open-6.8.0-151-generic",
+                 "nvidia-kernel-common-580-server"):
+        assert name in UBUNTU and nh.follows_kernel(name)
+    for name in ("nvidia-headless-no-dkms-580-server-open", "nvidia-utils-580-server", "nvidia-fabricmanager-580", "libnvidia-nscq-580"):
+        assert name in UBUNTU and not nh.follows_kernel(name)
+    installed = SERVER_SIGNED_SET + ["linux-modules-nvidia-580-server-open-6.8.0-151-generic", "nvidia-kernel-common-580-server",
+                                     "libnvidia-compute-580-server", "nvidia-compute-utils-580-server", "nvidia-fabricmanager-580",
+                                     "libnvidia-nscq-580", "linux-generic", "linux-image-generic"]
+    # a hold on the headless meta would freeze nvidia-kernel-common-580-server, which the next kernel's module needs newer
+    assert nh.hold_list(SERVER_SIGNED_SET, installed, "precompiled", "distro") == []
+    listed = nh.blacklist(SERVER_SIGNED_SET, installed, BLACKLIST, "precompiled", ["generic"], ["linux-modules-nvidia-580-server-open-generic"])
+    assert listed["names"] == []
+    assert "linux-modules-nvidia-580-server-open-generic" in listed["reason"]
