@@ -43,9 +43,23 @@ def nvidia_driver_persistence(unit_text, manage=False, build_only=False, install
                                   dict(dropins or {}), str(dropin_path or ""), bool(dropin_present))
 
 
+def nvidia_driver_failure_logs(result):
+    """The DKMS make.log paths a failed task's result names (``ansible_failed_result``)."""
+    return _nk.failure_logs(result if isinstance(result, dict) else {})
+
+
+def nvidia_driver_install_failure(result, tails=None):
+    """The words of a failed install (``ansible_failed_result``): apt's, dpkg's and DKMS's error lines, the end of each
+    make.log (``tails``: the registered loop results of ``tail`` on them), and ``dpkg --configure -a`` where dpkg left
+    packages unconfigured."""
+    return _nk.install_failure(result if isinstance(result, dict) else {}, list(tails or []))
+
+
 class FilterModule(object):
     """dlbox.stack nvidia_driver_kernel filters."""
 
     def filters(self):
         return {"nvidia_driver_module_check": nvidia_driver_module_check,
+                "nvidia_driver_failure_logs": nvidia_driver_failure_logs,
+                "nvidia_driver_install_failure": nvidia_driver_install_failure,
                 "nvidia_driver_persistence": nvidia_driver_persistence}

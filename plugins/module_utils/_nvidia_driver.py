@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.dlbox.stack.plugins.module_utils.kernel import dpkg_present
+from ansible_collections.dlbox.stack.plugins.module_utils.kernel import dpkg_present, dpkg_unconfigured
 
 # "Inst name [old] (new release [arch])" and "Inst name (new release [arch])" lines of apt-get -s.
 _INST = re.compile(r"^Inst (?P<name>\S+) (?:\[(?P<old>[^\]]+)\] )?\((?P<version>\S+)")
@@ -144,10 +144,11 @@ def member_branch(name, version, family):
 
 
 def parse_dpkg_query(text):
-    """``dpkg-query -W -f '${Package}\\t${Version}\\t${Architecture}\\t${db:Status-Abbrev}\\n'`` -> [{name, version, arch}].
+    """``dpkg-query -W -f '${Package}\\t${Version}\\t${Architecture}\\t${db:Status-Abbrev}\\n'`` -> [{name, version, arch, status}].
 
-    Half-installed and half-configured packages (a failed postinst: ``iF``, ``iU``) count as installed,
-    which ansible's package_facts may not show; removed ones with configuration files left (``rc``) do not.
+    Half-installed and half-configured packages (a failed postinst: ``iF``, ``iU``) are listed (their files are there:
+    a branch change removes them, a rollback keeps them), with their ``status`` so that :func:`installed_driver` reports
+    them as not configured; removed ones with configuration files left (``rc``) are not listed.
     """
     out = []
     for line in (text or "").splitlines():
@@ -156,7 +157,7 @@ def parse_dpkg_query(text):
             continue
         if not dpkg_present(parts[3]):
             continue
-        out.append({"name": parts[0].split(":")[0], "version": parts[1], "arch": parts[2]})
+        out.append({"name": parts[0].split(":")[0], "version": parts[1], "arch": parts[2], "status": parts[3].strip()})
     return out
 
 
@@ -172,6 +173,18 @@ def package_items(packages):
                 out.append((name, str(entry.get("version") or ""), entry.get("arch") or entry.get("architecture") or ""))
         return out
     return [(p["name"], str(p["version"]), p.get("arch") or "") for p in packages or []]
+
+
+def unconfigured_packages(packages, family):
+    """The driver family's packages dpkg has but did not configure (:func:`kernel.dpkg_unconfigured`: ``iF`` after a failed
+    post-installation script such as a DKMS build, ``iU`` for the packages that depend on it): [{name, version, status}].
+    ``packages``: :func:`parse_dpkg_query`'s list or its text (other forms carry no status: none)."""
+    if isinstance(packages, str):
+        packages = parse_dpkg_query(packages)
+    if not isinstance(packages, list):
+        return []
+    return [{"name": p["name"], "version": p.get("version"), "status": p.get("status")} for p in packages
+            if isinstance(p, dict) and dpkg_unconfigured(p.get("status")) and _glob_match(p.get("name") or "", family)]
 
 
 def installed_driver(packages, family):

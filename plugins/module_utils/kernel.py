@@ -95,6 +95,18 @@ def dpkg_present(status):
     return len(status) < 2 or status[1] not in "nc"
 
 
+def dpkg_unconfigured(status):
+    """Whether dpkg's ``${db:Status-Abbrev}`` says the package's files are there but it is not configured: state
+    half-installed (``H``), unpacked (``U``) or half-configured (``F``: its post-installation script failed, e.g. a DKMS
+    build), or the error flag reinst-required (``R``, third letter). dpkg(1) "INFORMATION ABOUT PACKAGES" (package states
+    not-installed, config-files, half-installed, unpacked, half-configured, triggers-awaiting, triggers-pending,
+    installed; flag reinst-required) and dpkg-query(1) ``db:Status-Abbrev`` (one letter each: n c H U F W t i; R). Such
+    a package is present (:func:`dpkg_present`) but not installed: apt re-runs its configure ("1 not fully installed or
+    removed"), and ``dpkg --configure -a`` configures every unpacked or half-configured package."""
+    status = (status or "").strip()
+    return (len(status) >= 2 and status[1] in "HUF") or (len(status) >= 3 and status[2] == "R")
+
+
 def parse_kernel_packages(text):
     """``dpkg-query -W -f KERNEL_DPKG_FORMAT`` output -> [{name, version, installed, depends}].
 

@@ -441,6 +441,72 @@ def dkms_without_running_headers(running, next_boot, dkms_kernels, modinfo, expe
     return out
 
 
+# --- a failed install: what apt, dpkg and DKMS said, and the end of the DKMS build log --------------------------------
+#
+# A DKMS package's post-installation script builds the module; when the build fails DKMS 3.0.11 (dell/dkms v3.0.11 dkms.in:
+# report_build_problem 10, error() on stderr) says "Error! Bad return status for module build on kernel: <k> (x86_64)" and
+# "Consult /var/lib/dkms/<module>/<version>/build/make.log for more information.", dpkg "dpkg: error processing package <p>
+# (--configure):" and " installed <p> package post-installation script subprocess returned error exit status 10", and the
+# packages that depend on it "dependency problems - leaving unconfigured"; apt ends with "E: Sub-process /usr/bin/dpkg
+# returned an error code (1)". RECORDED: pop-os/pop#3811 (nvidia-dkms-580-open), NVIDIA/nvidia-container-toolkit#361
+# (Debian 12's nvidia-kernel-dkms, module nvidia-current) (tests/fixtures/nvidia_driver_failures/, SOURCES there).
+
+_MAKE_LOG = re.compile(r"/var/lib/dkms/[^\s'\"]+/build/make\.log")
+_KEEP = re.compile(r"^(?:E:|dpkg:|Error!|Consult |\S.* post-installation script subprocess returned error exit status)")
+_DPKG_FAILED = re.compile(r"^dpkg: error processing package (?P<name>\S+) \(--configure\):")
+
+
+def _failure_lines(result):
+    result = result if isinstance(result, dict) else {}
+    lines = []
+    for key in ("msg", "stdout", "stderr"):
+        lines += str(result.get(key) or "").splitlines()
+    for key in ("stdout_lines", "stderr_lines"):
+        lines += [str(line) for line in result.get(key) or []]
+    return [line.strip() for line in lines if line.strip()]
+
+
+def failure_logs(result):
+    """The DKMS build logs (``/var/lib/dkms/<module>/<version>/build/make.log``) a failed task's msg, stdout and stderr name,
+    in order, each once."""
+    found = []
+    for line in _failure_lines(result):
+        for path in _MAKE_LOG.findall(line):
+            if path not in found:
+                found.append(path)
+    return found
+
+
+def install_failure(result, tails=None, lines=15):
+    """What the rescue of a failed install says: apt's and dpkg's error lines, DKMS's (the make.log path included), the last
+    ``lines`` lines of each make.log (``tails``: the registered results of ``tail`` on :func:`failure_logs`' paths: item, rc,
+    stdout_lines), and for the packages dpkg did not configure, ``dpkg --configure -a``. One string."""
+    result = result if isinstance(result, dict) else {}
+    msg = " ".join(line.strip() for line in str(result.get("msg") or "").splitlines() if line.strip())
+    kept = []
+    for line in _failure_lines(dict(result, msg="")):
+        if _KEEP.match(line) and line not in kept and line not in msg:
+            kept.append(line)
+    text = " ".join([msg] + kept)
+    for tail in tails or []:
+        if not isinstance(tail, dict) or not tail.get("item"):
+            continue
+        body = [str(x).rstrip() for x in tail.get("stdout_lines") or [] if str(x).strip()][-lines:]
+        if tail.get("rc") == 0 and body:
+            text += " The end of %s: %s" % (tail["item"], " | ".join(body))
+        else:
+            text += " %s could not be read (%s)." % (tail["item"], str(tail.get("stderr") or "").strip() or "no output")
+    failed = []
+    for line in _failure_lines(result):
+        match = _DPKG_FAILED.match(line)
+        if match and match.group("name") not in failed:
+            failed.append(match.group("name"))
+    if failed:
+        text += (" dpkg left %s not configured: fix the cause, then run dpkg --configure -a (the next run of the role "
+                 "re-runs the configure first)." % ", ".join(failed))
+    return text.strip()
+
+
 # --- the persistence daemon ---------------------------------------------------------------------------------------
 #
 # nvidia-persistenced keeps the driver initialised while no client has the GPU open; started with its default

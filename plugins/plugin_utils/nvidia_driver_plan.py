@@ -716,6 +716,9 @@ def decide(data, options, plan, host=None, facts=None):
     if "installed" not in facts:
         return out
     installed = nd.installed_driver(facts["installed"], out["family"])
+    # dpkg has them, not configured (a failed DKMS build in a postinst: iF, its dependents iU): the role configures them
+    # first (install.yml, dpkg --configure -a), and the check after the install refuses them (unconfigured_problem)
+    installed["unconfigured"] = nd.unconfigured_packages(facts["installed"], out["family"])
     out["installed"] = installed
     change = branch_change(installed["branch"], branch, _bool(o.get("change_branch", False)))
     out["change"] = change
@@ -908,6 +911,26 @@ def _fm_refused(out, fm, fm_check, the_set, profile, facts):
                                        " ".join(the_set["packages"]), profile))
 
 
+_STATE_WORDS = {"H": "half-installed", "U": "unpacked, not configured", "F": "half-configured: its post-installation script failed"}
+
+
+def unconfigured_problem(unconfigured, dkms_module=None, version=None):
+    """The check after the install on what dpkg did not configure (``nvidia_driver_holds``' family packages, from
+    :func:`module_utils._nvidia_driver.unconfigured_packages`): "" when none, else one sentence naming each package and its
+    dpkg state, the make.log of a DKMS build (DKMS 3.0.11 dkms.in: /var/lib/dkms/<module>/<version>/build/make.log) and
+    ``dpkg --configure -a``. Such a package is not installed, whatever its files say: dpkg -l shows ``iF``/``iU``."""
+    if not unconfigured:
+        return ""
+    named = ", ".join("%s %s (dpkg %s: %s)" % (p["name"], p.get("version") or "?", p.get("status") or "?",
+                                                 "reinst-required" if len(p.get("status") or "") >= 3 and p["status"][2] == "R"
+                                                 else _STATE_WORDS.get((p.get("status") or "  ")[1], "not configured"))
+                      for p in unconfigured)
+    log = (" The DKMS build's log: /var/lib/dkms/%s/%s/build/make.log." % (dkms_module, version)) if dkms_module and version else ""
+    return ("dpkg has not configured %s: they are not installed.%s Fix the cause (for a failed module build: a compiler or kernel "
+            "the driver supports, the kernel's headers), then run dpkg --configure -a (or run the role again: it re-runs the "
+            "configure first)." % (named, log))
+
+
 def _after(out, o, driver, facts, package_names=None):
     """The checks after the install: branch, version, same-version packages, no DKMS on the signed path, holds.
     ``package_names``: ``driver_package_names`` of the data (for the branch pin's names)."""
@@ -939,6 +962,9 @@ def _after(out, o, driver, facts, package_names=None):
                         % (the_set["primary"], version, expect, driver.get("min_version"),
                            (", with %s at the same version" % ", ".join(wrong)) if wrong else "",
                            (", and no DKMS package on the signed path (found %s)" % ", ".join(dkms)) if dkms else "", dpkg_branch))
+    unconfigured = unconfigured_problem(nd.unconfigured_packages(facts["after"], out["family"]), out["set"].get("dkms_module"), version)
+    if unconfigured:
+        problems.append(unconfigured)
     fm = out["fabric_manager"]
     if fm is not None and fm["package"] in now and nd.upstream_version(now[fm["package"]]) != version:
         problems.append("%s is %s, the driver %s: Fabric Manager must have exactly the driver's version."

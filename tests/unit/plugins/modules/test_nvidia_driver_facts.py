@@ -44,8 +44,8 @@ def run_module(capsys, monkeypatch, args, answers):
 
 def test_installed_packages_leave_out_removed_ones(capsys, monkeypatch):
     result, calls = run_module(capsys, monkeypatch, {}, {"dpkg-query -W": (0, DPKG, "")})
-    assert result["installed"] == [{"name": "nvidia-kernel-dkms", "version": "535.309.01-0+deb12u1", "arch": "amd64"},
-                                   {"name": "bash", "version": "5.2.15-2+b7", "arch": "amd64"}]
+    assert result["installed"] == [{"name": "nvidia-kernel-dkms", "version": "535.309.01-0+deb12u1", "arch": "amd64", "status": "ii"},
+                                   {"name": "bash", "version": "5.2.15-2+b7", "arch": "amd64", "status": "ii"}]
     assert calls == [facts.DPKG_QUERY]
 
 
