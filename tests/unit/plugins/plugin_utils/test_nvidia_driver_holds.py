@@ -317,3 +317,24 @@ def test_server_open_signed_set_recorded_ties_hold_nothing_and_blacklist_nothing
     listed = nh.blacklist(SERVER_SIGNED_SET, installed, BLACKLIST, "precompiled", ["generic"], ["linux-modules-nvidia-580-server-open-generic"])
     assert listed["names"] == []
     assert "linux-modules-nvidia-580-server-open-generic" in listed["reason"]
+
+
+# NVIDIA's own package (its driver repository for Ubuntu 22.04, 550.54.15; Ubuntu's names before 590): the RECORDED control
+# of nvidia-driver-550 (tests/fixtures/holds/nvidia-driver-local-repo-ubuntu2204-550-control.txt, source in its header).
+NVIDIA = _stanzas(os.path.join(FIXTURES, "holds", "nvidia-driver-local-repo-ubuntu2204-550-control.txt"))
+
+
+def test_nvidias_driver_meta_ties_kernel_common_and_dkms_to_its_version_and_the_rule_holds_the_set_not_kernel_common():
+    deps = _depends(NVIDIA["nvidia-driver-550"])
+    for name in ("nvidia-kernel-common-550", "nvidia-dkms-550"):
+        assert {(op, v) for d, op, v in deps if d == name} == {("<=", "550.54.15-1"), (">=", "550.54.15")}, name
+    assert NVIDIA["nvidia-driver-550"]["Section"] == "non-free/libs"  # NVIDIA's build, not Ubuntu archive's restricted
+    user = [d for d, op, _v in deps if op == "="]
+    installed = ["nvidia-driver-550", "nvidia-kernel-common-550", "nvidia-dkms-550"] + user
+    # the DKMS path (NVIDIA's repository before 590 builds the module with DKMS): the set and NVIDIA's installed driver
+    # packages held, nvidia-kernel-common-550 never (it follows the kernel); the same in the unattended-upgrades blacklist
+    held = nh.hold_list(["nvidia-driver-550"], installed, "dkms", "nvidia_repo", installed)
+    assert "nvidia-driver-550" in held and "nvidia-dkms-550" in held and "libnvidia-compute-550" in held
+    assert "nvidia-kernel-common-550" not in held and nh.follows_kernel("nvidia-kernel-common-550")
+    listed = nh.blacklist(["nvidia-driver-550"], installed, BLACKLIST, "dkms")["names"]
+    assert set(held) <= set(listed) and "nvidia-kernel-common-550" not in listed
