@@ -14,7 +14,7 @@ _role_plan = LazyModule("plugin_utils.role_plan")
 
 
 def ci_image_plan(plan, flavour="runtime", layer="all", image_env=None, archs=None, parts=None, recorded=None,
-                  compat=False, identity=False, data_path=None, machine="x86_64"):
+                  compat=False, identity=False, data_path=None, machine="x86_64", environments=None):
     """``dlbox_plan`` -> the CI image's refusals, label, runtime set, holds, NVIDIA_REQUIRE_CUDA, library path (for
     ``machine``, the image's ``uname -m``) and architectures;
     with ``identity`` also the org.opencontainers.image.* labels' values (plugin_utils.ci_image.image_identity)."""
@@ -28,7 +28,8 @@ def ci_image_plan(plan, flavour="runtime", layer="all", image_env=None, archs=No
         raise AnsibleFilterError(str(exc)) from exc
     out = _ci_image.decide(plan, data, flavour=flavour, layer=layer, image_env=image_env, archs=archs,
                            parts=parts, recorded=recorded if isinstance(recorded, dict) else None,
-                           compat=bool(compat), machine=machine or "x86_64")
+                           compat=bool(compat), machine=machine or "x86_64",
+                           environments=environments if isinstance(environments, list) else None)
     if identity:
         out["identity"] = _ci_image.image_identity()
     return out

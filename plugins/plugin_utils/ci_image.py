@@ -101,11 +101,53 @@ def held_packages(data, cuda_version, flavour="runtime", parts=None):
     return out
 
 
+def _vkey(text):
+    return tuple(int(p) if p.isdigit() else 0 for p in re.split(r"[.-]", str(text)))
+
+
+def driver_floor(data, cuda_version):
+    """The oldest driver an image of this CUDA runs on under the plan's rule, and the CUDA release that driver reports:
+    (cuda, driver), e.g. ("13.0", "580.65.06") for any CUDA 13.x.
+
+    The plan accepts a driver for CUDA X.Y by minor-version compatibility: any driver of at least the floor of the major
+    family (data/compat.yml ``cuda.minor_compat``, NVIDIA's "Minor Version Compatibility" Table 1: 13.x >= 580, 12.x >=
+    525), not the X.Y release's own driver (plugin_utils.stack_rules.driver_runs_cuda). The NVIDIA Container Toolkit
+    compares ``cuda>=`` with the CUDA version the host driver reports (nvidia-container-cli's "unsatisfied condition:
+    cuda>=12.8" on a 551.78 driver, which reports 12.4, SyneRBI/PETRIC2 issue 27), so ``cuda>=X.Y`` would refuse at
+    ``docker run`` drivers the plan accepted. The floor driver reports the newest release of its major whose own driver
+    (``toolkit_driver_min``) it meets: 580.65.06 -> 13.0, 525.60.13 -> 12.0, 450.80.02 -> 11.0. Without a floor for the
+    major (before CUDA 11): (X.Y, the release's own driver).
+
+    >>> driver_floor({"cuda": {"minor_compat": [{"major": 13, "driver_min": "580.65.06"}], "releases": [
+    ...     {"version": "13.2", "toolkit_driver_min": "595.45.04"}, {"version": "13.0", "toolkit_driver_min": "580.65.06"}]}},
+    ...     "13.2")
+    ('13.0', '580.65.06')
+    """
+    if cuda_version is None:
+        return None, None
+    release = ".".join(str(cuda_version).split(".")[:2])
+    major = release.split(".")[0]
+    cuda = (data or {}).get("cuda") or {}
+    releases = cuda.get("releases") or []
+    own = next((r.get("toolkit_driver_min") for r in releases if str(r.get("version")) == release), None)
+    floor = next((e for e in cuda.get("minor_compat") or [] if str(e.get("major")) == major), None)
+    if not floor:
+        return release, (None if own is None else str(own))
+    driver = str(floor["driver_min"])
+    met = [str(r["version"]) for r in releases if str(r.get("version", "")).split(".")[0] == major
+           and r.get("toolkit_driver_min") and _vkey(r["toolkit_driver_min"]) <= _vkey(driver)
+           and _vkey(r["version"]) <= _vkey(release)]
+    reported = max(met, key=_vkey) if met else "%s.0" % major
+    return reported, driver
+
+
 def nvidia_require_cuda(data, cuda_version, compat=False):
-    """The image's ``NVIDIA_REQUIRE_CUDA``: ``cuda>=X.Y``, and with forward compatibility in the image (``compat``,
-    cuda-compat-X-Y) NVIDIA's ``brand=B,driver>=N,driver<N+1`` clauses for that CUDA release (data/compat.yml
-    ``cuda.image_require``), less the brands forward compatibility does not support. Without cuda-compat no clause:
-    an older driver is refused at ``docker run`` instead of failing at the first CUDA call.
+    """The image's ``NVIDIA_REQUIRE_CUDA``: ``cuda>=M.m``, M.m the CUDA release that the plan's driver floor reports
+    (:func:`driver_floor`: ``cuda>=13.0`` for any 13.x image, so the container toolkit admits every driver the plan
+    admits by minor-version compatibility), and with forward compatibility in the image (``compat``, cuda-compat-X-Y)
+    NVIDIA's ``brand=B,driver>=N,driver<N+1`` clauses for that CUDA release (data/compat.yml ``cuda.image_require``),
+    less the brands forward compatibility does not support. Without cuda-compat no clause: an older driver is refused at
+    ``docker run`` instead of failing at the first CUDA call.
     Returns (text, error); error names what is missing (no clauses known for that release).
 
     >>> nvidia_require_cuda({}, "13.0")
@@ -117,7 +159,7 @@ def nvidia_require_cuda(data, cuda_version, compat=False):
     if cuda_version is None:
         return "", None
     major_minor = ".".join(str(cuda_version).split(".")[:2])
-    text = "cuda>=%s" % major_minor
+    text = "cuda>=%s" % driver_floor(data, cuda_version)[0]
     if not compat:
         return text, None
     require = ((data or {}).get("cuda") or {}).get("image_require") or {}
@@ -251,28 +293,63 @@ def _version(stack, part):
     return None
 
 
-def image_stack(plan, parts=None):
+def framework_wheels(plan, environments=None):
+    """The PyTorch wheel variants the image's environments install, as the python_env role picks them (an environment's
+    ``variant``, ``auto`` or none: the plan's ``stack.pytorch.variant``; no environments given: one pytorch environment
+    of the plan's variant). A cuXXX (and PyPI's Linux) torch wheel loads CUDA, cuDNN and NCCL from its own nvidia-*
+    wheels, at the versions it pins, not the image's system libraries that the label's cuda/cudnn/nccl name; a cpu
+    one loads none. Returns {"pytorch": ["cu130"]}, {} without PyTorch.
+
+    >>> framework_wheels({"stack": {"pytorch": {"version": "2.13.0", "variant": "cu130"}}},
+    ...                  [{"name": "torch", "frameworks": ["pytorch"], "variant": "cpu"}, {"name": "tf", "frameworks": ["tensorflow"]}])
+    {'pytorch': ['cpu']}
+    """
+    pytorch = ((plan or {}).get("stack") or {}).get("pytorch")
+    if not isinstance(pytorch, dict) or not pytorch.get("version"):
+        return {}
+    planned = str(pytorch.get("variant") or "")
+    if not environments:
+        variants = [planned] if planned else []
+    else:
+        variants = [planned if env.get("variant") in (None, "", "auto") else str(env["variant"])
+                    for env in environments if isinstance(env, dict) and "pytorch" in (env.get("frameworks") or [])]
+    variants = sorted(set(v for v in variants if v))
+    return {"pytorch": variants} if variants else {}
+
+
+def image_stack(plan, parts=None, data=None, environments=None):
     """The resolved stack an image carries in its ``org.dlbox.stack`` label.
 
     ``parts``: which parts the image installs ({"cudnn": bool, "nccl": bool, "python_env": bool}; absent = yes).
-    ``driver_min`` is the oldest driver the image's CUDA runs on, as its ``NVIDIA_REQUIRE_CUDA="cuda>=X.Y"`` asks it
-    (the toolkit's GA driver, plan ``stack.cuda.toolkit_driver_min``).
+    ``cuda``, ``cudnn`` and ``nccl`` are the image's system libraries (NVIDIA's apt packages, on the dynamic linker's
+    path: what a job that links CUDA itself uses); ``framework_wheels`` the PyTorch wheel variants its environments hold
+    (:func:`framework_wheels`): a cuXXX torch loads its own nvidia-* wheels' CUDA libraries, not those.
+    ``driver_min`` is the oldest driver the image's CUDA runs on under the plan's rule, the one its
+    ``NVIDIA_REQUIRE_CUDA`` admits: with ``data``, the minor-version compatibility floor of the CUDA major
+    (:func:`driver_floor`: 580.65.06 for 13.x); without, or for a major without one, the toolkit's own driver (plan
+    ``stack.cuda.toolkit_driver_min``).
 
     >>> image_stack({"stack": {"cuda": {"version": "13.0", "toolkit_driver_min": "580.65.06"},
-    ...              "cudnn": {"version": "9.20.0.48"}, "nccl": {"version": "2.27.7"}, "pytorch": {"version": "2.13.0"}}})
-    {'driver_min': '580.65.06', 'cuda': '13.0', 'cudnn': '9.20.0.48', 'nccl': '2.27.7', 'frameworks': {'pytorch': '2.13.0'}}
+    ...              "cudnn": {"version": "9.20.0.48"}, "nccl": {"version": "2.27.7"},
+    ...              "pytorch": {"version": "2.13.0", "variant": "cu130"}}})
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'driver_min': '580.65.06', 'cuda': '13.0', 'cudnn': '9.20.0.48', 'nccl': '2.27.7', 'frameworks': {'pytorch': '2.13.0'},
+     'framework_wheels': {'pytorch': ['cu130']}}
     """
     stack = (plan or {}).get("stack") or {}
     parts = parts or {}
     cuda = stack.get("cuda") if isinstance(stack.get("cuda"), dict) else {}
-    out = {"driver_min": None if cuda.get("toolkit_driver_min") is None else str(cuda["toolkit_driver_min"]),
-           "cuda": _version(stack, "cuda")}
+    driver = None if cuda.get("toolkit_driver_min") is None else str(cuda["toolkit_driver_min"])
+    if data is not None and _version(stack, "cuda") is not None:
+        driver = driver_floor(data, _version(stack, "cuda"))[1] or driver
+    out = {"driver_min": driver, "cuda": _version(stack, "cuda")}
     for part in ("cudnn", "nccl"):
         out[part] = _version(stack, part) if parts.get(part, True) else None
     frameworks = {}
     if parts.get("python_env", True):
         frameworks = {name: _version(stack, name) for name in FRAMEWORKS if _version(stack, name)}
     out["frameworks"] = frameworks
+    out["framework_wheels"] = framework_wheels(plan, environments) if frameworks.get("pytorch") else {}
     return out
 
 
@@ -302,12 +379,13 @@ def _label_problem(given, stack):
 
 
 def decide(plan, data, flavour="runtime", layer="all", image_env=None, archs=None, parts=None, recorded=None, compat=False,
-           machine="x86_64"):
+           machine="x86_64", environments=None):
     """Everything the CI image playbook needs (see the module docstring); refusals name what to change.
 
     ``compat``: the image carries cuda-compat-X-Y (``cuda_compat: true``), which adds NVIDIA's brand clauses to
     NVIDIA_REQUIRE_CUDA and cuda-compat-X-Y to the runtime set, and the folder the toolkit must find (:func:`linker`).
-    ``machine``: the image's ``uname -m`` (the toolkit's targets folder)."""
+    ``machine``: the image's ``uname -m`` (the toolkit's targets folder). ``environments``: python_env_environments
+    (the label's framework_wheels)."""
     errors = []
     image_env = image_env or {}
     stack = (plan or {}).get("stack") or {}
@@ -338,7 +416,7 @@ def decide(plan, data, flavour="runtime", layer="all", image_env=None, archs=Non
     if "cudaarchs" in image_env and str(image_env["cudaarchs"]) != cudaarchs:
         errors.append("DLBOX_CUDAARCHS (CUDAARCHS) is %s, but dlbox_ci_cuda_archs give %s"
                       % (json.dumps(image_env["cudaarchs"]), cudaarchs))
-    resolved = image_stack(plan, parts)
+    resolved = image_stack(plan, parts, data, environments)
     if layer in ("all", "frameworks") and "stack" in image_env:
         problem = _label_problem(image_env["stack"], resolved)
         if problem:

@@ -102,14 +102,16 @@ def _in_image(script, check=True, tag=TAG):
                 check=check)
 
 
-def ci_args(env, ctx, name, vars_file, frameworks):
-    """playbooks/ci_image_args.yml's KEY=VALUE lines, as a user makes them before `docker build`."""
+def ci_args(env, ctx, name, vars_files, frameworks):
+    """playbooks/ci_image_args.yml's KEY=VALUE lines, as a user makes them before `docker build`: with the site's and the
+    frameworks' vars files the build reads (python_env_environments: the label's framework_wheels)."""
     out = WORK / ("%s.args" % name)
     env = dict(env, SOURCE_DATE_EPOCH=SOURCE_DATE_EPOCH)
     request = dict(PLAN["dlbox_plan_request"], **frameworks)
     _run(["ansible-playbook", str(ROOT / "playbooks/ci_image_args.yml"), "-i", "localhost,", "-c", "local",
           "-e", "ansible_python_interpreter=" + sys.executable, "-e", json.dumps(dict(PLAN, dlbox_plan_request=request)),
-          "-e", json.dumps({"dlbox_ci_cuda_archs": ARCHS, "dlbox_ci_args_output": str(out)}), "-e", "@%s" % (ctx / vars_file)],
+          "-e", json.dumps({"dlbox_ci_cuda_archs": ARCHS, "dlbox_ci_args_output": str(out)})]
+         + [arg for vars_file in vars_files for arg in ("-e", "@%s" % (ctx / vars_file))],
          env=env, timeout=300)
     return dict(line.split("=", 1) for line in out.read_text().splitlines() if "=" in line)
 
@@ -181,8 +183,8 @@ def image(collection_installed):
         (ctx / "ci-vars-toolkit.yml").write_text(json.dumps(dict(site, dlbox_ci_python_env=False, cuda_compat=True),
                                                             indent=2) + "\n")
         start = time.monotonic()
-        args = {"runtime": ci_args(env, ctx, "runtime", "ci-vars.yml", FRAMEWORKS),
-                "toolkit": ci_args(env, ctx, "toolkit", "ci-vars-toolkit.yml", {})}
+        args = {"runtime": ci_args(env, ctx, "runtime", ["ci-vars.yml", "ci-frameworks.yml"], FRAMEWORKS),
+                "toolkit": ci_args(env, ctx, "toolkit", ["ci-vars-toolkit.yml"], {})}
         args_s = round(time.monotonic() - start, 1)
         # the index's URL as a private one is given (it may carry a token): a pip configuration file as the pip_conf
         # secret, never a build argument, whose value `docker history` shows (test_no_index_url_in_the_history)
@@ -260,11 +262,13 @@ def test_the_label_holds_the_plan_and_the_resolved_stack(image):
     assert json.loads(labels["org.dlbox.plan"]) == PLAN
     stack = json.loads(labels["org.dlbox.stack"])
     assert labels["org.dlbox.stack"] == image["args"]["runtime"]["DLBOX_STACK"]
+    # cuda/cudnn/nccl: the image's system libraries; the environment's torch is the cpu wheel, which loads none of them
+    # (a cu130 one would load its own nvidia-* wheels): framework_wheels says which (issue 51 red team MEDIUM)
     assert stack == {"driver_min": "580.65.06", "cuda": "13.0", "cudnn": "9.20.0.48", "nccl": "2.27.7",
-                     "frameworks": {"pytorch": "2.13.0"}}
+                     "frameworks": {"pytorch": "2.13.0"}, "framework_wheels": {"pytorch": ["cpu"]}}
     toolkit = json.loads(_run(["docker", "image", "inspect", "-f", "{{ index .Config.Labels \"org.dlbox.stack\" }}",
                                TOOLKIT_TAG]).stdout)
-    assert toolkit == dict(stack, frameworks={})          # dlbox_ci_python_env false: no framework, none in the label
+    assert toolkit == dict(stack, frameworks={}, framework_wheels={})   # dlbox_ci_python_env false: none in the label
     # the org.opencontainers.image.* labels from ci_image_args: the collection's version, repository and commit (this
     # checkout's), the time from SOURCE_DATE_EPOCH; none empty
     galaxy = yaml.safe_load((ROOT / "galaxy.yml").read_text())
@@ -400,10 +404,11 @@ def test_the_toolkit_image_has_forward_compatibility_where_the_container_toolkit
 
 @HEAVY
 def test_a_job_links_against_the_driver_stub_without_a_driver(image):
-    """In the toolkit image (with Debian's build-essential, installed before the toolkit), a plain `docker run` (no driver): gcc links -lcuda through the image's
-    LIBRARY_PATH (lib64/stubs, NVIDIA's devel images' ENV) and not without it; the program needs libcuda.so.1, fails to
-    start without a driver, never loads the stub, and runs on cuda-compat's libcuda once that folder is on the path (what
-    the NVIDIA Container Toolkit does under an older host driver)."""
+    """In the toolkit image (with Debian's build-essential, installed before the toolkit), a plain `docker run` (no
+    driver): gcc links -lcuda through the image's LIBRARY_PATH (lib64/stubs, NVIDIA's devel images' ENV) and not
+    without it; the program needs libcuda.so.1, fails to start without a driver, never loads the stub, and runs on
+    cuda-compat's libcuda once that folder is on the path (what the NVIDIA Container Toolkit does under an older host
+    driver)."""
     out = _in_image(r"""
         set -u
         printf '%s\n' '#include <stdio.h>' 'int cuDriverGetVersion(int *version);' \

@@ -47,11 +47,12 @@ def test_the_runtime_set_is_the_data_filled_in_for_the_plan(plan, data):
 def test_the_label_is_the_resolved_stack(plan):
     stack = image_stack(plan)
     assert stack == {"driver_min": plan["stack"]["cuda"]["toolkit_driver_min"], "cuda": "13.0", "cudnn": "9.20.0.48",
-                     "nccl": plan["stack"]["nccl"]["version"], "frameworks": {"pytorch": plan["stack"]["pytorch"]["version"]}}
+                     "nccl": plan["stack"]["nccl"]["version"], "frameworks": {"pytorch": plan["stack"]["pytorch"]["version"]},
+                     "framework_wheels": {"pytorch": ["cu130"]}}
     assert json.loads(stack_label(stack)) == stack
     # parts the image does not install are not in its label
     assert image_stack(plan, {"cudnn": False, "nccl": False, "python_env": False}) == dict(
-        stack, cudnn=None, nccl=None, frameworks={})
+        stack, cudnn=None, nccl=None, frameworks={}, framework_wheels={})
 
 
 def test_a_label_that_is_not_the_plan_is_refused_with_the_right_one(plan, data):
@@ -150,7 +151,7 @@ def test_with_cuda_compat_the_brands_without_forward_compatibility_are_left_out(
 
 def test_cuda_compat_for_a_release_without_known_clauses_is_refused(plan, data):
     text, problem = nvidia_require_cuda(data, "12.6", compat=True)
-    assert text == "cuda>=12.6" and "12.6" in problem and "data/compat.yml cuda.image_require" in problem
+    assert text == "cuda>=12.0" and "12.6" in problem and "data/compat.yml cuda.image_require" in problem
     moved = json.loads(json.dumps(plan))
     moved["stack"]["cuda"]["version"] = "12.6"
     got = decide(moved, data, archs=["9.0"], compat=True)
@@ -252,3 +253,69 @@ def test_the_toolkits_rule_finds_the_folder_the_image_is_told_about(tmp_path, da
     found = [p for p in seen.glob(compat["library"]) if p.is_file() and not p.is_symlink()]
     assert [p.name for p in found] == ["libcuda.so.580.95.05"]
     assert seen == tmp_path / compat["dir"].lstrip("/")
+
+
+# ---- issue 51 red team MEDIUM: NVIDIA_REQUIRE_CUDA admits what the plan accepts (minor-version compatibility) ----------
+
+def _reported(data, driver):
+    """The CUDA version a driver reports (cuDriverGetVersion, nvidia-smi's "CUDA Version"): the newest release whose own
+    driver it meets (data/compat.yml cuda.releases)."""
+    def key(version):
+        return tuple(int(x) for x in str(version).replace("-", ".").split(".") if x.isdigit())
+    met = [r["version"] for r in data["cuda"]["releases"] if r.get("toolkit_driver_min") and key(r["toolkit_driver_min"]) <= key(driver)]
+    return max(met, key=key)
+
+
+def _admits(require, reported):
+    """The NVIDIA Container Toolkit's check of the first clause (cuda>=X.Y against the driver's CUDA version)."""
+    wanted = require.split()[0]
+    assert wanted.startswith("cuda>=")
+    return tuple(int(x) for x in reported.split(".")) >= tuple(int(x) for x in wanted[len("cuda>="):].split("."))
+
+
+@pytest.mark.parametrize("cuda", ["13.0", "13.1", "13.2", "12.8"])
+def test_nvidia_require_cuda_admits_the_oldest_driver_the_plan_accepts(data, cuda):
+    """The plan accepts the runners' driver by minor-version compatibility (the major's floor: 580.65.06 for 13.x,
+    NVIDIA's "Minor Version Compatibility" Table 1); the image's NVIDIA_REQUIRE_CUDA must then not refuse it at docker run
+    (the container toolkit compares cuda>= with the CUDA version the driver reports: a 580 driver reports 13.0). The
+    label's driver_min is that same floor."""
+    floor = {str(e["major"]): e["driver_min"] for e in data["cuda"]["minor_compat"]}[cuda.split(".")[0]]
+    plan = resolve({}, {"cuda": cuda}, hardware=dict(HW, driver_version=floor))
+    assert plan["ok"] and plan["stack"]["cuda"]["version"] == cuda, plan.get("errors")
+    got = decide(plan, data, archs=["9.0"])
+    assert got["ok"], got["errors"]
+    assert _admits(got["require"], _reported(data, floor)), (got["require"], _reported(data, floor))
+    assert got["stack"]["driver_min"] == floor
+    # a driver older than the floor is refused by the plan, and by the image too
+    older = "%d.00" % (int(floor.split(".")[0]) - 5)
+    assert not _admits(got["require"], _reported(data, older))
+
+
+def test_cuda_13_2_needs_its_own_driver_only_for_what_minor_version_compatibility_lacks(data):
+    """CUDA 13.2 on the runners' 580.95.05: the plan warns (PTX JIT, newer APIs) and accepts; the image asks cuda>=13.0,
+    which 580.95.05 (reporting 13.0) meets; cuda>=13.2 would have refused it (SyneRBI/PETRIC2 issue 27: cuda>=12.8
+    refused on a 12.4 driver)."""
+    plan = resolve({}, {"cuda": "13.2"}, hardware=HW)
+    assert plan["ok"] and [w for w in plan["warnings"] if "minor-version compatibility" in w]
+    got = decide(plan, data, archs=["9.0"])
+    assert got["require"] == "cuda>=13.0" and got["stack"]["driver_min"] == "580.65.06"
+    assert _reported(data, "580.95.05") == "13.0" and not _admits("cuda>=13.2", "13.0")
+
+
+@pytest.mark.parametrize("environments, wheels", [
+    (None, ["cu130"]),                                                                # the plan's one environment
+    ([], ["cu130"]),
+    ([{"name": "torch", "frameworks": ["pytorch"], "variant": "cpu"}], ["cpu"]),     # the heavy test's environment
+    ([{"name": "a", "frameworks": ["pytorch"]}, {"name": "b", "frameworks": ["pytorch"], "variant": "cpu"}],
+     ["cpu", "cu130"]),
+    ([{"name": "tf", "frameworks": ["tensorflow"]}], []),
+])
+def test_the_label_says_which_torch_wheels_the_environments_hold(plan, data, environments, wheels):
+    """The label's cuda/cudnn/nccl are the image's system libraries; a cu130 torch loads its own nvidia-* wheels' CUDA,
+    cuDNN and NCCL (the versions its wheel pins), a cpu one none: the label names the variants the environments hold
+    (issue 51 red team MEDIUM), as the python_env role picks them (variant auto: the plan's)."""
+    got = decide(plan, data, archs=["9.0"], environments=environments)
+    assert got["stack"]["framework_wheels"] == ({"pytorch": wheels} if wheels else {})
+    assert json.loads(got["label"])["framework_wheels"] == got["stack"]["framework_wheels"]
+    # the filter hands the playbooks' python_env_environments on
+    assert ci_image_plan(plan, archs=["9.0"], environments=environments)["stack"] == got["stack"]
