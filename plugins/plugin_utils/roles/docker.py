@@ -8,7 +8,7 @@
   :func:`decide`).
 - ``vendor()`` -> Docker's apt repository from data/repositories.yml: {"url" (the root; the role adds
   /linux/<distribution>), "key_path" (gpg, beside the repository), "fingerprint"}.
-- ``iptables_raw_plan(probe, ...)`` (filter ``dlbox.stack.docker_iptables_raw``): what the role does on a Jetson whose
+- ``iptables_raw_plan(probe, ...)`` (the decision's ``iptables_raw``): what the role does on a Jetson whose
   kernel has no iptables ``raw`` table while Docker 28 or later is installed or would be (issue 52): nothing, the
   systemd drop-in with ``DOCKER_INSECURE_NO_IPTABLES_RAW=1``, or a refusal. Pure; the facts (the engine versions
   that need the table and read the opt-out, the L4T releases named in the messages) come from data/docker.yml.

@@ -24,6 +24,8 @@ ROLE_FLOOR = "1.18"
 REPO_PREREQS = ("ca-certificates", "gnupg", "python3-debian")
 KEYRING = "/etc/apt/keyrings/nvidia-container-toolkit.asc"
 _RELEASE = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+$")
+SKIP = ("The plan for %s has no NVIDIA Container Toolkit (no NVIDIA GPU was planned) and nvidia_container_toolkit_version "
+        "is empty: nothing was installed. Set nvidia_container_toolkit_version to install it anyway.")
 
 
 def vendor():
@@ -88,10 +90,7 @@ def decide(plan, options, facts, data_path=None):  # pylint: disable=redefined-o
         "floor": floor,
         "packages": list(picked.get("packages") or []) or list(data["packages"]),
         "cdi_min": str(picked.get("docker_cdi_min") or ""),
-        "skip_reason": "The plan for %s has no NVIDIA Container Toolkit (no NVIDIA GPU was planned) and "
-                       "nvidia_container_toolkit_version is empty: nothing was installed. Set "
-                       "nvidia_container_toolkit_version to install it anyway." % (facts.get("inventory_hostname") or
-                                                                                 "this host"),
+        "skip_reason": SKIP % (facts.get("inventory_hostname") or "this host"),
         "repository": {
             "enabled": active and not jetpack,
             "uri": url + "/stable/deb/$(ARCH)",

@@ -10,6 +10,7 @@ file); the rows below pin what that YAML did.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -116,7 +117,6 @@ def test_docker_daemon_settings_and_proxies_are_merged_as_the_yaml_did():
     ({"docker_client_proxy_users": ["gone"]}, {"users": [{"item": "gone"}]}, "docker_client_proxy_users names gone"),
 ])
 def test_docker_refusals_name_the_variable(given, facts, words):
-    import re  # pylint: disable=import-outside-toplevel
     got = _docker(given, host="lab1", **facts)
     assert len(got["problems"]) == 1 and re.search(words, got["problems"][0]), got["problems"]
 
@@ -139,7 +139,8 @@ NCT_GIVEN = {"nvidia_container_toolkit_repo_url": "https://mirror.lab.example/li
              "nvidia_container_toolkit_repo_key_fingerprint": FPR}
 
 
-def _plan(toolkit=TOOLKIT, jetpack=None):
+def _plan(toolkit="planned", jetpack=None):
+    toolkit = dict(TOOLKIT) if toolkit == "planned" else toolkit
     return {"ok": True, "errors": [], "host": {"jetson": {"model": "Orin"} if jetpack else None},
             "stack": {"container_toolkit": toolkit, "jetpack": jetpack}}
 
