@@ -165,6 +165,7 @@ bench: collection images ## resolver, plan.yml, fleet and no-op workstation timi
 	$(BIN)/python tests/benchmarks/bench_plan.py $(BENCH_HOSTS) $(BENCH_FORKS)
 	bash tests/benchmarks/bench_workstation_noop.sh
 	bash tests/benchmarks/bench_fleet.sh
+	$(BIN)/python tests/benchmarks/bench_fleet_ssh.py
 
 # Vendor data from the real package indexes (Ubuntu's and Debian's archives, PyPI): report what differs
 # from data/compat.yml (also in build/data-refresh-report.txt) and rewrite its machine-maintained section
