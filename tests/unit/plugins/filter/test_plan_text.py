@@ -183,6 +183,6 @@ def test_jetson_plan_runs_no_role_that_uses_the_x86_or_sbsa_repositories(switche
         assert decided["run"][role] is False
     lines = plan_text(plan, "orin", roles=decided)
     roles = _role_lines(lines)
-    assert "skipped  Jetson (L4T): JetPack 6.2.2 brings CUDA 12.6 from NVIDIA's Jetson repository" in roles["cuda"]
+    assert "skipped  Jetson (L4T): JetPack 6.2.3 brings CUDA 12.6 from NVIDIA's Jetson repository" in roles["cuda"]
     assert "must never go onto an L4T system" in roles["cudnn"] and "must never go onto an L4T system" in roles["nccl"]
     assert " skipped " in roles["nvidia_driver"]

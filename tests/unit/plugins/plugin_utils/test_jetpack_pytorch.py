@@ -301,11 +301,60 @@ def test_a_plan_without_pytorch_is_refused_with_the_datas_reason_for_its_jetpack
     assert "dlbox_edge_python_env" in got["errors"][0] and got["errors"][0].endswith("Nothing was changed.")
 
 
-def test_the_shipped_data_names_the_jetpacks_the_red_team_found_without_pytorch():
+def test_the_shipped_data_names_the_jetpacks_without_pytorch_for_orin():
     section = load_jetson_data()["pytorch_sources"]
-    for version, family in (("6.2.3", "orin"), ("7.2", "orin"), ("7.2.1", "orin"), ("7.2.1", "thor")):
-        got = choose(None, {"source": "auto"}, section, today=TODAY, jetpack={"version": version, "family": family})
-        assert "JetPack %s on %s has no PyTorch build to install" % (version, family) in got["errors"][0]
+    for version in ("7.2", "7.2.1"):
+        got = choose(None, {"source": "auto"}, section, today=TODAY, jetpack={"version": version, "family": "orin"})
+        assert "JetPack %s on orin has no PyTorch build to install" % version in got["errors"][0]
+
+
+# --- every JetPack edge.yml supports has a real wheel route, or is refused with the data's reason (issue 52, third
+# red team MEDIUM 5): JetPack 6.0 NVIDIA's jp/v60 folder, 6.1-6.2.3 the jp6/cu126 builds (NVIDIA's jp/v61 wheel first),
+# Thor on 7.0-7.2.1 PyTorch's own aarch64 cu130 wheels; Orin on 7.2 and 7.2.1 refused (no wheel for sm_87 on CUDA 13)
+DEVICES = {"orin": "Jetson AGX Orin", "thor": "Jetson AGX Thor"}
+EXPECTED = {
+    ("6.0", "orin"): ("nvidia", "https://developer.download.nvidia.com/compute/redist/jp/v60/pytorch/",
+                      "2.4.0a0+07cecf4168.nv24.05.14710581"),
+    ("7.0", "thor"): ("plan", "https://download.pytorch.org/whl/cu130", None),
+    ("7.1", "thor"): ("plan", "https://download.pytorch.org/whl/cu130", None),
+    ("7.2", "thor"): ("plan", "https://download.pytorch.org/whl/cu130", None),
+    ("7.2.1", "thor"): ("plan", "https://download.pytorch.org/whl/cu130", None),
+    ("7.2", "orin"): None, ("7.2.1", "orin"): None,
+}
+JP61 = ("nvidia", "https://developer.download.nvidia.com/compute/redist/jp/v61/pytorch/", NV_WHEEL)
+
+
+def _supported():
+    from ansible_collections.dlbox.stack.plugins.plugin_utils.stack_resolver import resolve
+    from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_gpu_index
+    compat, index = load_compat(), load_gpu_index()
+    for jp in compat["jetpack"]:
+        if int(str(jp["version"]).split(".")[0]) < 6:       # edge.yml: JetPack 6 and newer (L4T R36 and later)
+            continue
+        for family in jp["devices"]:
+            hardware = {"gpus": [DEVICES[family]], "l4t": str(jp["l4t"][-1])}
+            yield str(jp["version"]), family, resolve(compat, index.host_from_hardware(hardware), {}, gpu_index=index)
+
+
+def test_every_supported_jetpack_has_a_real_wheel_route_or_the_datas_reason():
+    section = load_jetson_data()["pytorch_sources"]
+    seen = set()
+    for version, family, plan in _supported():
+        stack = plan["stack"]
+        assert stack["jetpack"]["version"] == version, (version, family, plan.get("errors"))
+        got = choose(stack.get("pytorch"), {"source": "auto"}, section, today=TODAY, jetpack=stack["jetpack"])
+        expected = EXPECTED.get((version, family), JP61)
+        seen.add((version, family))
+        if expected is None:
+            assert not got["ok"] and "JetPack %s on Jetson AGX Orin has no PyTorch build to install: no PyTorch wheel " \
+                "for Orin (sm_87)" % version in got["errors"][0], got["errors"]
+            continue
+        assert got["ok"], (version, family, got["errors"])
+        name, url, pin = expected
+        assert (got["source"]["name"], got["source"]["url"]) == (name, url.rstrip("/") if name == "plan" else url)
+        if pin:
+            assert got["pin"] == pin
+    assert {("6.0", "orin"), ("6.2.3", "orin"), ("7.2.1", "thor"), ("7.2.1", "orin")} <= seen
 
 
 def test_a_gap_without_a_reason_is_named():
