@@ -9,6 +9,7 @@ The rules run on frozen data: tests/unit/data/compat-frozen.yml and the Jetson d
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 
 import pytest
@@ -606,3 +607,14 @@ def test_if_needed_is_refused_where_the_group_forbids_reboots(reboot, allowed, r
             "reboot the module through nvpmodel when the power mode needs it. Set jetpack_power_mode_reboot: never (a "
             "mode that needs a reboot is recorded as pending), or allow reboots for the group (dlbox_reboot_allowed: "
             "true). Nothing was changed."]
+
+
+# --- data/jetson.yml cites public addresses, not a private library's file ids (issue 52, third red team LOW 9) ----------
+def test_the_jetson_data_cites_no_library_file_ids():
+    text = (ROOT / "data" / "jetson.yml").read_text(encoding="utf-8")
+    assert not re.findall(r"(?i)library file ids?|\bids? \d{8,}", text)
+    # the sources that replaced them are public URLs
+    for url in ("https://github.com/spack/spack-packages/blob/c99ed68e99ba28575e39eae20c9f2f7a9df095f1/",
+                "https://github.com/anduril/jetpack-nixos/blob/4d857d6da48c420da39964b6fb7ba23a958abad3/sourceinfo/debs-update.py",
+                "https://repo.download.nvidia.com/jetson/common/dists/r36.5/main/binary-arm64/Packages"):
+        assert url in text
