@@ -395,7 +395,8 @@ def test_a_boot_enrols_a_queued_key_only_at_the_console(tmp_path, console, enrol
     loaded = (fx / "state/loaded_version").read_text().strip() if (fx / "state/loaded_version").exists() else ""
     assert loaded == (VERSION if enrolled else "")
     if not enrolled:
-        assert "Loading of module with unavailable key is rejected" in (fx / "state/dmesg").read_text()
+        # Secure Boot's lockdown, no module.sig_enforce: the lockdown's refusal (fixture-load: kernel/module/signing.c)
+        assert "Lockdown: modprobe: unsigned module loading is restricted" in (fx / "state/dmesg").read_text()
 
 
 def test_an_enrolled_key_the_kernel_does_not_trust_for_modules_is_rejected(tmp_path):
@@ -404,7 +405,12 @@ def test_an_enrolled_key_the_kernel_does_not_trust_for_modules_is_rejected(tmp_p
     (fx / "state/mok-enrolled").write_text(CERT + "\n")
     (fx / "state/mok-untrusted").write_text("")
     run = stub(env, "fixture-load")
-    assert run.returncode == 1 and "Key was rejected by service" in run.stderr
+    assert run.returncode == 1 and "Operation not permitted" in run.stderr   # the lockdown's refusal (no sig_enforce)
+    (fx / "state/sig-enforce").write_text("")
+    run = stub(env, "fixture-load")
+    assert run.returncode == 1 and "Key was rejected by service" in run.stderr   # module.sig_enforce=1
+    assert "Loading of module with unavailable key is rejected" in (fx / "state/dmesg").read_text()
+    (fx / "state/sig-enforce").unlink()
     assert _mokutil(env, "--test-key", CERT).stdout == "%s is already enrolled\n" % CERT   # enrolled all the same
     (fx / "state/mok-untrusted").unlink()
     assert stub(env, "fixture-load").returncode == 0
@@ -422,6 +428,36 @@ def test_the_kernel_enforces_signatures_only_when_it_sees_secure_boot(tmp_path, 
     assert (run.returncode == 0) == loads, run.stderr
     if not loads:
         assert "could not insert 'nvidia': Operation not permitted" in run.stderr
+
+
+@pytest.mark.parametrize("secure_boot, enforce, signer, answer, dmesg", [
+    # Secure Boot's lockdown alone: one refusal for both, the lockdown's (EPERM)
+    (True, False, "", "Operation not permitted", "Lockdown: modprobe: unsigned module loading is restricted; see man kernel_lockdown.7"),
+    (True, False, CERT, "Operation not permitted", "Lockdown: modprobe: unsigned module loading is restricted; see man kernel_lockdown.7"),
+    # module.sig_enforce=1 (or CONFIG_MODULE_SIG_FORCE): "Loading of <reason> is rejected", EKEYREJECTED, both
+    (True, True, "", "Key was rejected by service", "Loading of unsigned module is rejected"),
+    (True, True, CERT, "Key was rejected by service", "Loading of module with unavailable key is rejected"),
+    (False, True, "", "Key was rejected by service", "Loading of unsigned module is rejected"),
+    # neither: the module loads (tainted)
+    (False, False, "", None, None),
+])
+def test_lockdown_and_sig_enforce_refuse_with_their_own_words(tmp_path, secure_boot, enforce, signer, answer, dmesg):
+    """kernel/module/signing.c module_sig_check (issue 44 red team LOW): an unsigned module or one of a key the kernel
+    lacks is refused by is_module_sig_enforced() ("Loading of %s is rejected", -EKEYREJECTED) or else by the lockdown
+    (security_locked_down(LOCKDOWN_MODULE_SIGNATURE), -EPERM), never with the other's words."""
+    fx, host, env = _mok_model(tmp_path)
+    _signed_module(host, signer=signer)
+    if not secure_boot:
+        (fx / "state/secure_boot").unlink()
+    if enforce:
+        (fx / "state/sig-enforce").write_text("")
+    run = stub(env, "fixture-load")
+    if answer is None:
+        assert run.returncode == 0, run.stderr
+        return
+    assert run.returncode == 1 and run.stderr.strip() == "modprobe: ERROR: could not insert 'nvidia': %s" % answer
+    logged = (fx / "state/dmesg").read_text().splitlines()[-1]
+    assert logged.endswith("] " + dmesg), logged
 
 
 # ------------------------------------------------------------------------------------------------------------------
