@@ -146,3 +146,14 @@ def test_no_fabric_manager_drop_in_on_the_tray():
     tasks = yaml.safe_load((GB200 / "install.yml").read_text(encoding="utf-8"))
     removed = [t["ansible.builtin.file"]["path"] for t in tasks if t.get("ansible.builtin.file", {}).get("state") == "absent"]
     assert removed == ["/etc/systemd/system/nvidia-fabricmanager.service.d"]
+
+
+def test_the_drop_in_folder_is_made_before_the_drop_in():
+    # laid before the nvidia-imex package brings its unit: copy does not create the folder (molecule/gpu_host_blackwell's
+    # prepare failed on "Destination directory /etc/systemd/system/nvidia-imex.service.d does not exist", 2026-12-06)
+    tasks = yaml.safe_load((GB200 / "install.yml").read_text(encoding="utf-8"))
+    made = [i for i, t in enumerate(tasks) if t.get("ansible.builtin.file", {}).get("path") == "/etc/systemd/system/nvidia-imex.service.d"
+            and t["ansible.builtin.file"].get("state") == "directory"]
+    copied = [i for i, t in enumerate(tasks) if str(t.get("ansible.builtin.copy", {}).get("dest", "")).startswith(
+        "/etc/systemd/system/nvidia-imex.service.d/")]
+    assert made and copied and made[0] < copied[0]
