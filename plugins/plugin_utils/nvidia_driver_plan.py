@@ -921,9 +921,12 @@ def unconfigured_problem(unconfigured, dkms_module=None, version=None):
     ``dpkg --configure -a``. Such a package is not installed, whatever its files say: dpkg -l shows ``iF``/``iU``."""
     if not unconfigured:
         return ""
-    named = ", ".join("%s %s (dpkg %s: %s)" % (p["name"], p.get("version") or "?", p.get("status") or "?",
-                                                 "reinst-required" if len(p.get("status") or "") >= 3 and p["status"][2] == "R"
-                                                 else _STATE_WORDS.get((p.get("status") or "  ")[1], "not configured"))
+
+    def words(status):
+        if len(status) >= 3 and status[2] == "R":
+            return "reinst-required"
+        return _STATE_WORDS.get((status or "  ")[1], "not configured")
+    named = ", ".join("%s %s (dpkg %s: %s)" % (p["name"], p.get("version") or "?", p.get("status") or "?", words(p.get("status") or ""))
                       for p in unconfigured)
     log = (" The DKMS build's log: /var/lib/dkms/%s/%s/build/make.log." % (dkms_module, version)) if dkms_module and version else ""
     return ("dpkg has not configured %s: they are not installed.%s Fix the cause (for a failed module build: a compiler or kernel "

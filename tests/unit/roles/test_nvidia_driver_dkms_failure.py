@@ -117,8 +117,8 @@ def runs(tmp_path_factory):
     # the first run's install fails in the model's DKMS build (the task the package's postinst runs)
     first_fail = {"name": "Install the driver packages (the DKMS build of the postinst fails)",
                   "ansible.builtin.command": {"argv": ["dkms", "install", "-m", "nvidia-current", "-v", VERSION, "-k", KERNEL]}}
-    keep = {"name": "Keep the failure", "ansible.builtin.copy": {"content": "{{ ansible_failed_result.msg }}",
-                                                                  "dest": "{{ out_dir }}/failed.txt", "mode": "0644"}}
+    keep = {"name": "Keep the failure",
+            "ansible.builtin.copy": {"content": "{{ ansible_failed_result.msg }}", "dest": "{{ out_dir }}/failed.txt", "mode": "0644"}}
     play = {"hosts": "all", "gather_facts": False, "environment": "{{ model_env }}", "tasks": [
         {"name": "Read what dpkg has (the next run's preflight)", "dlbox.stack.nvidia_driver_facts": {}, "register": "__facts"},
         {"name": "Plan", "ansible.builtin.set_fact": {"__nvidia_driver_decided": (
