@@ -69,52 +69,57 @@ def test_refusal_play_comes_before_the_roles():
     assert names.index("Refuse hosts that are not GPU servers, before any change") < names.index("24/7 training server")
 
 
-@pytest.mark.parametrize("hardware, words", [
-    ({"gpus": [], "os": "ubuntu-24.04"}, "finds no NVIDIA GPU"),
-    ({"gpus": ["Jetson AGX Orin"], "l4t": "36.4.3", "arch": "aarch64"}, "is a Jetson"),
-])
-def test_refuses_before_any_change(tmp_path, hardware, words):
-    inventory = tmp_path / "hosts.ini"
-    inventory.write_text("[servers]\nlocalhost ansible_connection=local ansible_python_interpreter=%s\n" % sys.executable)
+# The three refusals are one ansible-playbook run over three local hosts (each host's dlbox_plan_hardware in the
+# inventory, as the docs set it): one start of Ansible and of the plan instead of three; each host is judged on its own.
+REFUSED = {
+    "nogpu": {"dlbox_plan_hardware": {"gpus": [], "os": "ubuntu-24.04"}},
+    "jetson": {"dlbox_plan_hardware": {"gpus": ["Jetson AGX Orin"], "l4t": "36.4.3", "arch": "aarch64"}},
+    # DOCA-OFED (dlbox.stack.infiniband, late in the run) asked for without its repository URL
+    "doca": {"dlbox_plan_hardware": {"gpus": ["H100 SXM"], "os": "ubuntu-24.04", "arch": "x86_64"},
+             "infiniband_doca_install": True, "infiniband_doca_key_fingerprint": "0123456789ABCDEF0123456789ABCDEF01234567"},
+}
+
+
+@pytest.fixture(scope="module")
+def refused(tmp_path_factory):
+    """server.yml in check mode on the three hosts of REFUSED: (the process, its JSON output)."""
+    tmp_path = tmp_path_factory.mktemp("server")
+    hosts = {name: dict(hostvars, ansible_connection="local", ansible_python_interpreter=sys.executable)
+             for name, hostvars in REFUSED.items()}
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text(yaml.safe_dump({"all": {"children": {"servers": {"hosts": hosts}}}}), encoding="utf-8")
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json",
                ANSIBLE_COLLECTIONS_PATH=str(ROOT / "build" / "collections"), DLBOX_STACK_CACHE_DIR="off")
     proc = subprocess.run(
         [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory), "--check",
-         str(ROOT / "playbooks" / "server.yml"), "-e", "dlbox_server_fitness=false",
-         "-e", json.dumps({"dlbox_plan_hardware": hardware})],
+         str(ROOT / "playbooks" / "server.yml"), "-e", "dlbox_server_fitness=false"],
         capture_output=True, text=True, env=env, cwd=str(ROOT), timeout=300, check=False)
     assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
-    out = json.loads(proc.stdout[proc.stdout.index("{"):])
-    ran = [task["task"]["name"] for play in out["plays"] for task in play["tasks"]]
-    failed = [task["task"]["name"] for play in out["plays"] for task in play["tasks"]
-              if task["hosts"]["localhost"].get("failed")]
-    assert failed == ["Refuse a host without GPUs or a Jetson"]
+    return json.loads(proc.stdout[proc.stdout.index("{"):])
+
+
+def _ran_and_failed(out, host):
+    """The names of the tasks that ran on ``host``, and of those that failed there (each with its result)."""
+    tasks = [task for play in out["plays"] for task in play["tasks"] if host in task["hosts"]]
+    failed = [(task["task"]["name"], task["hosts"][host]) for task in tasks if task["hosts"][host].get("failed")]
+    return [task["task"]["name"] for task in tasks], failed
+
+
+@pytest.mark.parametrize("host, words", [("nogpu", "finds no NVIDIA GPU"), ("jetson", "is a Jetson")])
+def test_refuses_before_any_change(refused, host, words):
+    ran, failed = _ran_and_failed(refused, host)
+    assert [name for name, _result in failed] == ["Refuse a host without GPUs or a Jetson"]
     assert "Note what is installed before the roles" not in ran
-    message = [task["hosts"]["localhost"]["msg"] for play in out["plays"] for task in play["tasks"]
-               if task["hosts"]["localhost"].get("failed")][0]
+    message = failed[0][1]["msg"]
     assert words in message and "Nothing was changed" in message
 
 
-def test_doca_without_repository_url_refused_before_any_change(tmp_path):
+def test_doca_without_repository_url_refused_before_any_change(refused):
     """DOCA-OFED (dlbox.stack.infiniband, late in the run) asked for without its repository URL: refused by the
     refusal play, naming the variable, before the first role."""
-    inventory = tmp_path / "hosts.ini"
-    inventory.write_text("[servers]\nlocalhost ansible_connection=local ansible_python_interpreter=%s\n" % sys.executable)
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json",
-               ANSIBLE_COLLECTIONS_PATH=str(ROOT / "build" / "collections"), DLBOX_STACK_CACHE_DIR="off")
-    hardware = {"gpus": ["H100 SXM"], "os": "ubuntu-24.04", "arch": "x86_64"}
-    proc = subprocess.run(
-        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory), "--check",
-         str(ROOT / "playbooks" / "server.yml"), "-e", "dlbox_server_fitness=false",
-         "-e", json.dumps({"dlbox_plan_hardware": hardware, "infiniband_doca_install": True,
-                           "infiniband_doca_key_fingerprint": "0123456789ABCDEF0123456789ABCDEF01234567"})],
-        capture_output=True, text=True, env=env, cwd=str(ROOT), timeout=300, check=False)
-    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
-    out = json.loads(proc.stdout[proc.stdout.index("{"):])
-    ran = [task["task"]["name"] for play in out["plays"] for task in play["tasks"]]
-    failed = [task for play in out["plays"] for task in play["tasks"] if task["hosts"]["localhost"].get("failed")]
-    assert [t["task"]["name"] for t in failed] == [
+    ran, failed = _ran_and_failed(refused, "doca")
+    assert [name for name, _result in failed] == [
         "Refuse DOCA-OFED variables that cannot work (infiniband_doca_*), before any change"]
     assert "Note what is installed before the roles" not in ran
-    message = failed[0]["hosts"]["localhost"]["msg"]
+    message = failed[0][1]["msg"]
     assert message.startswith("infiniband_doca_repo_url is empty") and "Nothing was changed" in message
