@@ -93,3 +93,34 @@ def test_a_source_built_already_is_not_built_again(tmp_path):
     hook = _hook(env)
     assert hook.returncode == 0, hook.stdout + hook.stderr
     assert _status(env) == "ii"
+
+
+# Issue 44 red team LOW: Debian's own driver packages ship /etc/modprobe.d/nvidia-blacklists-nouveau.conf and the
+# initramfs-tools trigger regenerates the initramfs (bin/sync-packages says where that is recorded); NVIDIA's repository's
+# nvidia-driver (no Debian revision) ships none: the role writes its own there.
+@pytest.mark.parametrize("package, version, ships", [
+    ("nvidia-kernel-support", "535.216.03-1~deb12u1", True),
+    ("nvidia-driver", "535.161.08-2~deb12u1", True),
+    ("nvidia-driver", "580.95.05-1", False),
+])
+def test_debians_own_packages_ship_a_nouveau_blacklist_and_regenerate_the_initramfs(tmp_path, package, version, ships):
+    env, root = _model(tmp_path, fails=False)
+    admin = root / "var" / "lib" / "dpkg"
+    (admin / "status").write_text((STANZA % (package, "x")).replace("Version: x-0ubuntu1+fixture1", "Version: " + version))
+    (root / "boot").mkdir()
+    (root / "boot" / ("vmlinuz-" + KERNEL)).write_text("FIXTURE\n")
+    run = subprocess.run(["sh", str(GPU / "bin" / "sync-packages")], env=env, capture_output=True, text=True, timeout=60,
+                         check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    blacklist = root / "etc" / "modprobe.d" / "nvidia-blacklists-nouveau.conf"
+    state = Path(env["DLBOX_FIXTURE_GPU"]) / "state"
+    assert blacklist.exists() == ships
+    assert (state / ("initramfs-" + KERNEL)).exists() == ships
+    if ships:
+        assert blacklist.read_text() == "blacklist nouveau\n"
+        assert "update-initramfs: Generating /boot/initrd.img-%s" % KERNEL in run.stdout
+        # the package removed: its file goes
+        (admin / "status").write_text("")
+        assert subprocess.run(["sh", str(GPU / "bin" / "sync-packages")], env=env, capture_output=True, text=True, timeout=60,
+                              check=False).returncode == 0
+        assert not blacklist.exists()
