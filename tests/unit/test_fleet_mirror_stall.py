@@ -146,9 +146,10 @@ def pip_bound(timeout, retries):
     return (retries + 1) * timeout + 2.0
 
 
-def _timed(argv, env=None):
+def _timed(argv, env=None, limit=300):
+    """(the process, its seconds); past ``limit`` seconds it is killed and the test fails (a hang, not a bound)."""
     start = time.monotonic()
-    proc = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=300, env=env)
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=limit, env=env)
     return proc, time.monotonic() - start
 
 
@@ -172,7 +173,8 @@ def test_apt_get_update_from_a_stalled_mirror_fails_within_the_bound_with_the_re
     mirror = Mirror(root / "repo", lambda path: how)
     try:
         _point_at(root, mirror)
-        proc, took = _timed(["apt-get"] + opts + ["update"], env=dict(os.environ, LC_ALL="C"))
+        proc, took = _timed(["apt-get"] + opts + ["update"], env=dict(os.environ, LC_ALL="C"),
+                            limit=apt_bound(TIMEOUT, RETRIES, per_try) + 2 * SLACK)
     finally:
         mirror.close()
     out = proc.stdout + proc.stderr
@@ -197,7 +199,7 @@ def test_apt_get_install_download_only_from_a_mirror_stalling_on_the_package_fai
         update, _took = _timed(["apt-get"] + opts + ["update"], env=dict(os.environ, LC_ALL="C"))
         assert "Failed" not in update.stdout + update.stderr, update.stdout + update.stderr   # the index is served
         proc, took = _timed(["apt-get"] + opts + ["install", "--download-only", "-y", "dlbox-stall-probe"],
-                            env=dict(os.environ, LC_ALL="C"))
+                            env=dict(os.environ, LC_ALL="C"), limit=apt_bound(TIMEOUT, RETRIES, per_try) + 2 * SLACK)
     finally:
         mirror.close()
     out = proc.stdout + proc.stderr
