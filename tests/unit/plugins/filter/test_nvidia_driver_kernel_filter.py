@@ -20,7 +20,8 @@ BOOT = {"running": "6.8.0-31-generic", "next_boot": "7.0.0-44-generic", "boot": 
 
 
 def test_registered_filters():
-    assert set(f.FilterModule().filters()) == {"nvidia_driver_module_check", "nvidia_driver_persistence"}
+    assert set(f.FilterModule().filters()) == {"nvidia_driver_module_check", "nvidia_driver_persistence",
+                                               "nvidia_driver_failure_logs", "nvidia_driver_install_failure"}
 
 
 def test_module_check_takes_the_plan_and_the_boot_facts():
