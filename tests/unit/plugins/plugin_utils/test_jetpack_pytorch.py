@@ -329,7 +329,7 @@ def _supported():
     from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_gpu_index
     compat, index = load_compat(), load_gpu_index()
     for jp in compat["jetpack"]:
-        if int(str(jp["version"]).split(".")[0]) < 6:       # edge.yml: JetPack 6 and newer (L4T R36 and later)
+        if int(str(jp["version"]).split(".", maxsplit=1)[0]) < 6:       # edge.yml: JetPack 6 and newer (L4T R36 and later)
             continue
         for family in jp["devices"]:
             hardware = {"gpus": [DEVICES[family]], "l4t": str(jp["l4t"][-1])}
