@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The IMEX readiness tasks of roles/nvidia_driver/tasks/fabric_blackwell_start.yml run by Ansible (connection local)
 against a stand-in ``nvidia-imex-ctl`` that prints the recorded outputs of tests/fixtures/imex (``-q``: the daemon's word,
-``-N``: the domain). The FIXTURE GPU hosts model no GB200 tray (tests/fixtures/gpu_host/blackwell/README.md), so this is
+``-N``: the domain). The FIXTURE GB200 tray (tests/fixtures/gpu_host/gb200, molecule/gpu_host_blackwell, heavy) runs them whole; this is
 where the wait is run: READY goes on and keeps the domain, a daemon that stays INITIALIZING fails after the wait, one
 SHUTTING_DOWN fails at once, no nvidia-imex-ctl is said and not failed."""
 
