@@ -42,10 +42,15 @@ class FitnessError(ValueError):
 # data
 # ------------------------------------------------------------------------------------------------
 
+# libyaml's parser where PyYAML has it (as compat_data reads data/compat.yml): the same safe constructor, about ten
+# times faster on the acceptance reference and the 230 KB GPU catalog.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _load_yaml(path, what):
     try:
         with open(path, encoding="utf-8") as handle:
-            data = yaml.safe_load(handle)
+            data = yaml.load(handle, Loader=_LOADER)  # noqa: S506 - a SafeLoader
     except (OSError, yaml.YAMLError) as exc:
         raise FitnessError("%s (%s) cannot be read: %s" % (what, path, exc)) from exc
     if not isinstance(data, dict):
@@ -701,7 +706,7 @@ def _load_catalog():
         path = ROOT / "data" / "gpu_catalog.yml"
         try:
             with open(path, encoding="utf-8") as handle:
-                _CATALOG.append(yaml.safe_load(handle) or {})
+                _CATALOG.append(yaml.load(handle, Loader=_LOADER) or {})  # noqa: S506 - a SafeLoader
         except (OSError, yaml.YAMLError):
             return {}
     return _CATALOG[0]

@@ -80,6 +80,7 @@ def tree(root: Path = ROOT):
     return roles, variables, plugins | names, playbooks, targets, top
 
 
+@lru_cache(maxsize=None)
 def dlbox_variables_read(root: Path = ROOT) -> str:
     return "\n".join(p.read_text(errors="replace") for d in ("playbooks", "roles", "inventories", "plugins")
                      for p in (root / d).rglob("*") if p.is_file() and p.suffix in (".yml", ".yaml", ".py", ".j2"))
@@ -179,10 +180,10 @@ def tree_copy(tmp_path_factory):
 
 @pytest.fixture()
 def copy(tree_copy):
+    """The copy, its README given back after each test. Only the README changes, and neither tree() nor
+    dlbox_variables_read() reads it: their answers for the copy are computed once (cached per root) for all its tests."""
     readme = (tree_copy / "README.md").read_text()
-    tree.cache_clear()
     yield tree_copy
-    tree.cache_clear()
     (tree_copy / "README.md").write_text(readme)
 
 

@@ -9,6 +9,7 @@ data/compat.yml; command and service names that happen to equal a package name a
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -54,6 +55,7 @@ def _walk(value, path, under_package, out):
             out.setdefault(value, path)
 
 
+@functools.lru_cache(maxsize=None)   # data/compat.yml read once for the tests that all ask (no caller changes the dict)
 def data_package_names(path=DATA):
     """{name or template: where in the data} for every package name data/compat.yml defines."""
     out = {}

@@ -597,8 +597,13 @@ def test_every_reference_id_is_a_catalog_device_of_that_name():
             assert words & set(re.findall(r"[a-z0-9]+", entry["name"].lower())), (entry["name"], dev)
 
 
-def test_catalog_gpus_without_a_reference_are_listed(capsys):
-    compat = yaml.safe_load((ROOT / "data" / "compat.yml").read_text())
+@pytest.fixture(scope="module")
+def compat():
+    """data/compat.yml, read once for the tests of this module that need it (fitness.unreferenced only reads it)."""
+    return yaml.safe_load((ROOT / "data" / "compat.yml").read_text())
+
+
+def test_catalog_gpus_without_a_reference_are_listed(capsys, compat):
     missing = fitness.unreferenced(fitness.load_reference_data(), CATALOG, compat)
     ids = {m["id"] for m in missing}
     assert "2237" in ids and "2330" not in ids                  # A10G has none; H100 SXM has one
@@ -625,8 +630,7 @@ NO_VENDOR_FIGURE = {
 }
 
 
-def test_gpus_people_buy_without_a_vendor_figure_are_listed_unreferenced():
-    compat = yaml.safe_load((ROOT / "data" / "compat.yml").read_text())
+def test_gpus_people_buy_without_a_vendor_figure_are_listed_unreferenced(compat):
     live = fitness.load_reference_data()
     missing = {m["id"]: m["name"] for m in fitness.unreferenced(live, CATALOG, compat)}
     for dev, name in NO_VENDOR_FIGURE.items():
