@@ -27,11 +27,13 @@ from ansible_collections.dlbox.stack.plugins.module_utils import _gpu_facts as h
 from ansible_collections.dlbox.stack.plugins.plugin_utils import fitness
 
 ROOT = Path(__file__).resolve().parents[4]
+# data/*.yml read as the collection reads them (plugin_utils.compat_data, fitness): libyaml where PyYAML has it
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 FIX = ROOT / "tests" / "fixtures"
 DATA = fitness.check_fitness_data(yaml.safe_load((ROOT / "tests/unit/data/fitness-frozen.yml").read_text()))
 REF = fitness.check_reference_data(yaml.safe_load((ROOT / "tests/unit/data/acceptance-frozen.yml").read_text()))
 # NVIDIA's device list as the collection ships it (generated from supported-gpus.json, see SOURCES.md "catalog")
-CATALOG = yaml.safe_load((ROOT / "data" / "gpu_catalog.yml").read_text())
+CATALOG = yaml.load((ROOT / "data" / "gpu_catalog.yml").read_text(), Loader=LOADER)  # noqa: S506 - a SafeLoader
 JETPACK_OF_L4T = {"36.4.3": "6.2", "35.4.1": "5.1.2", "32.7.6": "4.6.6", "32.5.1": "4.5.1"}
 ORIN_LINE = "# R36 (release), REVISION: 4.3, GCID: 38968081, BOARD: generic, EABI: aarch64, DATE: Wed Jan  8 01:49:37 UTC 2025"
 
@@ -600,7 +602,7 @@ def test_every_reference_id_is_a_catalog_device_of_that_name():
 @pytest.fixture(scope="module")
 def compat():
     """data/compat.yml, read once for the tests of this module that need it (fitness.unreferenced only reads it)."""
-    return yaml.safe_load((ROOT / "data" / "compat.yml").read_text())
+    return yaml.load((ROOT / "data" / "compat.yml").read_text(), Loader=LOADER)  # noqa: S506 - a SafeLoader
 
 
 def test_catalog_gpus_without_a_reference_are_listed(capsys, compat):
