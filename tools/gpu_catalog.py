@@ -255,11 +255,17 @@ def _count_by(values):
     return dict(sorted(out.items(), key=lambda kv: -_legacy_major(kv[0])))
 
 
+# libyaml's emitter where PyYAML has it: the same text for the catalog's one-line records (checked: the whole
+# catalog renders byte for byte the same) in a fifth of the time; make gpu-catalog --check and the unit tests render it.
+_FLOW_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
 def _flow(value):
     """One-line YAML for a scalar, list or mapping (deterministic)."""
     if not isinstance(value, (dict, list)):  # a bare scalar would get a document end marker
         return _flow([value])[1:-1]
-    return yaml.safe_dump(value, default_flow_style=True, width=100000, sort_keys=False, allow_unicode=True).strip()
+    return yaml.dump(value, Dumper=_FLOW_DUMPER, default_flow_style=True, width=100000, sort_keys=False,
+                     allow_unicode=True).strip()
 
 
 class _IndentedDumper(yaml.SafeDumper):  # pylint: disable=too-many-ancestors
