@@ -11,6 +11,7 @@ because the fixture modelled 595 with Debian's names only; this keeps fixture an
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sys
@@ -29,10 +30,16 @@ VERSION = "595.71.05"
 FAMILY = ["*nvidia*", "libcuda*", "libnvcuvid*", "libnvoptix*", "libnvidia*", "cuda-drivers*"]
 
 
+@functools.lru_cache(maxsize=None)
+def _nvidia_repo_ubuntu_rows():
+    """data/compat.yml's rows, read once for this module (5 lookups)."""
+    with open(os.path.join(ROOT, "data", "compat.yml"), encoding="utf-8") as fh:
+        return yaml.safe_load(fh)["driver_package_names"]["nvidia_repo"]["ubuntu"]
+
+
 def _ubuntu_names(branch):
     """The data's Ubuntu row of NVIDIA's repository for BRANCH: (open kernel package, same-version packages)."""
-    with open(os.path.join(ROOT, "data", "compat.yml"), encoding="utf-8") as fh:
-        rows = yaml.safe_load(fh)["driver_package_names"]["nvidia_repo"]["ubuntu"]
+    rows = _nvidia_repo_ubuntu_rows()
     row = next(r for r in rows if r["branch_min"] <= branch and (r["branch_max"] is None or branch <= r["branch_max"]))
     return (row["kernel"]["open"].replace("{branch}", str(branch)),
             [n.replace("{branch}", str(branch)) for n in row["same_version"]])

@@ -10,6 +10,7 @@ molecule/server_hgx_default installs them, still resolves, and now brings kernel
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sys
@@ -45,12 +46,17 @@ def _ubuntu_row(node):
     return None
 
 
-def _server_set():
-    """The role's set for the server profile with Canonical's signed modules, at R580 open on the generic flavour."""
+@functools.lru_cache(maxsize=None)   # data/compat.yml read once for this module; callers get a fresh list
+def _server_set_names():
     with open(os.path.join(ROOT, "data", "compat.yml"), encoding="utf-8") as fh:
         row = _ubuntu_row(yaml.safe_load(fh))
-    return [name.format(branch="580", server=row["server_suffix"], open="-open", flavour="generic")
-            for name in row["packages"]["server"]["precompiled"]]
+    return tuple(name.format(branch="580", server=row["server_suffix"], open="-open", flavour="generic")
+                 for name in row["packages"]["server"]["precompiled"])
+
+
+def _server_set():
+    """The role's set for the server profile with Canonical's signed modules, at R580 open on the generic flavour."""
+    return list(_server_set_names())
 
 
 @pytest.fixture(scope="module")
