@@ -199,7 +199,7 @@ SCHEMA = _Record(
              "branchless": _Record({"names": _List(TEXT)}, sourced=True),
              "nvidia_repo_branchless": _Record({"branch_min": INT, "names": _List(TEXT)}, sourced=True)},
             # read by plugin_utils.nvidia_driver_plan's branch pin (issue 48): each archive's Release Origin
-            {"origins": _Map(TEXT)},
+            {"origins": _Map(TEXT), "origins_also": _Map(_List(TEXT))},
             sourced=True),
         "cudnn": _List(_Record(
             {"version": VERSION, "builds": _Map(_List(VERSION), VERSION), "cc_min": VERSION, "cc_max": VERSION},

@@ -300,14 +300,16 @@ def pin_names(names=None):
     ``nvidia_repo_branchless`` (NVIDIA's repository from its ``branch_min`` on: the branch left out of every driver
     package name, NVIDIA Driver Installation Guide r590 Table 4; its Debian compute-only names). Returns ``{branchless,
     nvidia_repo, branch_min}``; ``nvidia_repo`` ends with the branchless names (every branch of the repository shares
-    them, so only their version tells the branch)."""
+    them, so only their version tells the branch); ``origins_also``: {origin: [the same distribution's other Release
+    Origins]} (Ubuntu Pro's ESM archives)."""
     if names is None:
         names = compat_data.load_compat()["driver_package_names"]
     try:
         branchless = list(names["branchless"]["names"])
         repo = names["nvidia_repo_branchless"]
         return {"branchless": " ".join(branchless), "nvidia_repo": " ".join(list(repo["names"]) + branchless),
-                "branch_min": int(repo["branch_min"])}
+                "branch_min": int(repo["branch_min"]),
+                "origins_also": dict((k, list(v or ())) for k, v in (names.get("origins_also") or {}).items())}
     except (KeyError, TypeError) as exc:
         raise ValueError("driver_package_names of data/compat.yml has no branchless / nvidia_repo_branchless names (%s)" % exc)
 
@@ -382,8 +384,14 @@ def branch_pin(branch, family, reason="", origin=None, names=None):
         # nvidia_driver_repo). There they stay with the family's version pin; the distributions ship none of them, so
         # from Ubuntu's or Debian's origin only (none) keeps NVIDIA's out (issue 48 red-team 5).
         pinned = branch_names_pattern(b) if origin == "NVIDIA" else "%s %s" % (branch_names_pattern(b), unbranched["branchless"])
-        text += "# One driver from one archive: branch %s and NVIDIA's branch-less packages from Origin %s only.\n" % (b, origin)
-        text += "Package: %s\nPin: release o=%s\nPin-Priority: 1000\n\n" % (pinned, origin)
+        # the same distribution's other archives (Ubuntu Pro's ESM: Origin UbuntuESM / UbuntuESMApps, data's
+        # origins_also): a 20.04 host past standard support gets its kernels AND their signed modules from there only,
+        # so a pin against o=Ubuntu alone let the kernel through and kept its module out (issue 48 red-team 1)
+        also = [o for o in unbranched["origins_also"].get(origin, []) if o != origin]
+        text += "# One driver from one archive: branch %s and NVIDIA's branch-less packages from Origin %s only.\n" % (
+            b, " or ".join([origin] + also))
+        for each in [origin] + also:
+            text += "Package: %s\nPin: release o=%s\nPin-Priority: 1000\n\n" % (pinned, each)
         text += "Package: %s\nPin: release *\nPin-Priority: -1\n\n" % pinned
     if origin == "NVIDIA" and b >= unbranched["branch_min"]:
         # From 590 NVIDIA's names carry no branch (pin_names' nvidia_repo): the family's <branch>.* pin below would take them
