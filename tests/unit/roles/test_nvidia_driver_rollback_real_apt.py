@@ -139,9 +139,8 @@ def _rollback_tasks(dest):
     return dest / "rollback_request.yml"
 
 
-@pytest.fixture(scope="module")
-def journey(tmp_path_factory):
-    base = tmp_path_factory.mktemp("rollback-real")
+def _changed_host(base):
+    """Steps 1 and 2: R580 installed and held under its pin, kept, then changed to R595 as install.yml does."""
     host = Host(base)
     pin_old = p.branch_pin(580, FAMILY, "test", "NVIDIA")
     # 1. R580 under the role's pin, held as the role holds it
@@ -169,13 +168,12 @@ def journey(tmp_path_factory):
     host.run("apt-get", "install", "-y", "--no-install-recommends", *["%s=%s" % (k["name"], NEW) for k in kept])
     host.hold_as_the_role(595)
     host.step("2. branch change to R595 (the R580 packages kept in %s)" % keep_path)
-    changed = {"holds": host.showhold(), "versions": host.versions()}
-    # 3. the check after the reboot fails: the hint the role adds
-    found = nr.latest_record([{"path": str(keep_path / "dlbox-kept.json"), "mtime": 1,
-                               "content": (keep_path / "dlbox-kept.json").read_text(encoding="utf-8")}])
-    hint = nr.rollback_hint(found, 595)
-    print("===== 3. the check after the reboot fails; the role's message ends with:\n" + hint)
-    # 4. nvidia_driver_rollback: true: rollback_request.yml by real Ansible on that root
+    changed = {"holds": host.showhold(), "versions": host.versions(), "pin": host.pin_file.read_text(encoding="utf-8")}
+    return host, before, changed, kept, keep_path
+
+
+def _roll_back(base, host):
+    """Step 4: rollback_request.yml by real Ansible on the host's root: (the process, its JSON output)."""
     link = base / "collections" / "ansible_collections" / "dlbox" / "stack"
     link.parent.mkdir(parents=True)
     link.symlink_to(ROOT, target_is_directory=True)
@@ -185,8 +183,21 @@ def journey(tmp_path_factory):
                         "nvidia_driver_keep_dir": str(host.root / "keep"), "__nvidia_driver_facts": {"installed": host.installed()},
                         "__nvidia_driver_decided": {"family": FAMILY}, "__nvidia_driver_pin_file": str(host.pin_file),
                         "__nvidia_driver_uu_file": str(host.uu_file), "__nvidia_driver_holds_record": str(host.holds_record)}}
-    proc, out = run_play(base, play, hostvars, env={"ANSIBLE_COLLECTIONS_PATH": str(base / "collections"), "PATH": host.env["PATH"],
-                                                    "LC_ALL": "C.UTF-8"})
+    return run_play(base, play, hostvars, env={"ANSIBLE_COLLECTIONS_PATH": str(base / "collections"), "PATH": host.env["PATH"],
+                                               "LC_ALL": "C.UTF-8"})
+
+
+@pytest.fixture(scope="module")
+def journey(tmp_path_factory):
+    base = tmp_path_factory.mktemp("rollback-real")
+    host, before, changed, kept, keep_path = _changed_host(base)
+    # 3. the check after the reboot fails: the hint the role adds
+    found = nr.latest_record([{"path": str(keep_path / "dlbox-kept.json"), "mtime": 1,
+                               "content": (keep_path / "dlbox-kept.json").read_text(encoding="utf-8")}])
+    hint = nr.rollback_hint(found, 595)
+    print("===== 3. the check after the reboot fails; the role's message ends with:\n" + hint)
+    # 4. nvidia_driver_rollback: true: rollback_request.yml by real Ansible on that root
+    proc, out = _roll_back(base, host)
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
     host.step("4. rolled back by rollback_request.yml")
     after = {"holds": host.showhold(), "versions": host.versions(), "pin": host.pin_file.read_text(encoding="utf-8")}
@@ -218,3 +229,34 @@ def test_dpkg_has_the_kept_branch_again_and_nothing_of_the_newer(journey):
 
 def test_the_kept_branch_pin_is_back(journey):
     assert journey["after"]["pin"] == journey["before"]["pin"]
+
+
+@pytest.fixture(scope="module")
+def failed_switch(tmp_path_factory):
+    """Issue 48 red-team 3: the switch back fails after apt's simulation passed (dpkg refuses to unpack the kept R580
+    packages: a full disk, a broken copy): the host keeps R595, its pin and its holds."""
+    base = tmp_path_factory.mktemp("rollback-real-fails")
+    host, _before, changed, _kept, _keep_path = _changed_host(base)
+    real = (host.bin / "dpkg").read_text(encoding="utf-8")
+    (host.bin / "dpkg").write_text(real.replace("exec ", 'case "$*" in *--unpack*%s*) echo "dpkg: error: no space left on device" >&2; '
+                                                 'exit 2;; esac\nexec ' % OLD.split("-")[0], 1), encoding="utf-8")
+    proc, out = _roll_back(base, host)
+    after = {"holds": host.showhold(), "versions": host.versions(), "pin": host.pin_file.read_text(encoding="utf-8")}
+    return {"proc": proc, "changed": changed, "after": after}
+
+
+def test_a_failing_switch_back_keeps_the_current_branch_installed(failed_switch):
+    assert failed_switch["proc"].returncode != 0
+    assert failed_switch["after"]["versions"] == failed_switch["changed"]["versions"]
+    assert set(failed_switch["after"]["versions"].values()) >= {NEW}
+
+
+def test_a_failing_switch_back_keeps_the_current_pin_and_holds(failed_switch):
+    assert failed_switch["after"]["pin"] == failed_switch["changed"]["pin"]
+    assert failed_switch["after"]["holds"] == failed_switch["changed"]["holds"]
+
+
+def test_the_rollback_is_one_apt_transaction():
+    tasks = yaml.safe_load((TASKS / "rollback_request.yml").read_text(encoding="utf-8"))
+    apt = [t for t in tasks if "apt-get" in str((t.get("ansible.builtin.command") or {}).get("argv")) and "-s" not in str(t)]
+    assert len(apt) == 1 and "'-'" in str(apt[0]["ansible.builtin.command"]["argv"]), apt
