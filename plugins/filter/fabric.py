@@ -26,12 +26,14 @@ def cuda_failure_hint(text, nvswitch=True, service="nvidia-fabricmanager"):
 
 
 def fabric_not_ready_hint(result, timeout_s, fabric=None, installed=None, driver_version=None, missing_modules=None,
-                          logs="", service="nvidia-fabricmanager"):
-    """``fabric_state``'s answer at the end of the wait -> the message naming the causes found and what to check."""
+                          logs="", service="nvidia-fabricmanager", fm_package=None):
+    """``fabric_state``'s answer at the end of the wait -> the message naming the causes found and what to check.
+    ``fm_package``: the plan's Fabric Manager package (``nvidia-fabricmanager-580`` from Ubuntu's archive), else
+    ``nvidia-fabricmanager``."""
     if isinstance(logs, (list, tuple)):
         logs = "\n".join(str(line) for line in logs)
     return fs.not_ready_hint(result or {}, timeout_s, fabric or None, dict(installed or {}), driver_version or None,
-                             list(missing_modules or []), logs or "", service)
+                             list(missing_modules or []), logs or "", service, fm_package or "nvidia-fabricmanager")
 
 
 def imex_state(query_text, domain_text="", service_state="active", driver_version=None, service="nvidia-imex"):

@@ -239,6 +239,9 @@ _FM_MISMATCH_RE = re.compile(r"fabric manager NVIDIA GPU driver interface versio
 _NVLSM_BANNER_RE = re.compile(r"\bOpenSM (?P<version>\d{4}\.\d{2}\.\d+)")
 _UMAD_RE = re.compile(r"umad_init: can't read ABI version .*is ib_umad module loaded\?")
 _NO_SWITCH_RE = re.compile(r"NV_WARN_NOTHING_TO_DO|Detected Pre-NVL5 system")
+# Fabric Manager's start script lists the NVSwitch management ports with ibstat (infiniband-diags: NVIDIA's driver
+# container installs it with nvlsm, NVIDIA/gpu-driver-container ubuntu24.04/install.sh); the shell's answer without it
+_NO_IBSTAT_RE = re.compile(r"ibstat: (?:command )?not found")
 
 
 def _upstream(version):
@@ -288,6 +291,9 @@ def not_ready_hint(result, timeout_s, fabric=None, installed=None, driver_versio
                 "fabric, and CUDA fails with error 802 (cudaErrorSystemNotReady) until it does." % (
                     "/".join(sorted({g["state"] for g in stuck})), timeout_s, len(stuck),
                     (": " + ", ".join(known[:4]) + (" ..." if len(known) > 4 else "")) if known else ""))
+    elif result.get("failed"):
+        head = ("The NVLink fabric failed (waiting does not bring it up; not a timeout): %s"
+                % (result.get("reason") or "no answer."))
     else:
         head = "The NVLink fabric is not ready after %s s: %s" % (timeout_s, result.get("reason") or "no answer.")
     causes = []
@@ -313,6 +319,10 @@ def not_ready_hint(result, timeout_s, fabric=None, installed=None, driver_versio
     if missing_modules or umad:
         causes.append("%s not loaded%s: NVLSM reaches the NVSwitches through the ConnectX management ports with them." % (
             ", ".join(missing_modules or ["ib_umad"]), " (NVLSM: '%s')" % umad.group(0) if umad else ""))
+    if nvlink5 and _NO_IBSTAT_RE.search(logs):
+        causes.append("ibstat is not installed (its start script: '%s'): install %s; Fabric Manager's start script finds the "
+                      "NVSwitch management ports with it." % (_NO_IBSTAT_RE.search(logs).group(0),
+                                                              ", ".join(fabric.get("distro_packages") or ["infiniband-diags"])))
     nothing = _NO_SWITCH_RE.search(logs)
     if nothing and nvlink5:
         causes.append("Fabric Manager found no NVSwitch management port ('%s'): NVLSM did not start on one." % nothing.group(0))
@@ -321,6 +331,8 @@ def not_ready_hint(result, timeout_s, fabric=None, installed=None, driver_versio
     if nvlink5:
         checks.append("%s installed and the NVLSM that runs of its version ('OpenSM <version>' in NVLSM's log)" % (
             ", ".join(fabric.get("own_version") or ["nvlsm"])))
+        checks.append("ibstat (%s) installed: the start script lists the NVSwitch management ports with it" % ", ".join(
+            fabric.get("distro_packages") or ["infiniband-diags"]))
         checks.append("%s loaded (lsmod; on Ubuntu they come with linux-modules-extra-$(uname -r))" % ", ".join(
             fabric.get("kernel_modules") or ["mlx5_core", "mlx5_ib", "ib_umad"]))
     checks.append("systemctl status %s and journalctl -u %s%s" % (
@@ -340,6 +352,9 @@ def _nvl_not_ready_hint(result, timeout_s, fabric, installed, driver_version, se
                 "the fabric is Completed), and CUDA's multi-node NVLink calls fail until both are up." % (
                     "/".join(sorted({g["state"] for g in stuck})), timeout_s, len(stuck),
                     (": " + ", ".join(known[:4]) + (" ..." if len(known) > 4 else "")) if known else "", service))
+    elif result.get("failed"):
+        head = "The NVLink fabric failed (waiting does not bring it up; not a timeout): %s %s was not started." % (
+            result.get("reason") or "no answer.", service)
     else:
         head = "The NVLink fabric is not ready after %s s: %s %s was not started." % (
             timeout_s, result.get("reason") or "no answer.", service)

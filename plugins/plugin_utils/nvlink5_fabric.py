@@ -39,7 +39,8 @@ def fabric_set(fabric_manager, driver):
     if nvlink5:
         return {"kind": "hgx", "same_version": list(nvlink5.get("same_version") or []),
                 "own_version": list(nvlink5.get("own_version") or []),
-                "kernel_modules": list(nvlink5.get("kernel_modules") or []), "imex": None}
+                "kernel_modules": list(nvlink5.get("kernel_modules") or []), "imex": None,
+                "distro_packages": list(nvlink5.get("distro_packages") or [])}
     imex = (driver or {}).get("imex")
     if imex:
         return {"kind": "nvl", "same_version": list(imex.get("packages") or [imex["package"]]), "own_version": [],

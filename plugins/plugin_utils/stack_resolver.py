@@ -995,8 +995,12 @@ def _nvlink5_packages(plan, report, branch):
                     "is missing at the driver's version), holds them with the driver, loads %s at boot and checks them "
                     "before nvidia-fabricmanager starts (its start script starts NVLSM first)."
                     % (", ".join(same + own), ", ".join((nvl5.get("hgx") or {}).get("kernel_modules") or [])))
-    return {"same_version": same, "own_version": own, "left_out": left_out,
-            "kernel_modules": list((nvl5.get("hgx") or {}).get("kernel_modules") or [])}
+    out = {"same_version": same, "own_version": own, "left_out": left_out,
+           "kernel_modules": list((nvl5.get("hgx") or {}).get("kernel_modules") or [])}
+    # infiniband-diags (ibstat, run by Fabric Manager's start script): the distribution's, unversioned, not held
+    if (nvl5.get("hgx") or {}).get("distro_packages"):
+        out["distro_packages"] = list(nvl5["hgx"]["distro_packages"])
+    return out
 
 
 def pick_imex(plan, report):
