@@ -961,11 +961,30 @@ def pick_nscq(plan, branch, method):
     return str(found["package"]).replace("{branch}", str(branch)) if found else None
 
 
+def _nvlink5_driver_floor(plan, report, kind):
+    """HGX B200/B300 and GB200/GB300 NVL need driver ``fabric_manager.nvlink5.driver_min`` (570.133.20: NVIDIA/
+    cloud-native-docs#184) or later: an installed older driver is refused; a branch that has older versions (R570) is
+    installed at its newest from NVIDIA's repository, which the plan says."""
+    floor = (plan.index.fabric.get("nvlink5") or {}).get("driver_min")
+    if not floor or plan.driver is None:
+        return
+    branch = plan.driver.get("branch")
+    version = plan.driver.get("version") if plan.driver.get("installed") else None
+    if version and "*" not in str(version) and compare_versions(str(version), str(floor)) < 0:
+        report.add(["%s needs NVIDIA driver %s or later (NVIDIA/cloud-native-docs#184); the installed %s is older. Request "
+                    "its branch's newest driver or a newer driver_branch (nvidia_driver_branch)."
+                    % (nvlink5_label(plan, kind), floor, version)])
+    elif branch is not None and str(branch) == str(floor).split(".", 1)[0]:
+        report.note("%s needs NVIDIA driver %s or later (NVIDIA/cloud-native-docs#184): R%s is installed at its newest "
+                    "version in NVIDIA's repository, never older." % (nvlink5_label(plan, kind), floor, branch))
+
+
 def _nvlink5_packages(plan, report, branch):
     """HGX B200/B300: what the NVLink5 fabric needs besides Fabric Manager, from the data's row for the branch:
     ``{same_version: [...], own_version: [...], kernel_modules: [...], left_out: [...]}``; None (with an error) when
     the data has no row for the branch."""
     nvl5 = plan.index.fabric.get("nvlink5") or {}
+    _nvlink5_driver_floor(plan, report, "hgx")
     row = _nvlink5_rows(plan, "hgx", branch)
     if row is None:
         report.add(["%s: data/compat.yml names no NVLSM/libnvsdm/NSCQ packages for driver branch R%s "
@@ -1021,6 +1040,7 @@ def pick_imex(plan, report):
                     "repository (fabric_manager.nvlink5); request driver_method: nvidia_repo or leave driver_method unset."
                     % (method, label)])
         return None
+    _nvlink5_driver_floor(plan, report, "nvl")
     row = _nvlink5_rows(plan, "nvl", branch)
     if row is None:
         report.add(["%s: data/compat.yml names no IMEX package for driver branch R%s (fabric_manager.nvlink5.nvl.packages); "

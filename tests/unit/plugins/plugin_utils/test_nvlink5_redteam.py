@@ -23,7 +23,7 @@ from ansible_collections.dlbox.stack.plugins.filter import fabric as fabric_filt
 from ansible_collections.dlbox.stack.plugins.plugin_utils import fabric_state as fs
 from ansible_collections.dlbox.stack.plugins.plugin_utils import nvlink5_fabric as nf
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat
-from test_nvlink5_plan import b200_hardware, plan_for  # beside this file
+from test_nvlink5_plan import b200_hardware, gb200_hardware, plan_for  # beside this file
 
 FABRIC = Path(__file__).resolve().parents[3] / "fixtures" / "fabric"
 DRIVER = "580.95.05"
@@ -78,3 +78,18 @@ def test_a_failed_fabric_is_not_reported_as_a_timeout(b200_plan, kind):
     out = fs.not_ready_hint(degraded, 300, fabric, {}, DRIVER, service="nvidia-imex" if kind == "nvl" else "nvidia-fabricmanager")
     assert out.startswith("The NVLink fabric failed (waiting does not bring it up; not a timeout)")
     assert "300 s" not in out
+
+
+@pytest.mark.parametrize("hardware", ["b200", "gb200"])
+def test_an_installed_driver_older_than_nvidias_floor_is_refused(data, hardware):
+    """M1: HGX B200 and GB200 need driver 570.133.20 or later (NVIDIA/cloud-native-docs#184; data/compat.yml
+    fabric_manager.nvlink5.driver_min), not 570.26, the first R570."""
+    assert data["fabric_manager"]["nvlink5"]["driver_min"] == "570.133.20"
+    base = b200_hardware() if hardware == "b200" else gb200_hardware()
+    old = plan_for(data, dict(base, driver_version="570.124.06"))
+    assert not old["ok"]
+    assert any("needs NVIDIA driver 570.133.20 or later (NVIDIA/cloud-native-docs#184); the installed 570.124.06 is older" in e
+               for e in old["errors"])
+    new = plan_for(data, dict(base, driver_version="570.172.08"))
+    assert not any("570.133.20" in e for e in new["errors"])
+    assert any("needs NVIDIA driver 570.133.20 or later" in n and "R570 is installed at its newest" in n for n in new["notes"])
