@@ -591,7 +591,8 @@ def fabricmanager_down(facts, data):
                    + nothing + failed + not_ready),
             "On NVLink5 HGX boards (B200, B300) Fabric Manager runs with NVLSM and reaches the NVSwitches through the "
             "ConnectX management ports: load %s (on Ubuntu they come with linux-modules-extra), install nvlsm, "
-            "libnvsdm and libnvidia-nscq at the driver's version beside nvidia-fabricmanager, then systemctl restart "
+            "libnvsdm and libnvidia-nscq at the driver's version beside nvidia-fabricmanager and infiniband-diags (ibstat, "
+            "which its start script runs to find the management ports), then systemctl restart "
             "nvidia-fabricmanager. NV_WARN_NOTHING_TO_DO or 'Detected Pre-NVL5 system' in its journal means it found "
             "no management port; do not disable it (NVIDIA Fabric Manager User Guide, systems using fourth-generation "
             "NVSwitches; NVIDIA/gpu-operator#2781). dlbox.stack.nvidia_driver installs and loads these on such a "

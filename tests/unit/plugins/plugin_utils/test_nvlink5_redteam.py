@@ -93,3 +93,11 @@ def test_an_installed_driver_older_than_nvidias_floor_is_refused(data, hardware)
     new = plan_for(data, dict(base, driver_version="570.172.08"))
     assert not any("570.133.20" in e for e in new["errors"])
     assert any("needs NVIDIA driver 570.133.20 or later" in n and "R570 is installed at its newest" in n for n in new["notes"])
+
+
+def test_the_doctors_nvlink5_fix_names_infiniband_diags_and_ibstat():
+    """H3 in the doctor: on the recorded B200 table with Fabric Manager's NV_WARN_NOTHING_TO_DO (the captures of
+    test_blackwell_real_captures, sources there) the fix names infiniband-diags beside nvlsm."""
+    from test_blackwell_real_captures import B200_SMI, NOTHING_TO_DO, diagnose  # beside this file
+    found = next(f for f in diagnose(B200_SMI, NOTHING_TO_DO)["findings"] if f["id"] == "fabricmanager-down")
+    assert "infiniband-diags (ibstat" in found["fix"] and "nvlsm" in found["fix"]
