@@ -158,16 +158,6 @@ def kernel_without_module(simulation, installed_names=()):
     return out
 
 
-# A driver package the role held before it kept a record (issue 48: hosts set up before it have no holds.json): a
-# package of a driver branch (libnvidia-compute-580, nvidia-driver-580-open, xserver-xorg-video-nvidia-580,
-# cuda-drivers-580) or one of NVIDIA's repository's driver names without a branch (data/compat.yml driver_package_names:
-# nvidia-driver, nvidia-open, nvidia-kernel-open-dkms, nvidia-fabricmanager, libnvidia-nscq ...)
-_DRIVER_PACKAGE = re.compile(
-    r"^(?:(?:lib)?nvidia.*-\d+(?:-.*)?|xserver-xorg-video-nvidia-\d+|cuda-drivers(?:-fabricmanager)?(?:-\d+)?"
-    r"|nvidia-(?:driver|open|driver-cuda|driver-libs|kernel-(?:open-)?dkms|kernel-support|fabricmanager|imex|persistenced|"
-    r"settings|modprobe|xconfig)|libnvidia-nscq|lib(?:nvidia|cuda|nvcuvid|nvoptix)[a-z0-9-]*)$")
-
-
 def bare(name):
     """A package name without ``:arch`` (``apt-mark showhold`` prints ``libnvidia-compute-580:i386``)."""
     return (name or "").strip().split(":", 1)[0]
@@ -180,9 +170,9 @@ def hold_changes(wanted, held_now, recorded=(), installed_names=None):
     ``wanted``: :func:`hold_list` (or a rollback's holds as printed before the change, ``name:arch`` included).
     ``held_now``: ``apt-mark showhold`` (``name`` or ``name:arch``, compared by name;
     released as printed, so that the foreign architecture's hold goes too). ``recorded``: what the role held on its
-    last run (its record); ``None``: no record (a host set up before the role kept one): the holds on driver packages
-    are taken as the role's. Released: a recorded hold no longer wanted, a hold on a package that follows the kernel,
-    and a hold on a firmware package a newer one of its series replaces (:func:`superseded_firmware`: each point release
+    last run (its record); ``None``: no record (a host set up before the role kept one): no hold is proven the role's,
+    so none is released as the role's (issue 48 red-team 11). Released: a recorded hold no longer wanted, a hold on a
+    package that follows the kernel, and a hold on a firmware package a newer one of its series replaces (:func:`superseded_firmware`: each point release
     is a new name). ``installed_names``: dpkg's packages (a hold on a package no longer installed is left: dpkg drops it
     with the package).
     """
@@ -192,7 +182,10 @@ def hold_changes(wanted, held_now, recorded=(), installed_names=None):
     old = set(bare(n) for n in superseded_firmware(list(wanted or ()) + held + sorted(have or ())))
     want = [n for n in _unique(wanted or ()) if not follows_kernel(bare(n)) and bare(n) not in old]
     if recorded is None:
-        rec = set(bare(h) for h in held if _DRIVER_PACKAGE.match(bare(h)))
+        # no record (a host set up before the role kept one): no hold is proven the role's. The driver-name pattern took
+        # libnvidia-container1, libnvidia-container-tools and libcudart12 for the role's and released them (issue 48
+        # red-team 11); only what follows the kernel or a superseded firmware is released below.
+        rec = set()
     else:
         rec = set(bare(r) for r in recorded)
     release = [h for h in held if bare(h) not in want and (bare(h) in rec or follows_kernel(bare(h)) or bare(h) in old)

@@ -227,16 +227,32 @@ def test_showhold_names_with_an_architecture_are_compared_by_name():
     assert changes["release"] == held_now and changes["hold"] == ["libnvidia-compute-595"]
 
 
-def test_a_host_without_a_record_takes_the_driver_holds_as_the_roles():
-    # hosts set up before issue 48 have no holds.json, and the role had held the driver's packages: a branch change
-    # releases them; a hold the user set on another package stays
+def test_a_host_without_a_record_releases_no_hold_it_cannot_prove_the_roles():
+    # hosts set up before issue 48 have no holds.json. Issue 48 red-team 11: the driver-name pattern took the NVIDIA
+    # Container Toolkit's and CUDA's runtime holds (libnvidia-container1, libnvidia-container-tools, libcudart12) for the
+    # role's and released them. Without a record no hold is the role's (a branch change releases the old branch's own
+    # holds in install.yml, "Release the holds of the old branch"); what follows the kernel is still released
     held_now = ["nvidia-driver-580-open", "libnvidia-compute-580:i386", "nvidia-fabricmanager-580", "docker-ce",
-                "nvidia-container-toolkit"]
+                "nvidia-container-toolkit", "libnvidia-container1", "libnvidia-container-tools", "libcudart12",
+                "linux-modules-nvidia-580-open-generic"]
     changes = nh.hold_changes(["nvidia-driver-595-open"], held_now, recorded=None)
-    assert changes["release"] == ["nvidia-driver-580-open", "libnvidia-compute-580:i386", "nvidia-fabricmanager-580"]
-    assert changes["keep_user"] == ["docker-ce", "nvidia-container-toolkit"]
-    # with a record (even an empty one), only what it names is the role's
-    assert nh.hold_changes(["nvidia-driver-595-open"], held_now, recorded=[])["release"] == []
+    assert changes["release"] == ["linux-modules-nvidia-580-open-generic"]
+    assert "libnvidia-container1" in changes["keep_user"] and "libcudart12" in changes["keep_user"]
+    assert "libnvidia-container-tools" in changes["keep_user"] and "nvidia-driver-580-open" in changes["keep_user"]
+    # with a record, only what it names is the role's
+    assert nh.hold_changes(["nvidia-driver-595-open"], held_now, recorded=["nvidia-driver-580-open"])["release"] == [
+        "nvidia-driver-580-open", "linux-modules-nvidia-580-open-generic"]
+
+
+def test_the_blacklist_leaves_the_container_toolkit_to_unattended_upgrades():
+    # issue 48 red-team 12: ^(lib)?nvidia matched nvidia-container-toolkit and libnvidia-container1, whose releases carry
+    # security fixes (CVE-2024-0132); data/compat.yml's patterns leave them out, the driver's packages stay in
+    from ansible_collections.dlbox.stack.plugins.plugin_utils import compat_data
+    patterns = compat_data.load_compat()["driver_package_names"]["upgrade_blacklist"]
+    installed = ["nvidia-container-toolkit", "nvidia-container-toolkit-base", "libnvidia-container1", "libnvidia-container-tools",
+                 "libnvidia-compute-580", "nvidia-utils-580", "libnvidia-gl-580", "nvidia-mig-manager"]
+    names = nh.blacklist(["nvidia-driver-580"], installed, patterns, "dkms")["names"]
+    assert names == ["libnvidia-compute-580", "libnvidia-gl-580", "nvidia-driver-580", "nvidia-utils-580"]
 
 
 def test_the_recorded_kernel_common_needs_its_versions_firmware_by_name():
