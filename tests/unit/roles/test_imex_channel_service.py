@@ -125,7 +125,7 @@ def test_host_imex_disabled_is_said_in_the_summary_and_the_unit_is_masked(ran):
     assert kept["reason"].startswith("nvidia-imex.service masked (nvidia_driver_imex_service: disabled)")
     assert tasks["booted_present"][DISABLED].get("skipped")
     mask = _named(_named(_load("fabric_blackwell.yml"), "Configure IMEX (GB200/GB300 NVL compute tray)")["block"], MASK)
-    assert mask["ansible.builtin.systemd_service"] == {"name": "{{ __nvidia_driver_decided.fabric.imex.service }}",
-                                                      "state": "stopped", "enabled": False, "masked": True}
+    want = {"name": "{{ __nvidia_driver_decided.fabric.imex.service }}", "state": "stopped", "enabled": False, "masked": True}
+    assert mask["ansible.builtin.systemd_service"] == want
     assert "nvidia_driver_imex_service == 'disabled'" in mask["when"]
     assert "nvidia_driver_imex_service == 'host'" in _named(_load("fabric_blackwell_start.yml"), START)["when"]
