@@ -167,6 +167,25 @@ def test_after_the_install_nscq_is_checked_and_held_with_the_driver(data):
     assert nf.summary(fabric, ok) == "NVSwitch fabric: libnvidia-nscq-580 %s" % VERSION
 
 
+def test_on_the_signed_path_the_decision_after_the_install_holds_no_nscq(data):
+    """Issue 44's red team H1: the role's decision after the install on Ubuntu's signed server set holds nothing, NSCQ
+    included. libnvidia-nscq-580 depends on the exact nvidia-kernel-common-580-server-<version>, so a hold on it froze
+    the driver group while the kernel meta moved: apt then installed the next kernel without its module (the month
+    archive's control case, test_nvidia_driver_month_hgx_apt, with the real apt)."""
+    after = [{"name": n, "version": VERSION, "arch": "amd64"} for n in (
+        "nvidia-headless-no-dkms-580-server-open", "nvidia-utils-580-server", "libnvidia-compute-580-server",
+        "nvidia-compute-utils-580-server", "nvidia-kernel-common-580-server", "linux-modules-nvidia-580-server-open-generic",
+        "nvidia-fabricmanager-580", "libnvidia-nscq-580")]
+    signed = ROOT / "tests" / "fixtures" / "driver" / "ubuntu2204-apt-get-s-install-580-server-open-signed.txt"  # RECORDED
+    facts = {"installed": [], "simulation": {"rc": 0, "stderr": "", "stdout": signed.read_text(encoding="utf-8")},
+             "madison": madison(("nvidia-fabricmanager-580", VERSION), ("libnvidia-nscq-580", VERSION)), "after": after}
+    out = ndp.decide(data, options(), plan_for(data, HGX_H100), host={"secure_boot": True}, facts=facts)
+    assert out["ok"], out["errors"]
+    assert out["set"]["signing"] == "precompiled" and out["signing"]["path"] == "precompiled"
+    assert out["after"]["fabric_summary"] == "NVSwitch fabric: libnvidia-nscq-580 %s" % VERSION
+    assert out["holds"] == [], out["holds"]
+
+
 def test_nvlink5_sets_stay_refused_when_apt_lacks_them():
     fabric = {"kind": "hgx", "same_version": ["libnvsdm"], "own_version": [], "kernel_modules": [], "imex": None}
     got = nf.versions(fabric, "", "580.95.05")
