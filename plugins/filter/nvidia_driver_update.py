@@ -46,10 +46,13 @@ def _plain_records(records, what):
     return plain
 
 
-def nvidia_driver_rollback_hint(records, branch=None):
-    """``records``: as for :func:`nvidia_driver_rollback_request`; ``branch``: the branch this run installs. The sentence
-    a failed check adds: how ``nvidia_driver_rollback: true`` goes back to the kept branch ("" when there is none)."""
-    return _nr.rollback_hint(_nr.latest_record(_plain_records(records, "nvidia_driver_rollback_hint")), branch)
+def nvidia_driver_rollback_hint(records, branch=None, changed_now=False, installed_at=None):
+    """``records``: as for :func:`nvidia_driver_rollback_request`; ``branch``: the branch this run installs;
+    ``changed_now``: this run changed the branch; ``installed_at``: when dpkg installed the driver (epoch seconds, or
+    None). The sentence a failed check adds: how ``nvidia_driver_rollback: true`` goes back to the kept branch ("" when
+    there is none, or the kept record is not of the change that installed this driver)."""
+    return _nr.rollback_hint(_nr.latest_record(_plain_records(records, "nvidia_driver_rollback_hint")), branch,
+                             changed_now=changed_now, installed_at=installed_at)
 
 
 def nvidia_driver_kept_holds(held, kept=None):

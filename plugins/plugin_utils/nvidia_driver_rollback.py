@@ -29,8 +29,8 @@ def latest_record(records):
             good.append((float(item.get("mtime") or 0), item["path"], data))
     if not good:
         return None
-    _mtime, path, data = max(good, key=lambda g: g[0])
-    return {"path": path, "folder": path.rsplit("/", 1)[0], "record": data}
+    mtime, path, data = max(good, key=lambda g: g[0])
+    return {"path": path, "folder": path.rsplit("/", 1)[0], "record": data, "mtime": mtime}
 
 
 def simulate_argv(install, purge):
@@ -85,16 +85,34 @@ def already_back(installed, kept, purge):
     return not purge and all((k.get("name"), str(k.get("version"))) in have for k in kept or ())
 
 
-def rollback_hint(found, branch):
+# How long after its record a branch change's install may come: keep.yml writes the record, install.yml installs right
+# after it in the same run (minutes); a day leaves room for a slow archive and a run retried the next morning.
+CHANGE_WINDOW_S = 86400
+
+
+def rollback_hint(found, branch, changed_now=False, installed_at=None):
     """The sentence a failed check after the install adds (kernel.yml, fabric_wait.yml): how to go back to the branch
-    kept before the last branch change, or "" when none was kept or the kept one is the ``branch`` this run installs
-    (after a rollback, with nvidia_driver_branch set to it)."""
+    kept before the last branch change, or "".
+
+    Offered only for the change the failing check is about (issue 48 red-team 10: any old record was offered, a year-old
+    R535 copy while R550 had come another way): ``changed_now`` (this run changed the branch), or the last record's
+    change installed the driver now installed (``installed_at``: when dpkg installed the plan's primary package, epoch
+    seconds, at most :data:`CHANGE_WINDOW_S` after the record, ``found['mtime']``). "" when none was kept, when the kept
+    one is the ``branch`` this run installs (after a rollback, with nvidia_driver_branch set to it), or when neither is
+    proven."""
     if not found:
         return ""
     record = found["record"]
     kept = record.get("branch")
     if kept in (None, "") or str(kept) == str(branch):
         return ""
+    if not changed_now:
+        try:
+            since = float(installed_at) - float(found.get("mtime") or 0)
+        except (TypeError, ValueError):
+            return ""
+        if not found.get("mtime") or not 0 <= since <= CHANGE_WINDOW_S:
+            return ""
     return ("The branch change from R%s to R%s can be undone: run the role with nvidia_driver_rollback: true (it purges "
             "R%s, reinstalls R%s %s from the copies kept in %s and puts back its pin and its holds as they were: %s)." % (
                 kept, branch, branch, kept, record.get("version") or "", found["folder"],

@@ -65,7 +65,9 @@ def run(tmp_path, hosts, extra=None):
         hostvars[host] = {
             "ansible_connection": "local", "ansible_python_interpreter": sys.executable, "out_dir": str(out_dir),
             "nvidia_driver_keep_dir": str(keep_dir), "__nvidia_driver_version": "%s.95.05" % branch,
-            "__nvidia_driver_decided": {"driver": {"branch": branch}, "set": {"dkms_module": "nvidia"}, "signing": {"path": "dkms"}},
+            # this run changed the branch (issue 48 red-team 10: the hint is for that change only)
+            "__nvidia_driver_decided": {"driver": {"branch": branch}, "set": {"dkms_module": "nvidia"}, "signing": {"path": "dkms"},
+                                        "change": {"action": "change"}},
             "__nvidia_driver_dkms_after": {"dkms_missing": ["6.8.0-151-generic"], "dkms_text": "nvidia/%s.95.05: added" % branch},
             "__nvidia_driver_module_verdict": {"problems": ["Kernel 6.8.0-151-generic has no nvidia module."],
                                                "kernels": ["6.8.0-151-generic"]},
@@ -152,9 +154,12 @@ def test_no_rollback_offered_on_the_kept_branch_or_without_one(failures, host):
         assert changed.startswith(msg.replace("570", "580").rstrip()), (msg, changed)  # the check's own words unchanged
 
 
-@pytest.mark.parametrize("title", ["Simulate the rollback in one apt transaction", "Remove the newer branch's packages",
-                                   "Reinstall the previous branch from the kept packages",
-                                   "Mark that a reboot is needed (the previous branch's module loads at the next boot)"])
+@pytest.mark.parametrize("title", ["Simulate the rollback in one apt transaction",
+                                   "Switch to the previous branch in one apt transaction (its kept packages in, the newer branch's out)",
+                                   "Mark that a reboot is needed (the previous branch's module loads at the next boot)",
+                                   "Say that the rollback waits for a reboot, and end the role for this host (the plan still names "
+                                   "the newer branch)",
+                                   "End the role for this host after the rollback (the plan still names the newer branch)"])
 def test_a_rollback_done_before_purges_reinstalls_and_marks_nothing(title):
     # nvidia_driver_rollback still true on the next run: plugin_utils.nvidia_driver_rollback says action none
     when = _task("rollback_request.yml", title)["when"]
@@ -165,6 +170,13 @@ def test_a_rollback_done_before_purges_reinstalls_and_marks_nothing(title):
                                    "Hold the previous branch again, as it was held"])
 def test_the_pin_and_the_holds_come_back_either_way(title):
     assert "action" not in str(_task("rollback_request.yml", title).get("when", ""))
+
+
+def test_a_later_run_goes_on_to_the_checks_or_fails_saying_why():
+    # issue 48 red-team 3: meta end_host on every run with the variable still true kept kernel.yml's checks from running
+    task = _task("rollback_request.yml", "Refuse to check a driver the plan does not name (the host is back on the kept branch)")
+    assert task["when"] == "__nvidia_driver_rollback_request.action == 'none'"
+    assert "__nvidia_driver_decided.driver" in task["ansible.builtin.assert"]["that"]
 
 
 def test_the_driver_check_after_the_reboot_says_what_nvidia_smi_answered(failures):

@@ -192,9 +192,10 @@ def journey(tmp_path_factory):
     base = tmp_path_factory.mktemp("rollback-real")
     host, before, changed, kept, keep_path = _changed_host(base)
     # 3. the check after the reboot fails: the hint the role adds
-    found = nr.latest_record([{"path": str(keep_path / "dlbox-kept.json"), "mtime": 1,
+    # (a later run: the record is of the change that installed R595, dpkg's file list written after it)
+    found = nr.latest_record([{"path": str(keep_path / "dlbox-kept.json"), "mtime": os.stat(keep_path / "dlbox-kept.json").st_mtime,
                                "content": (keep_path / "dlbox-kept.json").read_text(encoding="utf-8")}])
-    hint = nr.rollback_hint(found, 595)
+    hint = nr.rollback_hint(found, 595, installed_at=os.stat(host.root / "var/lib/dpkg/info/nvidia-open.list").st_mtime)
     print("===== 3. the check after the reboot fails; the role's message ends with:\n" + hint)
     # 4. nvidia_driver_rollback: true: rollback_request.yml by real Ansible on that root
     proc, out = _roll_back(base, host)

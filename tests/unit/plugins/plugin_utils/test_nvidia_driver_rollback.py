@@ -163,7 +163,8 @@ def test_the_holds_recorded_before_a_change_keep_their_architecture():
 # sentence that names the variable, the kept branch, its folder and the holds it gets back.
 def test_a_failed_check_after_a_branch_change_names_the_variable():
     found = nr.latest_record(records(("R570-570.195.03", 200, RECORD)))
-    hint = nr.rollback_hint(found, 580)
+    hint = nr.rollback_hint(found, 580, changed_now=True)
+    assert hint == nr.rollback_hint(found, 580, installed_at=200 + 300)  # a later run: R580 installed 5 min after the record
     assert hint.startswith("The branch change from R570 to R580 can be undone: run the role with nvidia_driver_rollback: true")
     assert "R570 570.195.03" in hint and found["folder"] in hint
     assert hint.endswith("as they were: nvidia-headless-570-server-open, nvidia-utils-570-server).")  # never a kernel follower
@@ -176,11 +177,25 @@ def test_no_sentence_without_a_kept_branch_or_on_the_kept_branch(found, branch):
     assert nr.rollback_hint(found, branch) == ""
 
 
+YEAR = 365 * 86400
+
+
+@pytest.mark.parametrize("installed_at", [None, 200 + YEAR, 100])
+def test_a_year_old_record_offers_no_rollback(installed_at):
+    # issue 48 red-team 10: a year-old R535 record while R550 is installed (another way, a year later; or dpkg's time
+    # unknown; or a driver installed before the record): this run changed nothing, the failing check is not about it
+    record = dict(RECORD, branch=535, version="535.183.01")
+    found = nr.latest_record(records(("R535-535.183.01", 200, record)))
+    assert nr.rollback_hint(found, 550, installed_at=installed_at) == ""
+    assert nr.rollback_hint(found, 550, changed_now=True).startswith("The branch change from R535 to R550")
+
+
 def test_the_hint_filter_reads_slurp_results():
     import base64
     slurped = [{"item": {"path": KEEP + "/R570-570.195.03/dlbox-kept.json", "mtime": 5.0},
                 "content": base64.b64encode(json.dumps(RECORD).encode()).decode()}]
-    assert "nvidia_driver_rollback: true" in nvidia_driver_rollback_hint(slurped, branch=580)
+    assert "nvidia_driver_rollback: true" in nvidia_driver_rollback_hint(slurped, branch=580, changed_now=True)
+    assert nvidia_driver_rollback_hint(slurped, branch=580) == ""
     assert nvidia_driver_rollback_hint([], branch=580) == ""
 
 
