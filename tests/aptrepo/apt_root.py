@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A FIXTURE archive (build_repo.py SPEC) as a local apt root for this machine's REAL apt: no root, no network.
 
-``make_root(root, spec, installed=None, pin=None)`` builds the archive under ROOT/repo, writes a dpkg status of the
+``make_root(root, spec, installed=None, pin=None)`` builds the archive (once per process and spec) as ROOT/repo, writes a dpkg status of the
 archive's stanzas whose (Package, Version) ``installed`` names, the optional preferences file and a sources.list of the
 archive, runs ``apt-get update`` and returns ``(opts, stanzas)``: the ``-o`` options every apt-get / apt-cache call of
 the test passes, and the installed stanzas. ``run(opts, tool, *args)`` runs one of them in the C locale.
@@ -10,10 +10,13 @@ The unit tests of the driver's signed modules, updates and NSCQ (tests/unit/plug
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 STATUS_FIELDS = ("Package", "Version", "Architecture", "Depends", "Provides", "Maintainer")
@@ -24,10 +27,28 @@ def stanzas(text):
     return [dict(re.findall(r"^(\S+): (.*)$", block, re.M)) for block in text.split("\n\n") if block.strip()]
 
 
+# The archives built in this process, by (spec path, spec text): each spec is built once and ROOT/repo links to it
+# (build_repo.py is reproducible, test_build_repo.py checks it; apt only reads the archive). A build is dpkg-deb for
+# every package, and several test modules use the same spec (ubuntu-noble-signed-month.yml, ubuntu-jammy-server.yml).
+_BUILT = {}
+
+
+def _built(spec):
+    with open(spec, encoding="utf-8") as fh:
+        key = (spec, fh.read())
+    if key not in _BUILT:
+        base = tempfile.mkdtemp(prefix="dlbox-aptrepo-")
+        atexit.register(shutil.rmtree, base, True)
+        subprocess.run([sys.executable, os.path.join(HERE, "build_repo.py"), spec, os.path.join(base, "repo"),
+                        "--key-dir", os.path.join(base, "keys")], check=True, capture_output=True)
+        _BUILT[key] = os.path.join(base, "repo")
+    return _BUILT[key]
+
+
 def make_root(root, spec, installed=None, pin=None):
     repo = os.path.join(root, "repo")
-    subprocess.run([sys.executable, os.path.join(HERE, "build_repo.py"), os.path.join(HERE, "specs", spec), repo,
-                    "--key-dir", os.path.join(root, "keys")], check=True, capture_output=True)
+    os.makedirs(root, exist_ok=True)
+    os.symlink(_built(os.path.join(HERE, "specs", spec)), repo)
     with open(os.path.join(repo, "Packages"), encoding="utf-8") as fh:
         chosen = [s for s in stanzas(fh.read()) if (installed or {}).get(s["Package"]) == s["Version"]]
     status = []
