@@ -337,6 +337,8 @@ def module_check(signing, build_only=False, build_kernels=(), dkms_kernels=(), r
     ``pending_reboot_reason``), the kernel that boots next (``next_boot``: GRUB's default, read after the install,
     which may have brought a newer kernel): there the running kernel may lack the module, the next one must have it,
     and the result says "pending reboot" instead of failing; the run after that reboot checks the running kernel.
+    Without that deferral, a kernel that boots next other than the running one is checked too: one already in /boot
+    without its signed module is a problem (the next reboot would start without a driver).
 
     ``modinfo``: nvidia_driver_facts' ``modinfo`` ({kernel: the version, or modinfo's error such as
     "modinfo: ERROR: Module nvidia not found."}); None: only the list. ``expected``: the installed driver version.
@@ -354,12 +356,16 @@ def module_check(signing, build_only=False, build_kernels=(), dkms_kernels=(), r
             kernels.append(next_boot)  # modinfo is read for it: does the kernel that boots next have a module?
     else:
         kernels = [running]
-        if deferred_reason and next_boot and next_boot != running:
+        # the kernel that boots next, whenever it is another: deferred (the plan said the running kernel has no signed
+        # module), or a kernel already in /boot (a -security kernel an unattended run installed) whose module did not
+        # come: a green run would otherwise leave a reboot without a GPU (issue 44's red team M2)
+        if next_boot and next_boot != running:
             kernels.append(next_boot)
     out = {"kernels": kernels, "problems": [], "pending_reboot_reason": ""}
     if modinfo is None:
         return out
-    defer = signing == "precompiled" and not build_only and len(kernels) == 2
+    defer = signing == "precompiled" and not build_only and len(kernels) == 2 and bool(deferred_reason)
+    ahead = signing == "precompiled" and not build_only and not defer and len(kernels) == 2
     headless = signing == "dkms" and not build_only and bool(running) and running not in (dkms_kernels or ())
     if headless:
         verdict = dkms_without_running_headers(running, next_boot, list(dkms_kernels or ()), modinfo, expected, headers, boot_kernels)
@@ -375,6 +381,14 @@ def module_check(signing, build_only=False, build_kernels=(), dkms_kernels=(), r
                 "pending reboot: the running kernel %s has no NVIDIA %s module (modinfo: %s); kernel %s, which boots next, "
                 "has it: reboot into it to load the driver, then run the same command again (that run checks the running "
                 "kernel)." % (running, expected, found or "nothing", next_boot))
+            continue
+        if ahead and kernel == next_boot:
+            out["problems"].append(
+                "modinfo -k %s says '%s', expected %s: kernel %s, which GRUB boots next, has no signed NVIDIA module (its "
+                "linux-modules-nvidia-* package did not come with it), so the next reboot starts without a GPU driver. Install "
+                "the module meta's package for it (apt-get install --with-new-pkgs upgrade, or apt-get install "
+                "linux-modules-nvidia-<branch>[-server][-open]-%s), or make GRUB boot %s, then run the role again."
+                % (kernel, found or "nothing", expected, kernel, kernel, running))
             continue
         out["problems"].append("modinfo -k %s says '%s', expected %s%s." % (
             kernel, found, expected, " (the kernel that boots next)" if defer and kernel == next_boot else ""))

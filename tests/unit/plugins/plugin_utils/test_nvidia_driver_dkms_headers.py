@@ -71,3 +71,25 @@ def test_the_filter_reads_apt_caches_exit_status_and_the_boot_list():
                                      dkms_kernels=[NEW], modinfo={NEW: VERSION, OLD: NOT_FOUND}, expected=VERSION,
                                      headers={OLD: 100, NEW: 0})
     assert "no longer has it" in out["problems"][0] and "is not installed (only its headers are" in out["problems"][0]
+
+
+# --- the signed path: the kernel that boots next is checked on every run (issue 44's red team M2) ------------------
+
+def test_signed_path_a_kernel_in_boot_without_its_module_is_a_problem_on_a_green_run():
+    """A -security kernel that an unattended run installed without its linux-modules-nvidia-* package: GRUB boots it
+    next; the running kernel has the module. The role must not end green (the red team's reproduction: problems were [])."""
+    out = nk.module_check("precompiled", running="5.15.0-1002-generic", next_boot="5.15.0-1003-generic",
+                          modinfo={"5.15.0-1002-generic": "580.95.05", "5.15.0-1003-generic": "modinfo: ERROR: Module nvidia not found."},
+                          expected="580.95.05")
+    assert out["kernels"] == ["5.15.0-1002-generic", "5.15.0-1003-generic"]
+    assert len(out["problems"]) == 1 and "kernel 5.15.0-1003-generic, which GRUB boots next, has no signed NVIDIA module" in out["problems"][0]
+    assert "make GRUB boot 5.15.0-1002-generic" in out["problems"][0] and out["pending_reboot_reason"] == ""
+
+
+def test_signed_path_both_kernels_with_the_module_pass_and_the_same_kernel_is_asked_once():
+    ok = nk.module_check("precompiled", running="5.15.0-1002-generic", next_boot="5.15.0-1003-generic",
+                         modinfo={"5.15.0-1002-generic": "580.95.05", "5.15.0-1003-generic": "580.95.05"}, expected="580.95.05")
+    assert ok["problems"] == [] and ok["pending_reboot_reason"] == ""
+    same = nk.module_check("precompiled", running="5.15.0-1002-generic", next_boot="5.15.0-1002-generic",
+                           modinfo={"5.15.0-1002-generic": "580.95.05"}, expected="580.95.05")
+    assert same["kernels"] == ["5.15.0-1002-generic"] and same["problems"] == []

@@ -47,10 +47,11 @@ def test_signed_path_without_a_running_module_checks_the_kernel_that_boots_next_
     assert out["kernels"] == [RUNNING, NEXT]
 
 
-def test_signed_path_with_a_running_module_checks_only_the_running_kernel():
+def test_signed_path_checks_the_running_kernel_and_another_that_boots_next():
     out = nk.module_check("precompiled", running=NEXT, next_boot=NEXT)
     assert out["kernels"] == [NEXT]
-    assert nk.module_check("precompiled", running=RUNNING, next_boot=NEXT)["kernels"] == [RUNNING]
+    # a kernel in /boot that GRUB boots next is asked too, deferred or not (issue 44's red team M2: it was not)
+    assert nk.module_check("precompiled", running=RUNNING, next_boot=NEXT)["kernels"] == [RUNNING, NEXT]
 
 
 def test_signed_path_running_kernel_without_module_is_pending_reboot_not_a_failure():
@@ -71,7 +72,8 @@ def test_signed_path_next_kernel_without_module_fails_naming_it():
 
 def test_signed_path_running_module_missing_without_the_plan_saying_so_fails():
     # the plan installed the running kernel's per-ABI package: its module must be there now
-    out = nk.module_check("precompiled", running=RUNNING, next_boot=NEXT, modinfo={RUNNING: NOT_FOUND}, expected=VERSION)
+    out = nk.module_check("precompiled", running=RUNNING, next_boot=NEXT, modinfo={RUNNING: NOT_FOUND, NEXT: VERSION},
+                          expected=VERSION)
     assert out["problems"] == ["modinfo -k %s says '%s', expected %s." % (RUNNING, NOT_FOUND, VERSION)]
 
 
