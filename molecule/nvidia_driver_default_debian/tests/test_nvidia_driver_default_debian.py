@@ -5,6 +5,7 @@ tests/fixtures/gpu_host), with the FIXTURE CUDA repository and FIXTURE Debian ke
 
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.join(os.environ["MOLECULE_PROJECT_DIRECTORY"], "tests"))
@@ -25,6 +26,9 @@ def test_run1_installs_nvidias_open_driver_builds_it_and_ends_pending_reboot(hos
     assert meta["rc"] == 0 and counts["failed"] == 0, log[-5000:]
     assert summary["driver_state"] == "pending_reboot", summary
     assert host.package("nvidia-open").is_installed or host.package("nvidia-open-580").is_installed
+    # the headers came from the role's defaults (prepare installs none): the running kernel's and Debian's meta
+    assert host.package("linux-headers-amd64").is_installed and host.package("linux-headers-" + RUNNING).is_installed
+    assert re.search(r"TASK \[dlbox\.stack\.common : Install the kernel headers meta package\] \**\nchanged:", log), log[-3000:]
     assert "nvidia/%s, %s, x86_64: installed" % (VERSION, RUNNING) in host.check_output("dkms status")
 
 
