@@ -86,8 +86,8 @@ def results(tmp_path_factory):
             "kernel": kernel, "distribution": distribution, "architecture": "x86_64"}}), encoding="utf-8")
         hostvars[host] = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable, "out_dir": str(tmp_path / host),
                           "__nvidia_driver_decided": {"signing": {"path": path}, "build_only": build_only}}
-    proc, _out = run_play(tmp_path, play, hostvars, env={"ANSIBLE_COLLECTIONS_PATH": str(tmp_path / "collections"),
-                                                        "PATH": "%s:%s" % (bindir, os.environ["PATH"])})
+    env = {"ANSIBLE_COLLECTIONS_PATH": str(tmp_path / "collections"), "PATH": "%s:%s" % (bindir, os.environ["PATH"])}
+    proc, _out = run_play(tmp_path, play, hostvars, env=env)
     assert proc.returncode == 0, [(r.get("msg"), r.get("stderr")) for p in (_out or {}).get("plays", []) for t in p["tasks"] for r in t["hosts"].values()
                                   if r.get("failed")][:1] or proc.stderr[-2000:]
     got = {}

@@ -239,8 +239,9 @@ def failed_switch(tmp_path_factory):
     base = tmp_path_factory.mktemp("rollback-real-fails")
     host, _before, changed, _kept, _keep_path = _changed_host(base)
     real = (host.bin / "dpkg").read_text(encoding="utf-8")
-    (host.bin / "dpkg").write_text(real.replace("exec ", 'case "$*" in *--unpack*%s*) echo "dpkg: error: no space left on device" >&2; '
-                                                 'exit 2;; esac\nexec ' % OLD.split("-")[0], 1), encoding="utf-8")
+    refuse = 'case "$*" in *--unpack*%s*) echo "dpkg: error: no space left on device" >&2; exit 2;; esac\nexec ' % (
+        OLD.split("-", maxsplit=1)[0])
+    (host.bin / "dpkg").write_text(real.replace("exec ", refuse, 1), encoding="utf-8")
     proc, out = _roll_back(base, host)
     after = {"holds": host.showhold(), "versions": host.versions(), "pin": host.pin_file.read_text(encoding="utf-8")}
     return {"proc": proc, "changed": changed, "after": after}
