@@ -345,6 +345,9 @@ def _power(options, conf_text, query_text, errors, status_text=None):
     return {"name": mode["name"], "id": mode["id"], "default": conf["default"], "current": current, "asked": wanted,
             "reboot": options.get("power_mode_reboot", "never"), "change": change, "status": status,
             "pending": change and current is not None and status == mode["id"],
+            # the mode asked is in effect, but nvpmodel's status holds another (an earlier run with never wrote it): the
+            # next boot would apply that one, so the status is written back to the mode asked
+            "stale_status": not change and status is not None and status != mode["id"],
             "status_path": NVPMODEL_STATUS, "status_text": nvpmodel_status_text(status_text, mode["id"])}
 
 

@@ -124,3 +124,37 @@ def test_never_writes_the_status_reports_pending_then_changes_nothing_and_the_re
     rc, changed, failed = _run(tmp_path, {"fresh": fresh}, "run3")
     assert rc == 0 and changed == {"fresh": ["Forget a pending power mode once it is set"]}, (changed, failed)
     assert not fresh.pending.exists()
+
+
+@needs_root
+def test_back_to_the_mode_in_effect_disarms_the_mode_left_pending(tmp_path):
+    """Issue 52, red team HIGH 2: a run with never left MAXN (pmode:0000) in nvpmodel's status while MODE_30W is in
+    effect; the user then asks for MODE_30W. The mode in effect matches (no nvpmodel -m), but the status must go back to
+    pmode:0002, or the next boot brings MAXN; the pending record goes too."""
+    module = Module(tmp_path / "m")
+    rc, changed, failed = _run(tmp_path, {"m": module}, "run1")
+    assert rc == 0 and WRITE in changed["m"], (changed, failed)
+    assert module.status.read_text(encoding="utf-8") == "pmode:0000\n" and module.pending.exists()
+    decided = module.decided()
+    decided_back = decide({"stack": {"jetpack": {"version": "6.2", "l4t": "36.4.3", "family": "orin"}}},
+                          {"components": ["all"], "power_mode": "MODE_30W", "power_mode_reboot": "never", "clocks": None},
+                          release_text=(FIXTURES / "nv_tegra_release" / "agx-orin-r36.4.3.txt").read_text(encoding="utf-8"),
+                          model_text="NVIDIA Jetson AGX Orin Developer Kit", nvpmodel_conf=module.conf.read_text(encoding="utf-8"),
+                          nvpmodel_query=module.sh("-q").stdout, nvpmodel_status=module.status.read_text(encoding="utf-8"),
+                          data=load_jetson_data(), compat=load_compat())
+    assert decided["power"]["pending"] and not decided["power"]["stale_status"]
+    power = decided_back["power"]
+    assert (power["change"], power["stale_status"], power["status_text"]) == (False, True, "pmode:0002\n"), power
+    hostvars = {"m": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                      "__jetpack_nvpmodel": str(module.nvpmodel), "__jetpack_nvpmodel_status": str(module.status),
+                      "__jetpack_power_pending": str(module.pending), "__jetpack_decided": decided_back}}
+    play = {"hosts": "all", "gather_facts": False, "vars": {k: v for k, v in VARS.items() if k not in hostvars["m"]},
+            "tasks": TASKS}
+    (tmp_path / "run2").mkdir()
+    proc, out = run_play(tmp_path / "run2", play, hostvars)
+    assert out is not None and proc.returncode == 0, proc.stderr
+    assert module.status.read_text(encoding="utf-8") == "pmode:0002\n"
+    assert not module.pending.exists()
+    assert module.events().count("nvpmodel -m 2") == 0          # the mode in effect: nvpmodel not run
+    module.reboot()
+    assert module.sh("-q").stdout.splitlines() == ["NV Power Mode: MODE_30W", "2"]
