@@ -17,7 +17,7 @@ _compat_data = LazyModule("plugin_utils.compat_data")
 
 
 def jetpack_plan(options, plan, release=None, model=None, nvpmodel_conf=None, nvpmodel_query=None, data_path=None, compat_path=None,
-                 flashed_list=None, nvpmodel_status=None):
+                 flashed_list=None, nvpmodel_status=None, installed_meta=None):
     """Decide the jetpack role's repositories, packages, power mode and clocks (see plugin_utils.jetpack_plan)."""
     if not isinstance(options, dict):
         raise AnsibleFilterError("jetpack_plan: expected the role's options as a mapping")
@@ -30,7 +30,7 @@ def jetpack_plan(options, plan, release=None, model=None, nvpmodel_conf=None, nv
         raise AnsibleFilterError(str(exc)) from exc
     return _jetpack_plan.decide(plan, options, release_text=release, model_text=model, nvpmodel_conf=nvpmodel_conf,
                                 nvpmodel_query=nvpmodel_query, data=data, compat=compat, flashed_list=flashed_list,
-                                nvpmodel_status=nvpmodel_status)
+                                nvpmodel_status=nvpmodel_status, installed_meta=installed_meta)
 
 
 def jetpack_pytorch(options, plan, listing=None, data_path=None, reach=None):

@@ -32,6 +32,7 @@ from urllib.parse import urlparse
 import yaml
 
 from ansible_collections.dlbox.stack.plugins.module_utils._gpu_facts import parse_nv_tegra_release_line, parse_nvpmodel_conf
+from ansible_collections.dlbox.stack.plugins.module_utils.versions import debian_version_compare
 from ansible_collections.dlbox.stack.plugins.plugin_utils.jetpack_pytorch import check_sources
 
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "data" / "jetson.yml"
@@ -275,7 +276,44 @@ def _suite_sharers(compat, jetpack, suite):
             if str(entry.get("version")) != jetpack and suite in [_suite(x) for x in entry.get("l4t") or []]]
 
 
-def _pinned(data, packages, result, compat=None, errors=None):
+_DPKG_INSTALLED_RE = re.compile(r"^\s*[uihrp]i\S*\s+(\S+)\s*$")
+
+
+def parse_installed_meta(text):
+    """``dpkg-query -W -f='${db:Status-Abbrev} ${Version}' nvidia-jetpack`` -> the installed version, or None when the
+    package is not installed (no output, ``un``, ``rc``): ``"ii  6.2.3+b81"`` -> ``"6.2.3+b81"``."""
+    match = _DPKG_INSTALLED_RE.match((text or "").strip().splitlines()[0] if (text or "").strip() else "")
+    return match.group(1) if match else None
+
+
+def _kept_installed(data, compat, result, version, installed, errors):
+    """The version to pin when nvidia-jetpack is already installed NEWER than the plan's JetPack's metas (NVIDIA's
+    documented `sudo apt install nvidia-jetpack` on a module of the same suite takes the newest: 6.2.3+b81 on L4T
+    36.5.0, data/jetson.yml components_versions_source): apt refuses to downgrade ("Packages were downgraded and -y was
+    used without --allow-downgrades"), and a downgrade of every JetPack package is not this role's to do. The installed
+    JetPack of the same suite is kept and held (said in the notes); one the data does not know, or of another suite, is
+    refused before any change. None: refused (``errors``)."""
+    if not installed or debian_version_compare(installed, version) <= 0:
+        return version
+    owners = [str(jp) for jp, v in data["components_versions"].items() if str(v) == installed]
+    suite = result["l4t"]["suite"]
+    entry = _jetpack_entry(compat or {}, owners[0]) if owners else None
+    if entry is None or suite not in [_suite(x) for x in entry.get("l4t") or []]:
+        errors.append("nvidia-jetpack %s is installed on this module, newer than the plan's JetPack %s metas (%s), and "
+                      "data/jetson.yml (components_versions) knows it as no JetPack of NVIDIA's apt suite %s: the install "
+                      "would have to downgrade every JetPack package, which apt refuses. Plan the installed JetPack "
+                      "(jetpack in dlbox_plan_request), or add its version to components_versions with its source. "
+                      "Nothing was changed." % (installed, result["jetpack"], version, suite))
+        return None
+    result["notes"].append("nvidia-jetpack %s (JetPack %s) is installed, newer than the plan's JetPack %s metas (%s) in "
+                           "the same apt suite %s (NVIDIA's apt install nvidia-jetpack takes the newest): kept and held at "
+                           "%s rather than downgraded. To make the plan say so, set jetpack: '%s' in dlbox_plan_request."
+                           % (installed, owners[0], result["jetpack"], version, suite, installed, owners[0]))
+    result["kept_meta"] = {"jetpack": owners[0], "version": installed, "planned": version}
+    return installed
+
+
+def _pinned(data, packages, result, compat=None, errors=None, installed=None):
     """Every component meta (nvidia-jetpack, nvidia-cuda, nvidia-container, ...) pinned to the plan's JetPack (data
     ``components_versions``): one suite holds the metas of several JetPacks (r36.4: 6.1, 6.2, 6.2.1; r36.5: 6.2.2 and
     6.2.3; r39.2: 7.2 and 7.2.1), apt would take the newest, and the metas depend on each other at exact versions
@@ -302,6 +340,9 @@ def _pinned(data, packages, result, compat=None, errors=None):
                                "version for JetPack %s, so apt takes the newest in the suite %s."
                                % (" and ".join(packages) + (" is" if len(packages) == 1 else " are"), result["jetpack"],
                                   result["l4t"]["suite"]))
+        return packages
+    version = _kept_installed(data, compat, result, version, installed, errors if errors is not None else [])
+    if version is None:
         return packages
     result["meta_pin"] = {"packages": list(packages), "version": version}
     return ["%s=%s" % (package, version) for package in packages]
@@ -403,7 +444,7 @@ def power_result(power, rc, output):
 
 
 def decide(plan, options, release_text=None, model_text=None, nvpmodel_conf=None, nvpmodel_query=None, data=None, compat=None,
-           flashed_list=None, nvpmodel_status=None):
+           flashed_list=None, nvpmodel_status=None, installed_meta=None):
     """Everything the jetpack role does, or why it must not.
 
     ``plan``: ``dlbox_plan``; ``options``: the role's variables (``OPTION_KEYS``); ``release_text``: the host's
@@ -413,6 +454,8 @@ def decide(plan, options, release_text=None, model_text=None, nvpmodel_conf=None
     JetPack's ``nvidia-l4t-apt-source.list`` (or the copy set aside by an earlier run), whose every line is kept: the
     role sets the list aside, so a line its own repositories do not cover (``jetson/ffmpeg`` on JetPack 6 and 7.2)
     becomes a repository too. ``nvpmodel_status``: ``/var/lib/nvpmodel/status`` (the mode the next boot applies).
+    ``installed_meta``: ``dpkg-query -W -f='${db:Status-Abbrev} ${Version}' nvidia-jetpack`` (a newer one than the
+    plan's is kept and held, ``kept_meta``, or refused; never downgraded).
 
     Returns ``{"ok", "errors", "l4t", "jetpack", "family", "repositories", "pin_origin", "key", "packages",
     "preinstalled_list", "power", "clocks", "notes", "meta_pin"}`` (``notes``: what the run should say, e.g. an
@@ -425,7 +468,7 @@ def decide(plan, options, release_text=None, model_text=None, nvpmodel_conf=None
     fingerprint = _check_options(options, errors)
     result = {"ok": False, "errors": errors, "l4t": None, "jetpack": None, "family": None, "repositories": [],
               "key": None, "pin_origin": None, "packages": [], "preinstalled_list": data["repository"]["preinstalled_list"],
-              "power": None, "clocks": options.get("clocks"), "notes": [], "meta_pin": None}
+              "power": None, "clocks": options.get("clocks"), "notes": [], "meta_pin": None, "kept_meta": None}
 
     if release is None:
         errors.append("This host is not a Jetson running L4T: /etc/nv_tegra_release is missing or has no '# R<major> "
@@ -495,7 +538,8 @@ def decide(plan, options, release_text=None, model_text=None, nvpmodel_conf=None
     result["pin_origin"] = urlparse(base).hostname or ""
     result["key"] = {"url": options.get("key_url") or "%s/%s" % (base, data["repository"]["key_file"]),
                      "fingerprint": fingerprint or data["repository"]["key_fingerprint"]}
-    result["packages"] = _pinned(data, _packages(data, options.get("components"), errors), result, compat, errors)
+    result["packages"] = _pinned(data, _packages(data, options.get("components"), errors), result, compat, errors,
+                                 parse_installed_meta(installed_meta))
     _container_runtime(data, options, errors)
     result["power"] = _power(options, nvpmodel_conf, nvpmodel_query, errors, nvpmodel_status)
     result["ok"] = not errors
