@@ -327,14 +327,17 @@ def _pinned(data, packages, result, compat=None, errors=None, installed=None):
     version = data["components_versions"].get(result["jetpack"])
     if version is None:
         sharers = _suite_sharers(compat or {}, result["jetpack"], result["l4t"]["suite"])
+        # the plan to suggest: only a JetPack this module's L4T can take (another is refused for this L4T: a loop)
+        takes = [jp for jp in sharers if _padded(result["l4t"]["version"])
+                 in [_padded(x) for x in (_jetpack_entry(compat or {}, jp) or {}).get("l4t") or []]]
         if sharers and errors is not None:
             errors.append("JetPack %s shares NVIDIA's apt suite %s with JetPack %s, and data/jetson.yml "
                           "(components_versions) knows no version of JetPack %s's metas (%s): installed unpinned, or "
                           "upgraded later, apt would take the newest metas in the suite, another JetPack's. Add the "
                           "version (apt-cache madison nvidia-jetpack on the module lists each JetPack's) to "
-                          "components_versions with its source, or plan JetPack %s. Nothing was changed."
+                          "components_versions with its source%s. Nothing was changed."
                           % (result["jetpack"], result["l4t"]["suite"], ", ".join(sharers), result["jetpack"],
-                             ", ".join(packages), " or ".join(sharers)))
+                             ", ".join(packages), ", or plan JetPack %s" % " or ".join(takes) if takes else ""))
             return packages
         result["notes"].append("%s installed unpinned: data/jetson.yml (components_versions) knows no JetPack meta "
                                "version for JetPack %s, so apt takes the newest in the suite %s."

@@ -570,8 +570,30 @@ def test_a_shared_suite_without_the_plans_meta_version_is_refused(version, l4t, 
         "JetPack %s shares NVIDIA's apt suite %s with JetPack %s, and data/jetson.yml (components_versions) knows no "
         "version of JetPack %s's metas (nvidia-jetpack): installed unpinned, or upgraded later, apt would take the newest "
         "metas in the suite, another JetPack's. Add the version (apt-cache madison nvidia-jetpack on the module lists "
-        "each JetPack's) to components_versions with its source, or plan JetPack %s. Nothing was changed."
-        % (version, suite, other, version, other)]
+        "each JetPack's) to components_versions with its source. Nothing was changed."
+        % (version, suite, other, version)]
+    # the other JetPack is for another L4T of the suite (6.2.3: 36.5.2), which this module does not run: planning it
+    # would be refused in turn, so the refusal does not suggest it (issue 52 red team MEDIUM 4)
+    assert "or plan JetPack" not in got["errors"][0]
+
+
+# --- JetPack 6.1.1 (L4T 36.4.2, jetson_stats' "6.1 (rev1)") takes 6.1's metas (issue 52 red team MEDIUM 4) ---------
+R3642 = AGX_R3643.replace("REVISION: 4.3", "REVISION: 4.2")
+
+
+def test_jetpack_6_1_1_on_l4t_36_4_2_is_pinned_to_6_1s_metas_not_refused_in_a_loop():
+    got = decide(plan("6.1.1", "36.4.2"), options(components=["all", "cuda"]), release_text=R3642, model_text=MODEL,
+                 data=load_jetson_data(), compat=COMPAT)
+    assert got["ok"], got["errors"]
+    assert got["packages"] == ["nvidia-jetpack=6.1+b123", "nvidia-cuda=6.1+b123"]
+    # without the data (the red team's loop): refused, and the refusal names no JetPack that L4T 36.4.2 cannot take
+    data = load_jetson_data()
+    del data["components_versions"]["6.1.1"]
+    got = decide(plan("6.1.1", "36.4.2"), options(), release_text=R3642, model_text=MODEL, data=data, compat=COMPAT)
+    assert not got["ok"] and "or plan JetPack" not in got["errors"][0], got["errors"]
+    for other in ("6.2.1", "6.2", "6.1"):
+        again = decide(plan(other, "36.4.2"), options(), release_text=R3642, model_text=MODEL, data=data, compat=COMPAT)
+        assert not again["ok"]      # each would be refused for L4T 36.4.2: the old suggestion was a loop
 
 
 def test_the_shipped_data_pins_jetpack_6_2():
