@@ -9,6 +9,7 @@ machine ubuntu2604 in make test-heavy) checks that the venv really collected the
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,7 @@ def _core_for(python):
     return None
 
 
+@functools.lru_cache(maxsize=None)   # data/compat.yml parsed once (collection and a test both ask); a tuple, not shared state
 def _supported_pythons():
     data = yaml.safe_load((ROOT / "data" / "compat.yml").read_text(encoding="utf-8"))
     out = set()
@@ -38,7 +40,7 @@ def _supported_pythons():
                 # tools/venv.sh needs 3.11 or newer; an older python3 (Ubuntu 22.04's 3.10) gets a newer one from apt
                 if Version(python) >= Version("3.11"):
                     out.add((name, python))
-    return sorted(out)
+    return tuple(sorted(out))
 
 
 @pytest.mark.parametrize("name,python", _supported_pythons())
