@@ -466,7 +466,8 @@ class GpuIndex(object):
         os_id, _sep, os_version = (os_key or "").partition("-")
         driver_version = hardware.get("driver_version")
         host = {
-            "arch": hardware.get("arch") or "x86_64",
+            # a Jetson module is an aarch64 machine (Orin, Thor: Arm CPU); another machine's default is x86_64
+            "arch": hardware.get("arch") or ("aarch64" if jetson is not None else "x86_64"),
             "os": {"id": os_id or None, "version_id": os_version or None, "key": os_key},
             "jetson": jetson or hardware.get("jetson"),
             "gpus": self.classify(gpus),

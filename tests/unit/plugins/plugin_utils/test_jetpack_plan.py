@@ -640,3 +640,14 @@ def test_the_jetson_data_cites_no_library_file_ids():
                 "https://github.com/anduril/jetpack-nixos/blob/4d857d6da48c420da39964b6fb7ba23a958abad3/sourceinfo/debs-update.py",
                 "https://repo.download.nvidia.com/jetson/common/dists/r36.5/main/binary-arm64/Packages"):
         assert url in text
+
+
+# --- a plan for a named Jetson is for an aarch64 machine (issue 52 red team LOW 12) ----------------------------------
+def test_a_jetson_named_in_the_hardware_is_an_aarch64_host():
+    from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_gpu_index
+    index = load_gpu_index()
+    assert index.host_from_hardware({"gpus": ["Jetson AGX Orin"], "l4t": "36.4.3"})["arch"] == "aarch64"
+    assert index.host_from_hardware({"gpus": ["Jetson AGX Thor"]})["arch"] == "aarch64"
+    assert index.host_from_hardware({"l4t": "36.4.3"})["arch"] == "aarch64"        # a captured nv_tegra_release alone
+    assert index.host_from_hardware({"gpus": ["RTX 4090"]})["arch"] == "x86_64"
+    assert index.host_from_hardware({"gpus": ["NVIDIA GB200"], "arch": "aarch64"})["arch"] == "aarch64"
