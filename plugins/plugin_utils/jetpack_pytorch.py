@@ -97,6 +97,13 @@ def _release(version):
     return tuple(int(part or 0) for part in match.groups()) if match else None
 
 
+def _pypi_number(version):
+    """The plan's torch as an index numbers it: NVIDIA's build ``2.5.0a0+872d972e41.nv24.08.17622132`` -> ``2.5.0``;
+    a PyPI version (``2.8.0``) unchanged."""
+    text = str(version or "")
+    return ".".join(str(part) for part in _release(text)) if re.search(r"a0\+|\.nv\d", text) and _release(text) else text
+
+
 def _retired(url, retired):
     host = urlparse(url or "").hostname or ""
     return next((entry for entry in retired or [] if host == entry["host"]), None)
@@ -220,7 +227,7 @@ def choose(pytorch, options, section, today=None, jetpack=None):
                   "confirmed": None, "grade": None, "copies": upstream["name"], "needs": upstream.get("needs") or [],
                   "apt_needs": upstream.get("apt_needs") or [], "components_needed": upstream.get("components_needed") or [],
                   "pip_constraints": upstream.get("pip_constraints") or [],
-                  "torch": pytorch["version"] if kind == "index" else upstream["torch"]}
+                  "torch": _pypi_number(pytorch["version"]) if kind == "index" else upstream["torch"]}
     else:
         name = sources[0]["name"] if choice == "auto" else choice
         if name not in by_name:
@@ -263,7 +270,8 @@ def choose(pytorch, options, section, today=None, jetpack=None):
                     "host has it, or that the mirror's build does not need it." % (source.get("copies"), text)
                     for text in unsure)
     # a folder of wheels is pinned to the exact build it holds; an index to the plan's version (PyPI's numbering)
-    torch = source["torch"] if source["kind"] == "find_links" else pytorch["version"]
+    # (an index numbers its builds as PyPI does: the plan's NVIDIA build 2.5.0a0+872d972e41.nv24.08 is torch 2.5.0 there)
+    torch = source["torch"] if source["kind"] == "find_links" else _pypi_number(pytorch["version"])
     if _release(torch) != _release(pytorch["version"]):
         errors.append("The plan's PyTorch is %s, but the wheel of %s (%s) is torch %s, another release. Plan the "
                       "PyTorch that source has, or choose another source (jetpack_pytorch_source). Nothing was "

@@ -419,7 +419,18 @@ def test_the_shipped_community_index_is_the_pep_503_path_not_devpis_web_page():
     section = load_jetson_data()["pytorch_sources"]
     community = next(s for s in section["builds"]["jp6-cu126"] if s["name"] == "community")
     assert community["url"] == "https://pypi.jetson-ai-lab.io/jp6/cu126/+simple"
-    assert load_compat()["jetson_pytorch"]["jetson-ai-lab-jp6"]["index_url"] == community["url"]
+
+
+
+def test_the_jetpack_6_plan_names_the_pytorch_edge_yml_installs():
+    # issue 52 red team MEDIUM 7: the plan said torch 2.5.0 from the community index while warning that 2.5.0 is missing
+    # there, and edge.yml installed NVIDIA's 2.5.0a0+872d972e41.nv24.08 from jp/v61: the plan now carries that pair
+    section = load_jetson_data()["pytorch_sources"]
+    nvidia = section["builds"]["jp6-cu126"][0]
+    assert nvidia["name"] == "nvidia" and nvidia["kind"] == "find_links"
+    route = load_compat()["jetson_pytorch"]["jetson-ai-lab-jp6"]
+    assert (route["version"], route["index_url"]) == (nvidia["torch"], None)
+    assert "index_replaces_pypi" not in route
 
 
 # --- the libraries' archives reachable before any change (issue 52, third red team LOW 10) -----------------------------
@@ -451,3 +462,21 @@ def test_an_archive_the_host_cannot_fetch_is_refused_naming_the_variable_that_po
         "the loader finds it. Nothing was changed." % (url, CUSPARSELT["sha256"])]}
     assert check_reach(decision, [{"item": decision["libraries"][0], "status": 200}]) == {"ok": True, "errors": []}
     assert check_reach(decision, []) == {"ok": True, "errors": []}     # the loader has it: nothing looked for
+
+
+# the plan as the resolver gives it now (NVIDIA's build, no index): an index source pins the same release in the index's
+# (PyPI's) numbering, a folder NVIDIA's exact build (issue 52 red team MEDIUM 7)
+PLANNED_NV = dict(PLANNED, version=NV_WHEEL, index_url=None)
+PLANNED_NV.pop("index_replaces_pypi")
+
+
+@pytest.mark.parametrize("source, options, version, index_url", [
+    ("auto", {}, NV_WHEEL, None),
+    ("community", {}, "2.5.0", "https://pypi.jetson-ai-lab.io/jp6/cu126"),
+    ("mirror", {"mirror_url": "http://mirror.lab/jp6/cu126", "mirror_kind": "index"}, "2.5.0", "http://mirror.lab/jp6/cu126"),
+    ("mirror", {"mirror_url": "http://mirror.lab/wheels/", "mirror_kind": "find_links"}, NV_WHEEL, None),
+])
+def test_the_plans_nvidia_build_is_pinned_as_each_source_numbers_it(source, options, version, index_url):
+    got = pick(source, pytorch=PLANNED_NV, today=datetime.date(2025, 4, 1), **options)
+    assert got["ok"], got["errors"]
+    assert (got["pytorch"]["version"], got["pytorch"]["index_url"]) == (version, index_url)
