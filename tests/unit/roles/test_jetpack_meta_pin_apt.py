@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat
-from ansible_collections.dlbox.stack.plugins.plugin_utils.jetpack_plan import decide, load_jetson_data
+from ansible_collections.dlbox.stack.plugins.plugin_utils.jetpack_plan import decide, load_jetson_data, parse_installed_meta
 
 ROOT = Path(__file__).resolve().parents[3]
 REPOSITORY = yaml.safe_load((ROOT / "roles" / "jetpack" / "tasks" / "repository.yml").read_text(encoding="utf-8"))
@@ -141,3 +141,18 @@ def test_an_installed_meta_the_data_does_not_know_is_refused_before_any_change()
     assert not decided["ok"]
     assert "nvidia-jetpack 6.2.9+b1 is installed" in decided["errors"][0]
     assert "dlbox_plan_request" in decided["errors"][0] and "Nothing was changed." in decided["errors"][0]
+
+
+def test_the_preflight_hands_dpkgs_answer_to_the_plan():
+    """The wiring of HIGH 1: the preflight asks dpkg for nvidia-jetpack (read-only, never failing) before the decision,
+    and the decision reads its answer."""
+    preflight = yaml.safe_load((ROOT / "roles" / "jetpack" / "tasks" / "preflight.yml").read_text(encoding="utf-8"))
+    names = [t.get("name") for t in preflight]
+    ask = preflight[names.index("Read the installed nvidia-jetpack version")]
+    assert ask["ansible.builtin.command"]["argv"] == ["dpkg-query", "-W", "-f=${db:Status-Abbrev} ${Version}", "nvidia-jetpack"]
+    assert ask["changed_when"] is False and ask["failed_when"] is False and ask["check_mode"] is False
+    assert names.index("Read the installed nvidia-jetpack version") < names.index("Decide what to install and set")
+    decide_task = preflight[names.index("Decide what to install and set")]
+    assert "installed_meta=__jetpack_meta_installed.stdout" in decide_task["ansible.builtin.set_fact"]["__jetpack_decided"]
+    # the answer's shape as dpkg-query prints it for that format
+    assert parse_installed_meta("ii  6.2.3+b81") == "6.2.3+b81" and parse_installed_meta("") is None
