@@ -36,9 +36,9 @@ def _preferences_task():
 
 def _decided(base_url, installed_meta=None):
     return decide({"stack": {"jetpack": {"version": "6.2.2", "l4t": "36.5.0", "family": "orin"}}},
-                     {"components": ["all", "cuda"], "power_mode": "", "power_mode_reboot": "never", "clocks": None,
-                      "base_url": base_url},
-                     release_text=RELEASE.replace("REVISION: 4.3", "REVISION: 5.0"), model_text="NVIDIA Jetson AGX Orin",
+                  {"components": ["all", "cuda"], "power_mode": "", "power_mode_reboot": "never", "clocks": None,
+                   "base_url": base_url},
+                  release_text=RELEASE.replace("REVISION: 4.3", "REVISION: 5.0"), model_text="NVIDIA Jetson AGX Orin",
                   data=load_jetson_data(), compat=load_compat(), installed_meta=installed_meta)
 
 

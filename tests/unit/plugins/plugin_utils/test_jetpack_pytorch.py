@@ -421,7 +421,6 @@ def test_the_shipped_community_index_is_the_pep_503_path_not_devpis_web_page():
     assert community["url"] == "https://pypi.jetson-ai-lab.io/jp6/cu126/+simple"
 
 
-
 def test_the_jetpack_6_plan_names_the_pytorch_edge_yml_installs():
     # issue 52 red team MEDIUM 7: the plan said torch 2.5.0 from the community index while warning that 2.5.0 is missing
     # there, and edge.yml installed NVIDIA's 2.5.0a0+872d972e41.nv24.08 from jp/v61: the plan now carries that pair
