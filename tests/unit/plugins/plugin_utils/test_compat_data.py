@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 
 import pytest
@@ -27,10 +28,15 @@ def _write(path, data):
     return path
 
 
+@pytest.fixture(scope="module")
+def _shipped():
+    """data/compat.yml parsed once for the module; each test gets its own deep copy to break."""
+    return yaml.safe_load(compat_data.DEFAULT_PATH.read_text(encoding="utf-8"))
+
+
 @pytest.fixture()
-def good(tmp_path):
-    source = yaml.safe_load(compat_data.DEFAULT_PATH.read_text(encoding="utf-8"))
-    return tmp_path, source
+def good(tmp_path, _shipped):
+    return tmp_path, copy.deepcopy(_shipped)
 
 
 @pytest.mark.parametrize(
