@@ -126,7 +126,7 @@ def driver_floor(data, cuda_version):
     if cuda_version is None:
         return None, None
     release = ".".join(str(cuda_version).split(".")[:2])
-    major = release.split(".")[0]
+    major = release.split(".", maxsplit=1)[0]
     cuda = (data or {}).get("cuda") or {}
     releases = cuda.get("releases") or []
     own = next((r.get("toolkit_driver_min") for r in releases if str(r.get("version")) == release), None)
@@ -134,7 +134,7 @@ def driver_floor(data, cuda_version):
     if not floor:
         return release, (None if own is None else str(own))
     driver = str(floor["driver_min"])
-    met = [str(r["version"]) for r in releases if str(r.get("version", "")).split(".")[0] == major
+    met = [str(r["version"]) for r in releases if str(r.get("version", "")).split(".", maxsplit=1)[0] == major
            and r.get("toolkit_driver_min") and _vkey(r["toolkit_driver_min"]) <= _vkey(driver)
            and _vkey(r["version"]) <= _vkey(release)]
     reported = max(met, key=_vkey) if met else "%s.0" % major
