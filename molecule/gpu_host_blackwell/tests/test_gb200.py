@@ -88,12 +88,17 @@ def test_a_fabric_that_stays_in_progress_is_waited_for_then_fails_naming_the_swi
     assert "journalctl -u nvidia-imex" in message
     assert "nvidia-fabricmanager" not in message  # no Fabric Manager on a compute tray
     assert result["in_progress_reads"] >= 2  # the role read nvidia-smi -q again before giving up
-    # the boot's own IMEX start was refused (fabric In Progress) and the role did not start it either
-    assert result["imex_at_stuck_boot"] == "failed" and result["imex_after_stuck_run"] in ("failed", "inactive")
+    # the boot's own IMEX start was refused (fabric In Progress), the role's drop-in (Restart=on-failure, 10 s apart)
+    # tried again and was refused again, and the role did not start it either: never active, never given up
+    assert result["imex_at_stuck_boot"].startswith("activating/")
+    assert result["imex_refused_at_stuck_boot"] >= 2
+    assert result["imex_after_stuck_run"] == "activating"
 
 
-def test_once_the_fabric_completes_the_next_run_starts_imex_after_it(host):
+def test_once_the_fabric_completes_imex_comes_up_on_its_own_after_it(host):
     result = _results(host)
+    # issue 49 red team M4: no Ansible run between the fabric's completion and IMEX active (the drop-in's retry)
+    assert result["imex_on_its_own"] == "active"
     assert result["fabric_back"] == "OK" and result["imex_back"] == "active"
     stuck = _boots(host)[-1]
     refused, completed, imex_ok, started = _order(stuck, "nvidia-imex start refused: fabric not Completed (4x In Progress)",
