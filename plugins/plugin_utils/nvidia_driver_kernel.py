@@ -471,12 +471,17 @@ _DPKG_FAILED = re.compile(r"^dpkg: error processing package (?P<name>\S+) \(--co
 
 
 def _failure_lines(result):
+    """The lines of a failed task's msg, stdout and stderr; of a loop's failed items too (``results``: the
+    ``dkms install -k KERNEL`` loop of kernel.yml fails as a whole, each item carrying DKMS's own output)."""
     result = result if isinstance(result, dict) else {}
     lines = []
     for key in ("msg", "stdout", "stderr"):
         lines += str(result.get(key) or "").splitlines()
     for key in ("stdout_lines", "stderr_lines"):
         lines += [str(line) for line in result.get(key) or []]
+    for item in result.get("results") or []:
+        if isinstance(item, dict) and item.get("failed"):
+            lines += _failure_lines(dict(item, results=None))
     return [line.strip() for line in lines if line.strip()]
 
 
