@@ -115,12 +115,21 @@ def kernel_metas(flavours, module_metas=()):
     return _unique(out + list(module_metas or ()))
 
 
-def blacklist(set_packages, installed_names, patterns, signing, flavours=(), module_metas=()):
+SIGNED_CHOICES = ("together", "keep_out")
+
+
+def blacklist(set_packages, installed_names, patterns, signing, flavours=(), module_metas=(), signed="together"):
     """The unattended-upgrades blacklist: {names, reason}.
 
     The driver's user space (the set and every installed package matching ``patterns``, data's
-    ``upgrade_blacklist``) without what follows the kernel; on the signed path, with the user space, the kernel metas
-    of the installed ``flavours`` and the module metas, because the next kernel's module needs the next user space.
+    ``upgrade_blacklist``) without what follows the kernel. On the signed path (``signed``, the role's
+    ``nvidia_driver_unattended_signed``): ``together`` keeps nothing out (Ubuntu's design: kernel, module and user space
+    move together in an unattended run, security kernels included, with a reboot pending each time); ``keep_out`` keeps
+    them ALL out together: the user space, what follows the kernel (the module metas, nvidia-kernel-common) and the
+    kernel metas of the installed ``flavours``, so an unattended run never replaces the user space under a loaded module
+    (NVML's "Driver/library version mismatch", Fabric Manager refusing the old module until a reboot:
+    aws/aws-parallelcluster#3034, Azure/azhpc-images#86) and never brings a kernel alone either; kernels and driver then
+    move only with the role (``nvidia_driver_update``) or an administrator's apt run.
     """
     compiled = [re.compile(p) for p in patterns or ()]
     user = list(_unique(list(set_packages or ()) + sorted(n for n in installed_names or ()
@@ -129,6 +138,12 @@ def blacklist(set_packages, installed_names, patterns, signing, flavours=(), mod
         return {"names": sorted(n for n in user if not follows_kernel(n)),
                 "reason": "the driver's user space; the kernel moves alone (DKMS builds the installed driver for it)"}
     kernel = kernel_metas(flavours, module_metas)
+    if signed == "keep_out":
+        return {"names": sorted(_unique(user + kernel)),
+                "reason": ("on Ubuntu's signed path, kept out together (nvidia_driver_unattended_signed: keep_out): the "
+                           "driver's user space, its module metas and the kernel metas (%s); kernel and driver move only "
+                           "with nvidia_driver_update or an administrator's apt run, never under a loaded module"
+                           % ", ".join(kernel or ["none installed"]))}
     return {"names": [],
             "reason": ("nothing on Ubuntu's signed path: the kernel and module metas (%s), nvidia-kernel-common and the "
                        "user space move together, as Ubuntu designed them (the next kernel's signed module needs the "
@@ -217,11 +232,12 @@ def kernel_flavours(the_set, kernel_flavour, kernel_facts):
 
 
 def apply(out, method, installed_names, family_installed, kernel_facts=None):
-    """``nvidia_driver_plan``'s hook after the install: ``holds``, ``blacklist`` and ``blacklist_reason`` of ``out``."""
+    """``nvidia_driver_plan``'s hook after the install: ``holds``, ``blacklist`` and ``blacklist_reason`` of ``out``
+    (``out['unattended_signed']``: the role's ``nvidia_driver_unattended_signed``, :func:`blacklist`)."""
     the_set = out.get("set") or {}
     out["holds"] = hold_list(the_set.get("packages"), installed_names, the_set.get("signing"), method, family_installed)
     flavours, module_metas = kernel_flavours(the_set, (out.get("kernel") or {}).get("flavour"), kernel_facts)
     listed = blacklist(the_set.get("packages"), installed_names, out.get("upgrade_blacklist"), the_set.get("signing"),
-                       flavours, module_metas)
+                       flavours, module_metas, out.get("unattended_signed") or "together")
     out["blacklist"], out["blacklist_reason"] = listed["names"], listed["reason"]
     return out

@@ -615,7 +615,11 @@ def decide(data, options, plan, host=None, facts=None):
            "profile_reason": planned.get("profile_reason"), "fm_check": None, "fm_install_names": [],
            "family": list((data.get("driver_package_names") or {}).get("family") or []),
            "upgrade_blacklist": list((data.get("driver_package_names") or {}).get("upgrade_blacklist") or []),
-           "origins": dict((data.get("driver_package_names") or {}).get("origins") or {})}
+           "origins": dict((data.get("driver_package_names") or {}).get("origins") or {}),
+           "unattended_signed": o.get("unattended_signed") or "together"}
+    if out["unattended_signed"] not in nh.SIGNED_CHOICES:
+        return _refused(out, "nvidia_driver_unattended_signed is %r: it takes %s. Nothing was changed."
+                        % (out["unattended_signed"], " or ".join(nh.SIGNED_CHOICES)))
     if distribution not in SUPPORTED:
         return _refused(out, "dlbox.stack.nvidia_driver installs the drivers of Debian's and Ubuntu's own archives; this host runs "
                              "%s. Nothing was changed." % distribution)

@@ -186,6 +186,28 @@ def test_on_the_signed_path_the_decision_after_the_install_holds_no_nscq(data):
     assert out["holds"] == [], out["holds"]
 
 
+def test_the_signed_keep_out_choice_reaches_the_decision_and_a_bad_value_is_refused(data):
+    """nvidia_driver_unattended_signed through the role's decision (issue 48's red team HIGH 2): keep_out lists the
+    user space with the kernel and module metas; still no hold; an unknown value is refused naming the variable."""
+    signed = ROOT / "tests" / "fixtures" / "driver" / "ubuntu2204-apt-get-s-install-580-server-open-signed.txt"  # RECORDED
+    after = [{"name": n, "version": VERSION, "arch": "amd64"} for n in (
+        "nvidia-headless-no-dkms-580-server-open", "nvidia-utils-580-server", "libnvidia-compute-580-server",
+        "nvidia-kernel-common-580-server", "linux-modules-nvidia-580-server-open-generic", "nvidia-fabricmanager-580",
+        "libnvidia-nscq-580")]
+    facts = {"installed": [], "simulation": {"rc": 0, "stderr": "", "stdout": signed.read_text(encoding="utf-8")},
+             "madison": madison(("nvidia-fabricmanager-580", VERSION), ("libnvidia-nscq-580", VERSION)), "after": after}
+    out = ndp.decide(data, options(unattended_signed="keep_out"), plan_for(data, HGX_H100), host={"secure_boot": True}, facts=facts)
+    assert out["ok"], out["errors"]
+    assert out["holds"] == []
+    for name in ("linux-generic", "linux-image-generic", "linux-modules-nvidia-580-server-open-generic",
+                 "nvidia-kernel-common-580-server", "libnvidia-compute-580-server", "nvidia-fabricmanager-580"):
+        assert name in out["blacklist"], (name, out["blacklist"])
+    default = ndp.decide(data, options(), plan_for(data, HGX_H100), host={"secure_boot": True}, facts=facts)
+    assert default["ok"] and default["blacklist"] == []
+    bad = ndp.decide(data, options(unattended_signed="never"), plan_for(data, HGX_H100), host={"secure_boot": True}, facts=facts)
+    assert not bad["ok"] and "nvidia_driver_unattended_signed is 'never': it takes together or keep_out" in bad["errors"][0]
+
+
 def test_nvlink5_sets_stay_refused_when_apt_lacks_them():
     fabric = {"kind": "hgx", "same_version": ["libnvsdm"], "own_version": [], "kernel_modules": [], "imex": None}
     got = nf.versions(fabric, "", "580.95.05")

@@ -165,6 +165,27 @@ def test_signed_blacklist_lets_the_new_module_and_what_it_depends_on_move():
         assert meta in METAS and meta not in listed
 
 
+def test_signed_keep_out_keeps_user_space_module_and_kernel_metas_out_together():
+    """issue 48's red team HIGH 2: on the signed path an unattended run replaced the user space under the loaded module
+    (NVML mismatch; Fabric Manager refusing the old module until a reboot: aws/aws-parallelcluster#3034,
+    Azure/azhpc-images#86). nvidia_driver_unattended_signed: keep_out keeps ALL of them out together, so neither the
+    driver nor a kernel moves alone; the default (together) is Ubuntu's design and is unchanged."""
+    flavours, metas = ["generic", "generic-hwe-24.04"], ["linux-modules-nvidia-580-open-generic",
+                                                         "linux-modules-nvidia-580-open-generic-hwe-24.04"]
+    kept = nh.blacklist(SIGNED_SET, SIGNED_INSTALLED, BLACKLIST, "precompiled", flavours, metas, "keep_out")
+    names = set(kept["names"])
+    for name in ("linux-generic", "linux-image-generic", "linux-headers-generic", "linux-generic-hwe-24.04",
+                 "linux-image-generic-hwe-24.04", "linux-modules-nvidia-580-open-generic",
+                 "linux-modules-nvidia-580-open-generic-hwe-24.04", "nvidia-kernel-common-580", "libnvidia-compute-580",
+                 "nvidia-utils-580"):
+        assert name in names, (name, kept)
+    assert "nvidia_driver_unattended_signed: keep_out" in kept["reason"]
+    assert nh.blacklist(SIGNED_SET, SIGNED_INSTALLED, BLACKLIST, "precompiled", flavours, metas)["names"] == []
+    # the DKMS path is the same whatever the signed choice (the kernel moves alone there)
+    assert (nh.blacklist(SIGNED_SET, SIGNED_INSTALLED, BLACKLIST, "dkms", flavours, metas, "keep_out")
+            == nh.blacklist(SIGNED_SET, SIGNED_INSTALLED, BLACKLIST, "dkms", flavours, metas))
+
+
 def test_kernel_without_module_reports_a_kernel_that_would_come_alone():
     sim = ("Inst linux-image-6.8.0-1003-generic (6.8.0-1003.1003 x [amd64])\n"
            "Inst linux-modules-6.8.0-1003-generic (6.8.0-1003.1003 x [amd64])\n"
