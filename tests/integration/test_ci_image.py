@@ -188,8 +188,14 @@ def image(collection_installed):
         args_s = round(time.monotonic() - start, 1)
         # the index's URL as a private one is given (it may carry a token): a pip configuration file as the pip_conf
         # secret, never a build argument, whose value `docker history` shows (test_no_index_url_in_the_history)
+        # A token in an index URL's path, as Cloudsmith's and Gemfury's carry it (pip hides user:password@ in its
+        # output, never a path or query): an extra index on the suite's cache under a path that answers 404, which pip
+        # skips; its token is looked for in every file of every layer (test_the_ca_bundle_secret_is_in_no_layer),
+        # where python_env's pip.log would have put it (issue 51 red team, second round, HIGH 1)
+        pip_token = "dlbox-pip-token-%s" % uuid.uuid4().hex
         pip_conf = WORK / "pip.conf"
-        pip_conf.write_text("[global]\nindex-url = %s\n" % INDEX_URL)
+        pip_conf.write_text("[global]\nindex-url = %s\nextra-index-url = %s%s/simple/\n"
+                            % (INDEX_URL, INDEX_URL.split("/index/")[0] + "/", pip_token))
         common = ["--progress", "plain", "--network", "host",
                   "--secret", "id=ca_bundle,src=%s" % bundle, "--secret", "id=pip_conf,src=%s" % pip_conf,
                   "--build-arg", "BASE_IMAGE=" + BASE, "--build-arg", "DLBOX_PLAN=" + json.dumps(PLAN),
@@ -229,7 +235,7 @@ def image(collection_installed):
                "base_mb": round(int(_run(["docker", "image", "inspect", "-f", "{{.Size}}", BASE]).stdout) / 1e6)}
     (WORK / "figures.json").write_text(json.dumps(figures, indent=2) + "\n")
     print("\nci image: %s" % json.dumps(figures))
-    yield {"logs": logs, "figures": figures, "args": args, "layers": layers, "canary": canary}
+    yield {"logs": logs, "figures": figures, "args": args, "layers": layers, "canary": canary, "pip_token": pip_token}
     _run(["docker", "image", "rm", "-f", TAG, TOOLKIT_TAG], check=False)
 
 
@@ -478,12 +484,15 @@ def test_the_ca_bundle_secret_is_in_no_layer(image):
     archive = WORK / "image-save.tar"
     _run(["docker", "save", "-o", str(archive), TAG], timeout=900)
     try:
-        hits, files = find_in_layers(archive, [image["canary"], "BEGIN CERTIFICATE"])
+        hits, files = find_in_layers(archive, [image["canary"], image["pip_token"], "BEGIN CERTIFICATE"])
     finally:
         archive.unlink()
     assert files > 1000, files
     assert hits[b"BEGIN CERTIFICATE"], "the layers were not read: no certificate of ca-certificates found"
     assert hits[image["canary"].encode()] == [], hits[image["canary"].encode()]
+    # the pip_conf secret's token (in an extra index URL's path) is in no file either: no pip.log (python_env_pip_log
+    # false in ci_image.yml), no other file that pip or the roles wrote
+    assert hits[image["pip_token"].encode()] == [], hits[image["pip_token"].encode()]
     history = _run(["docker", "history", "--no-trunc", "--format", "{{.CreatedBy}}", TAG]).stdout
     # the index's URL (the pip_conf secret) is in no step of the history, of either image (issue 51 red team HIGH 2)
     for tag in (TAG, TOOLKIT_TAG):

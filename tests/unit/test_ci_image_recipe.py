@@ -756,3 +756,44 @@ def test_the_layers_hand_pip_the_pip_conf_secret_and_nothing_else(tmp_path, stag
     assert "s3cr3t" not in json.dumps(call["argv"])
     (call,) = run_layer(DOCKERFILE.read_text(encoding="utf-8"), stage, env, tmp_path / "without")
     assert "PIP_CONFIG_FILE" not in call["env"]          # no secret given (BuildKit mounts an empty file): pip's own config
+
+
+# ---- issue 51 red team (second round) HIGH 1: no pip.log, which holds the index URLs verbatim, in the image -----------
+# pip hides a URL's user:password@ in its log, not a token in its path or query (Cloudsmith, Gemfury:
+# https://host/<TOKEN>/.../simple), and python_env wrote that log into <env>/dlbox/pip.log, in the frameworks layer.
+
+BUILD_TASKS = ROOT / "roles" / "python_env" / "tasks" / "build.yml"
+_ENV_DIR = "/opt/dlbox/envs/.versions/torch-1"
+
+
+def _pip_argvs(pip_log):
+    """The argv of python_env's pip download and pip install, rendered as Ansible does for this python_env_pip_log."""
+    (block,) = yaml.safe_load(BUILD_TASKS.read_text(encoding="utf-8"))
+    templar = Templar(loader=DataLoader(), variables={"__python_env_dir": _ENV_DIR, "python_env_pip_log": pip_log})
+    variables = {"__python_env_pip": [_ENV_DIR + "/bin/python", "-m", "pip"],
+                 "__python_env_log": templar.template(trust_as_template(block["vars"]["__python_env_log"])),
+                 "__python_env_env": {"pip_args": ["--no-index", "--find-links", "/srv/dlbox-context/wheelhouse"]},
+                 "__python_env_wheels": _ENV_DIR + "/dlbox/wheels", "__python_env_dir": _ENV_DIR}
+    tasks = {t["name"]: t for t in block["block"]}
+    return [Templar(loader=DataLoader(), variables=variables).template(
+        trust_as_template(tasks[name]["ansible.builtin.command"]["argv"]))
+        for name in ("Download every wheel of the request", "Install the downloaded wheels, nothing else")]
+
+
+def test_python_env_writes_pip_log_only_where_asked():
+    for argv in _pip_argvs(True):                      # the role's default, on a host: the log as before
+        assert argv[argv.index("--log") + 1] == _ENV_DIR + "/dlbox/pip.log", argv
+    for argv in _pip_argvs(False):
+        assert "--log" not in argv and not [a for a in argv if "pip.log" in a], argv
+
+
+def test_the_ci_image_keeps_no_pip_log_and_refuses_a_site_that_asks_for_one():
+    tasks = _ci_tasks()
+    (include,) = [t for t in tasks if (t.get("ansible.builtin.include_role") or {}).get("name") == "dlbox.stack.python_env"]
+    assert include["vars"]["python_env_pip_log"] is False
+    # the site's vars file comes as extra vars, which win over include_role's vars: such a site is refused first
+    (refusal,) = [t for t in tasks if t.get("name") == "Refuse pip's log in the image"]
+    assert tasks.index(refusal) < tasks.index(include)
+    that = refusal["ansible.builtin.assert"]["that"]
+    for site, passes in (({}, True), ({"python_env_pip_log": False}, True), ({"python_env_pip_log": True}, False)):
+        assert Templar(loader=DataLoader(), variables=site).template(trust_as_template("{{ %s }}" % that)) is passes, site
