@@ -448,7 +448,7 @@ def test_a_plain_docker_run_sees_the_environment(image, tag, nvcc, cuda_home, fl
         echo "path=$PATH"
         echo "ld=$(ldconfig -p | grep -o -E 'lib(cudart|cudnn|nccl)[.]so[.0-9]*' | sort -u | tr '\n' ' ')"
         echo "conf=$(cat /etc/ld.so.conf.d/dlbox-ci-cuda.conf | grep -v '^#')"
-        env | grep -E '^(NVIDIA_|TORCH_CUDA_ARCH_LIST|CUDAARCHS|DEBIAN_FRONTEND)' | sort
+        env | grep -E '^(NVIDIA_|TORCH_CUDA_ARCH_LIST|CUDAARCHS|CUDA_VERSION|DEBIAN_FRONTEND)' | sort
         """, tag=tag).stdout
     facts = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
     assert facts["nvcc"] == nvcc
@@ -466,7 +466,9 @@ def test_a_plain_docker_run_sees_the_environment(image, tag, nvcc, cuda_home, fl
     # the toolkit's bin folder of the plan's CUDA in front of the base image's PATH; the runtime image keeps the base's
     base_path = _run(["docker", "image", "inspect", "-f", "{{ json .Config.Env }}", BASE]).stdout
     base_path = [e.split("=", 1)[1] for e in json.loads(base_path) if e.startswith("PATH=")][0]
-    assert facts["path"] == (cuda_home + "/bin:" + base_path if cuda_home else base_path)
+    # and NVIDIA's /usr/local/nvidia/bin in front of both, as NVIDIA's base images set it; CUDA_VERSION the plan's
+    assert facts["path"] == "/usr/local/nvidia/bin:" + (cuda_home + "/bin:" + base_path if cuda_home else base_path)
+    assert facts["CUDA_VERSION"] == "13.0"
     assert (facts["TORCH_CUDA_ARCH_LIST"], facts["CUDAARCHS"]) == ("9.0", "90")
     # DEBIAN_FRONTEND is a build-time ARG: no layer of this Dockerfile sets it (the suite's base image does, and passes it on)
     assert _env_layers(tag) == _env_layers(BASE)

@@ -187,7 +187,9 @@ def test_the_runtime_image_requires_its_cuda_and_keeps_the_base_path(plan, data)
     _args, (env, _labels) = _image(plan, data)
     assert env["NVIDIA_REQUIRE_CUDA"] == "cuda>=13.0"          # no cuda-compat in the image: no brand clause
     assert (env["NVIDIA_VISIBLE_DEVICES"], env["NVIDIA_DRIVER_CAPABILITIES"]) == ("all", "compute,utility")
-    assert env["PATH"] == BASE_PATH                             # no CUDA bin folder in a runtime image
+    # no CUDA bin folder in a runtime image; /usr/local/nvidia/bin in front, as in NVIDIA's base images (issue 51 M4)
+    assert env["PATH"] == "/usr/local/nvidia/bin:" + BASE_PATH
+    assert env["CUDA_VERSION"] == "13.0"
     assert "CUDA_HOME" not in env and "LIBRARY_PATH" not in env
     assert (env["TORCH_CUDA_ARCH_LIST"], env["CUDAARCHS"]) == ("9.0", "90")
 
@@ -196,13 +198,15 @@ def test_the_runtime_image_requires_its_cuda_and_keeps_the_base_path(plan, data)
 def test_the_toolkit_path_and_cuda_home_follow_the_cuda_version(plan, data, cuda):
     args, _rendered = _image(plan, data, flavour="toolkit")
     env, _labels = render(dict(args, DLBOX_CUDA=cuda))
-    assert env["PATH"] == "/usr/local/cuda-%s/bin:%s" % (cuda, BASE_PATH)   # in front of the base image's own PATH
+    # in front of the base image's own PATH, and NVIDIA's /usr/local/nvidia/bin in front of it, as NVIDIA orders them
+    assert env["PATH"] == "/usr/local/nvidia/bin:/usr/local/cuda-%s/bin:%s" % (cuda, BASE_PATH)
+    assert env["CUDA_VERSION"] == cuda
     assert env["CUDA_HOME"] == "/usr/local/cuda-%s" % cuda
     # NVIDIA's devel images: ENV LIBRARY_PATH /usr/local/cuda/lib64/stubs (link -lcuda without a driver)
     assert env["LIBRARY_PATH"] == "/usr/local/cuda-%s/lib64/stubs" % cuda
     # a base image with its own PATH keeps it
     env, _labels = render(dict(args, DLBOX_CUDA=cuda), base_env={"PATH": "/opt/conda/bin:/usr/bin:/bin"})
-    assert env["PATH"] == "/usr/local/cuda-%s/bin:/opt/conda/bin:/usr/bin:/bin" % cuda
+    assert env["PATH"] == "/usr/local/nvidia/bin:/usr/local/cuda-%s/bin:/opt/conda/bin:/usr/bin:/bin" % cuda
 
 
 def test_nvidia_require_cuda_defaults_to_the_cuda_and_carries_the_brand_clauses_with_cuda_compat(plan, data):
