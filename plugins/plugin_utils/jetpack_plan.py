@@ -108,6 +108,9 @@ def check_jetson_data(data):
     for name, packages in components.items():
         _need(isinstance(packages, list) and packages and all(isinstance(p, str) for p in packages),
               "components.%s" % name, "must be a non-empty list of package names")
+    chain = data.get("meta_chain")
+    _need(chain is None or (isinstance(chain, list) and all(isinstance(p, str) for p in chain)),
+          "meta_chain", "must be a list of package names (the metas between nvidia-jetpack and the component metas)")
     runtime = data.get("container_runtime")
     if runtime is not None:
         _need(isinstance(runtime, dict) and isinstance(runtime.get("components"), list) and runtime["components"]
@@ -276,41 +279,105 @@ def _suite_sharers(compat, jetpack, suite):
             if str(entry.get("version")) != jetpack and suite in [_suite(x) for x in entry.get("l4t") or []]]
 
 
-_DPKG_INSTALLED_RE = re.compile(r"^\s*[uihrp]i\S*\s+(\S+)\s*$")
+# one line of ``dpkg-query -W -f='${Package} ${db:Status-Abbrev} ${Version}\n' 'nvidia-*'``: the name, dpkg's wanted
+# state, its current state and error flag (``ii ``, ``hi ``, ``iU ``, ``iF ``, ``rc ``, ``un ``), the version
+_DPKG_LINE_RE = re.compile(r"^(\S+)\s+([uihrp])([ncHUFWti])(\S?)\s*(\S*)\s*$")
+# dpkg's current states: installed (triggers awaited or pending count: the files and the version are in place), and
+# half-installed, unpacked, half-configured: an interrupted run that apt refuses to go on from
+_DPKG_INSTALLED = "iWt"
+_DPKG_HALF = "HUF"
+
+
+def jetpack_metas(data):
+    """Every JetPack meta of the data, all at the JetPack's version (components_versions): nvidia-jetpack, the metas
+    between it and the component metas (``meta_chain``: nvidia-jetpack-runtime, nvidia-jetpack-dev, each ``(= v)``),
+    and every component's meta (nvidia-cuda, nvidia-cudnn, nvidia-tensorrt, nvidia-vpi, nvidia-container, ``(= v)``)."""
+    metas = []
+    for package in list(data["components"].get("all") or []) + list(data.get("meta_chain") or []) + \
+            [p for packages in data["components"].values() for p in packages]:
+        if package not in metas:
+            metas.append(package)
+    return metas
+
+
+def parse_installed_metas(text):
+    """``dpkg-query -W -f='${Package} ${db:Status-Abbrev} ${Version}\\n' 'nvidia-*'`` -> ``{"installed": {name:
+    version}, "half": {name: "<status> <version>"}}``: installed (``ii``, ``hi``, triggers pending) and half-installed
+    (``iU``, ``iF``, ``iH``: an interrupted apt or dpkg run) packages; ``un``, ``rc`` and unreadable lines are absent.
+    ``"nvidia-container ii  6.2.3+b81"`` -> ``{"installed": {"nvidia-container": "6.2.3+b81"}, "half": {}}``."""
+    found = {"installed": {}, "half": {}}
+    for line in (text or "").splitlines():
+        match = _DPKG_LINE_RE.match(line.strip())
+        if not match or not match.group(5):
+            continue
+        name, want, state, flag, version = match.groups()
+        if state in _DPKG_HALF or flag:
+            found["half"][name] = "%s%s%s %s" % (want, state, flag, version)
+        elif state in _DPKG_INSTALLED:
+            found["installed"][name] = version
+    return found
 
 
 def parse_installed_meta(text):
-    """``dpkg-query -W -f='${db:Status-Abbrev} ${Version}' nvidia-jetpack`` -> the installed version, or None when the
-    package is not installed (no output, ``un``, ``rc``): ``"ii  6.2.3+b81"`` -> ``"6.2.3+b81"``."""
-    match = _DPKG_INSTALLED_RE.match((text or "").strip().splitlines()[0] if (text or "").strip() else "")
-    return match.group(1) if match else None
+    """The newest installed version among the lines of ``dpkg-query`` (parse_installed_metas), or None."""
+    versions = list(parse_installed_metas(text)["installed"].values())
+    newest = None
+    for version in versions:
+        if newest is None or debian_version_compare(version, newest) > 0:
+            newest = version
+    return newest
+
+
+def _half_installed(data, installed, errors):
+    """A JetPack meta that dpkg holds half-installed (an interrupted apt or dpkg run) is not absent: apt refuses every
+    install until ``dpkg --configure -a`` finishes it, and the plan cannot tell its version from the one it will have.
+    Refused before any change."""
+    half = {name: status for name, status in (installed or {}).get("half", {}).items() if name in jetpack_metas(data)}
+    if half:
+        errors.append("dpkg holds the JetPack meta%s %s half-installed (an interrupted apt or dpkg run): apt installs "
+                      "nothing until it is finished. Run sudo dpkg --configure -a (then sudo apt-get -f install) on the "
+                      "module, then run again. Nothing was changed."
+                      % ("s" if len(half) > 1 else "", ", ".join("%s (%s)" % item for item in sorted(half.items()))))
 
 
 def _kept_installed(data, compat, result, version, installed, errors):
-    """The version to pin when nvidia-jetpack is already installed NEWER than the plan's JetPack's metas (NVIDIA's
-    documented `sudo apt install nvidia-jetpack` on a module of the same suite takes the newest: 6.2.3+b81 on L4T
-    36.5.0, data/jetson.yml components_versions_source): apt refuses to downgrade ("Packages were downgraded and -y was
-    used without --allow-downgrades"), and a downgrade of every JetPack package is not this role's to do. The installed
-    JetPack of the same suite is kept and held (said in the notes); one the data does not know, or of another suite, is
-    refused before any change. None: refused (``errors``)."""
-    if not installed or debian_version_compare(installed, version) <= 0:
+    """The version to pin when a JetPack meta is already installed NEWER than the plan's JetPack's metas. NVIDIA's
+    documented installs take the newest of the suite: `sudo apt install nvidia-jetpack` (6.2.3+b81 on L4T 36.5.0,
+    data/jetson.yml components_versions_source), and the dev kits' Docker setup pages' `sudo apt install -y
+    nvidia-container curl` (nvidia-container 6.2.3+b81 on 6.2.2, 7.2.1-b49 on 7.2), which leaves nvidia-jetpack absent.
+    Every meta of the data is read (jetpack_metas), not only nvidia-jetpack: apt refuses to downgrade any of them
+    ("Packages were downgraded and -y was used without --allow-downgrades"; nvidia-jetpack 6.2.2+b24 "Depends:
+    nvidia-jetpack-runtime (= 6.2.2+b24) but 6.2.3+b81 is to be installed"), and a downgrade of every JetPack package
+    is not this role's to do. The newest installed JetPack of the same suite is kept, planned and held (said in the
+    notes); one the data does not know, or of another suite, is refused before any change. None: refused
+    (``errors``)."""
+    metas = jetpack_metas(data)
+    found = {name: v for name, v in ((installed or {}).get("installed") or {}).items() if name in metas}
+    newest = None
+    for v in found.values():
+        if newest is None or debian_version_compare(v, newest) > 0:
+            newest = v
+    if not newest or debian_version_compare(newest, version) <= 0:
         return version
-    owners = [str(jp) for jp, v in data["components_versions"].items() if str(v) == installed]
+    names = [name for name in metas if found.get(name) == newest]
+    said = "%s %s %s" % (", ".join(names), newest, "is" if len(names) == 1 else "are")
+    owners = [str(jp) for jp, v in data["components_versions"].items() if str(v) == newest]
     suite = result["l4t"]["suite"]
     entry = _jetpack_entry(compat or {}, owners[0]) if owners else None
     if entry is None or suite not in [_suite(x) for x in entry.get("l4t") or []]:
-        errors.append("nvidia-jetpack %s is installed on this module, newer than the plan's JetPack %s metas (%s), and "
+        errors.append("%s installed on this module, newer than the plan's JetPack %s metas (%s), and "
                       "data/jetson.yml (components_versions) knows it as no JetPack of NVIDIA's apt suite %s: the install "
                       "would have to downgrade every JetPack package, which apt refuses. Plan the installed JetPack "
                       "(jetpack in dlbox_plan_request), or add its version to components_versions with its source. "
-                      "Nothing was changed." % (installed, result["jetpack"], version, suite))
+                      "Nothing was changed." % (said, result["jetpack"], version, suite))
         return None
-    result["notes"].append("nvidia-jetpack %s (JetPack %s) is installed, newer than the plan's JetPack %s metas (%s) in "
-                           "the same apt suite %s (NVIDIA's apt install nvidia-jetpack takes the newest): kept and held at "
-                           "%s rather than downgraded. To make the plan say so, set jetpack: '%s' in dlbox_plan_request."
-                           % (installed, owners[0], result["jetpack"], version, suite, installed, owners[0]))
-    result["kept_meta"] = {"jetpack": owners[0], "version": installed, "planned": version}
-    return installed
+    result["notes"].append("%s installed (JetPack %s), newer than the plan's JetPack %s metas (%s) in the same apt suite "
+                           "%s (NVIDIA's apt install nvidia-jetpack or nvidia-container takes the newest): every JetPack "
+                           "meta is planned, kept and held at %s rather than downgraded. To make the plan say so, set "
+                           "jetpack: '%s' in dlbox_plan_request."
+                           % (said, owners[0], result["jetpack"], version, suite, newest, owners[0]))
+    result["kept_meta"] = {"jetpack": owners[0], "version": newest, "planned": version, "packages": names}
+    return newest
 
 
 def _pinned(data, packages, result, compat=None, errors=None, installed=None):
@@ -347,7 +414,10 @@ def _pinned(data, packages, result, compat=None, errors=None, installed=None):
     version = _kept_installed(data, compat, result, version, installed, errors if errors is not None else [])
     if version is None:
         return packages
-    result["meta_pin"] = {"packages": list(packages), "version": version}
+    # every meta of the data, not only the components asked: nvidia-jetpack -> nvidia-jetpack-runtime/-dev (=) ->
+    # nvidia-cuda, nvidia-container, ... (=); one left free moves to the other JetPack's version on an apt full-upgrade
+    # or NVIDIA's `apt install nvidia-container`, and takes the held ones with it (nvidia-jetpack removed)
+    result["meta_pin"] = {"packages": jetpack_metas(data), "version": version}
     return ["%s=%s" % (package, version) for package in packages]
 
 
@@ -457,8 +527,9 @@ def decide(plan, options, release_text=None, model_text=None, nvpmodel_conf=None
     JetPack's ``nvidia-l4t-apt-source.list`` (or the copy set aside by an earlier run), whose every line is kept: the
     role sets the list aside, so a line its own repositories do not cover (``jetson/ffmpeg`` on JetPack 6 and 7.2)
     becomes a repository too. ``nvpmodel_status``: ``/var/lib/nvpmodel/status`` (the mode the next boot applies).
-    ``installed_meta``: ``dpkg-query -W -f='${db:Status-Abbrev} ${Version}' nvidia-jetpack`` (a newer one than the
-    plan's is kept and held, ``kept_meta``, or refused; never downgraded).
+    ``installed_meta``: ``dpkg-query -W -f='${Package} ${db:Status-Abbrev} ${Version}\\n' 'nvidia-*'`` (every
+    JetPack meta of the data read: the newest, when newer than the plan's, is kept and held, ``kept_meta``, or refused;
+    never downgraded; a half-installed one is refused).
 
     Returns ``{"ok", "errors", "l4t", "jetpack", "family", "repositories", "pin_origin", "key", "packages",
     "preinstalled_list", "power", "clocks", "notes", "meta_pin"}`` (``notes``: what the run should say, e.g. an
@@ -541,8 +612,10 @@ def decide(plan, options, release_text=None, model_text=None, nvpmodel_conf=None
     result["pin_origin"] = urlparse(base).hostname or ""
     result["key"] = {"url": options.get("key_url") or "%s/%s" % (base, data["repository"]["key_file"]),
                      "fingerprint": fingerprint or data["repository"]["key_fingerprint"]}
+    metas = parse_installed_metas(installed_meta)
+    _half_installed(data, metas, errors)
     result["packages"] = _pinned(data, _packages(data, options.get("components"), errors), result, compat, errors,
-                                 parse_installed_meta(installed_meta))
+                                 metas)
     _container_runtime(data, options, errors)
     result["power"] = _power(options, nvpmodel_conf, nvpmodel_query, errors, nvpmodel_status)
     result["ok"] = not errors

@@ -554,8 +554,11 @@ def test_the_shipped_data_pins_both_jetpacks_of_a_shared_suite(version, l4t, rel
                  data=load_jetson_data(), compat=COMPAT)
     assert got["ok"], got["errors"]
     assert got["packages"] == ["nvidia-jetpack=" + meta, "nvidia-cuda=" + meta] and got["notes"] == []
-    # held there in apt's preferences, so a later apt upgrade keeps them (repository.yml writes the stanza)
-    assert got["meta_pin"] == {"packages": ["nvidia-jetpack", "nvidia-cuda"], "version": meta}
+    # held there in apt's preferences, so a later apt upgrade keeps them (repository.yml writes the stanza): every meta
+    # of the chain, not only those of jetpack_components (issue 52 red team HIGH B)
+    assert got["meta_pin"] == {"packages": ["nvidia-jetpack", "nvidia-jetpack-runtime", "nvidia-jetpack-dev", "nvidia-cuda",
+                                            "nvidia-cudnn", "nvidia-tensorrt", "nvidia-vpi", "nvidia-container"],
+                               "version": meta}
 
 
 @pytest.mark.parametrize("version, l4t, release, suite, other", [
