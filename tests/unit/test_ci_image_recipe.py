@@ -648,9 +648,32 @@ def test_the_context_keeps_what_the_build_reads(path):
     ".git/config", "site/.git/HEAD", ".venv/bin/python", "venv/lib/x.py", "tools/__pycache__/a.cpython-311.pyc",
     "lab-ca.pem", "certs/proxy.crt", "secrets/client.key", "keys/id_ed25519", "id_rsa.pub", ".ssh/config",
     ".docker/config.json", ".env", ".env.local", ".netrc", ".pypirc", ".aws/credentials", "build.log", ".cache/pip/x",
+    # a private index's pip configuration (the pip_conf secret's file), and the arguments file with the build's time
+    # (issue 51 red team, second round, MEDIUM 1)
+    "pip.conf", "site/pip.conf", "pip.ini", "ci.args", "args/lab-ci.args",
 ])
 def test_the_context_leaves_out_vcs_caches_and_secrets(path):
     assert ignored(path, IGNORE)
+
+
+_DOCS = ROOT / "docs" / "ci-images.md"
+
+
+def test_the_documented_workflow_puts_nothing_changing_or_secret_in_the_context():
+    """The arguments file (DLBOX_CREATED: the time) that the Dockerfile's and the docs' workflow writes into the build
+    context is left out of it, so that the frameworks layer's bind mount of the context does not change at every
+    build; a pip_conf secret is read from a file outside the context or left out of it."""
+    texts = {path.name: path.read_text(encoding="utf-8") for path in (DOCKERFILE, _DOCS)}
+    for name, text in texts.items():
+        outputs = re.findall(r"dlbox_ci_args_output=\$PWD/(\S+)", text)
+        assert outputs, name
+        for output in outputs:
+            assert ignored(output, IGNORE), (name, output)
+    sources = {name: re.findall(r"id=pip_conf,src=(\S+?)[`\s]", text) for name, text in texts.items()}
+    assert sources[_DOCS.name], sources
+    for name, srcs in sources.items():
+        for src in srcs:     # outside the context (the client's disk), as the docs show it; and left out anyway
+            assert src.startswith(("$HOME/", "/", "~/")) and ignored(src.rsplit("/", 1)[-1], IGNORE), (name, src)
 
 
 def test_the_pattern_matcher_is_dockers():
