@@ -824,3 +824,25 @@ def test_the_ci_image_keeps_no_pip_log_and_refuses_a_site_that_asks_for_one():
     that = refusal["ansible.builtin.assert"]["that"]
     for site, passes in (({}, True), ({"python_env_pip_log": False}, True), ({"python_env_pip_log": True}, False)):
         assert Templar(loader=DataLoader(), variables=site).template(trust_as_template("{{ %s }}" % that)) is passes, site
+
+
+# ---- issue 51 red team, second round, LOW 5 and LOW 1: what the docs say of CDI and of the builders --------------------
+
+def _flat(text):
+    return " ".join(text.split())
+
+
+def test_the_docs_say_that_cdi_mode_reads_nvidia_visible_devices_and_how_to_keep_gpus_from_gpu_less_jobs():
+    docs = _flat(_DOCS.read_text(encoding="utf-8"))
+    assert "CDI takes the devices it is given" not in docs          # the round-one wording, wrong for mode = "cdi"
+    assert "still reads `NVIDIA_VISIBLE_DEVICES`" in docs and "default-kind" in docs and "nvidia.com/gpu=all" in docs
+    # NVIDIA_VISIBLE_DEVICES=all is baked in: a GPU-less job on an NVIDIA-default-runtime node sees every GPU unless ...
+    assert "accept-nvidia-visible-devices-envvar-when-unprivileged = false" in docs
+    env, _labels = render({"DLBOX_CI_CUDA": "runtime", "DLBOX_PLAN": "{}", "DLBOX_CUDA": "13.0"})
+    assert env["NVIDIA_VISIBLE_DEVICES"] == "all"                    # what the paragraph is about
+
+
+def test_the_docs_name_the_builders_and_not_kaniko():
+    for path in (_DOCS, DOCKERFILE):
+        text = _flat(path.read_text(encoding="utf-8"))
+        assert "GoogleContainerTools/kaniko issue 3028" in text and "buildctl" in text, path.name
