@@ -435,9 +435,30 @@ def _container_runtime(data, options, errors):
                       "false. Nothing was changed." % (components, " or ".join(bringing)))
 
 
-def _power(options, conf_text, query_text, errors, status_text=None):
+def _left_pending(conf_text, query_text, status_text):
+    """jetpack_power_mode cleared after a run with jetpack_power_mode_reboot never: nvpmodel's status still holds the
+    mode that run wrote, not the one in effect, and the next boot applies it (issue 52 red team LOW 3). The warning to
+    say in the run, or None."""
+    status = parse_nvpmodel_status(status_text)
+    current = parse_nvpmodel_query(query_text)
+    if status is None or current is None or current.get("id") is None or current["id"] == status:
+        return None
+    names = {mode["id"]: mode["name"] for mode in (parse_nvpmodel_conf(conf_text) or {}).get("modes") or []}
+    mode = "%s (id %d)" % (names[status], status) if status in names else "id %d" % status
+    return ("Warning: jetpack_power_mode is empty, but nvpmodel's status (%s) holds the power mode %s, not %s: the "
+            "next boot applies %s (an earlier run with jetpack_power_mode_reboot never recorded it). To keep %s, set "
+            "jetpack_power_mode: %s (the role writes the status back); to apply %s, reboot."
+            % (NVPMODEL_STATUS, mode, _current_name({"current": current}), mode,
+               current.get("name") or "the mode in effect", current.get("name") or "<its NAME>", mode))
+
+
+def _power(options, conf_text, query_text, errors, status_text=None, notes=None):
     wanted = options.get("power_mode") or ""
     if not isinstance(wanted, str) or not wanted:
+        if wanted in ("", None) and notes is not None:
+            warning = _left_pending(conf_text, query_text, status_text)
+            if warning:
+                notes.append(warning)
         return None
     conf = parse_nvpmodel_conf(conf_text)
     if conf is None or not conf["modes"]:
@@ -617,7 +638,7 @@ def decide(plan, options, release_text=None, model_text=None, nvpmodel_conf=None
     result["packages"] = _pinned(data, _packages(data, options.get("components"), errors), result, compat, errors,
                                  metas)
     _container_runtime(data, options, errors)
-    result["power"] = _power(options, nvpmodel_conf, nvpmodel_query, errors, nvpmodel_status)
+    result["power"] = _power(options, nvpmodel_conf, nvpmodel_query, errors, nvpmodel_status, result["notes"])
     result["ok"] = not errors
     return result
 

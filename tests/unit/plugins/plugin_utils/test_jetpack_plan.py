@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat
 from ansible_collections.dlbox.stack.plugins.plugin_utils.jetpack_plan import (
@@ -331,6 +332,36 @@ def test_the_status_written_for_the_next_boot_keeps_the_rest(text, mode, expecte
 def run_status(status, query="NV Power Mode: MODE_30W\n2\n", reboot="never"):
     return decide(plan(), options(power_mode="MAXN", power_mode_reboot=reboot), release_text=AGX_R3643, model_text=MODEL,
                   nvpmodel_conf=AGX_CONF, nvpmodel_query=query, data=JETSON, compat=COMPAT, nvpmodel_status=status)["power"]
+
+
+@pytest.mark.parametrize("status, query, warned", [
+    ("pmode:0000 fmode:quiet\n", "NV Power Mode: MODE_30W\n2\n", True),   # an earlier never run wrote MAXN: the boot applies it
+    ("pmode:0002 fmode:quiet\n", "NV Power Mode: MODE_30W\n2\n", False),  # the status is the mode in effect
+    (None, "NV Power Mode: MODE_30W\n2\n", False),                         # no status: nothing waits
+    ("pmode:0000\n", None, False),                                         # nvpmodel not asked: nothing known
+])
+def test_a_mode_left_pending_after_jetpack_power_mode_is_cleared_is_said(status, query, warned):
+    """Issue 52 red team LOW 3: jetpack_power_mode cleared after a run with never: nvpmodel's status still holds MAXN
+    and the next boot applies it; the run says so (a warning in the notes, naming the mode), changing nothing."""
+    got = decide(plan(), options(power_mode=""), release_text=AGX_R3643, model_text=MODEL, nvpmodel_conf=AGX_CONF,
+                 nvpmodel_query=query, data=JETSON, compat=COMPAT, nvpmodel_status=status)
+    assert got["ok"] and got["power"] is None
+    warnings = [note for note in got["notes"] if note.startswith("Warning: jetpack_power_mode is empty")]
+    assert bool(warnings) == warned, got["notes"]
+    if warned:
+        assert ("holds the power mode MAXN (id 0), not the mode in effect (MODE_30W): the next boot applies MAXN (id 0)"
+                in warnings[0]) and "/var/lib/nvpmodel/status" in warnings[0] and "jetpack_power_mode: MODE_30W" in warnings[0]
+
+
+def test_the_preflight_asks_nvpmodel_when_its_status_holds_a_mode_even_without_a_power_mode():
+    """The wiring of LOW 3: nvpmodel -q (read-only) runs when the status file was read, and fails the run only when a
+    power mode is asked."""
+    preflight = yaml.safe_load((ROOT / "roles" / "jetpack" / "tasks" / "preflight.yml").read_text(encoding="utf-8"))
+    ask = next(t for t in preflight if t.get("name") == "Ask nvpmodel for the current power mode")
+    slurp = next(t for t in preflight if "ansible.builtin.slurp" in t)
+    assert slurp["loop"][5] == "{{ __jetpack_nvpmodel_status }}"
+    assert "__jetpack_files.results[5].content is defined" in ask["when"][0]
+    assert "jetpack_power_mode" in ask["failed_when"]
 
 
 @pytest.mark.parametrize("status, query, pending, change", [
