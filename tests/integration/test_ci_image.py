@@ -195,7 +195,7 @@ def image(collection_installed):
         pip_token = "dlbox-pip-token-%s" % uuid.uuid4().hex
         pip_conf = WORK / "pip.conf"
         pip_conf.write_text("[global]\nindex-url = %s\nextra-index-url = %s%s/simple/\n"
-                            % (INDEX_URL, INDEX_URL.split("/index/")[0] + "/", pip_token))
+                            % (INDEX_URL, INDEX_URL.split("/index/", maxsplit=1)[0] + "/", pip_token))
         common = ["--progress", "plain", "--network", "host",
                   "--secret", "id=ca_bundle,src=%s" % bundle, "--secret", "id=pip_conf,src=%s" % pip_conf,
                   "--build-arg", "BASE_IMAGE=" + BASE, "--build-arg", "DLBOX_PLAN=" + json.dumps(PLAN),

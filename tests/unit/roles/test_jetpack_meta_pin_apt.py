@@ -280,7 +280,7 @@ def test_nvidia_container_installed_first_is_planned_at_its_version(tmp_path, br
         assert decided["ok"], decided["errors"]
         seen.update(decided)
         return decided
-    run, _ = _chain_apt(tmp_path, installed, ("all",))
+    run, _unused = _chain_apt(tmp_path, installed, ("all",))
     # the install with the plan made from dpkg's answer on this module
     suite = os.path.join(str(tmp_path), "jetson-common-r36.5")
     decided = install(suite)
