@@ -52,17 +52,18 @@ def ran(tmp_path_factory):
                      "__nvidia_driver_decided": {"packages_only": True, "build_only": False, "after": {"fabric_installed": True},
                                                  "fabric": {"kind": "nvl", "kernel_modules": [],
                                                             "imex": {"service": "nvidia-imex.service"}}}},
-            "tasks": [
-                {"name": "First server.yml: the facts before the reboot (no module loaded)",
-                 "dlbox.stack.gpu_facts": {"root": str(model)}},
-                {"name": "The reboot loads the module", "ansible.builtin.copy": {
-                    "dest": str(model / "proc" / "driver" / "nvidia" / "version"), "content": PROC, "mode": "0644"}},
-                _task(DETECT, "preflight.yml"),
-                {"name": "Loaded before the read", "ansible.builtin.debug": {"msg": "{{ __nvidia_driver_fm_loaded }}"}},
-                _task(READ, "fabric_blackwell_start.yml"),
-                {"name": "Loaded after the read", "ansible.builtin.debug": {"msg": "{{ __nvidia_driver_fm_loaded }}"}},
-                {"name": "IMEX's block runs", "ansible.builtin.debug": {"msg": "runs"}, "when": block["when"]},
-            ]}
+            "tasks": []}
+    play["tasks"] = [
+        {"name": "First server.yml: the facts before the reboot (no module loaded)",
+         "dlbox.stack.gpu_facts": {"root": str(model)}},
+        {"name": "The reboot loads the module", "ansible.builtin.copy": {
+            "dest": str(model / "proc" / "driver" / "nvidia" / "version"), "content": PROC, "mode": "0644"}},
+        _task(DETECT, "preflight.yml"),
+        {"name": "Loaded before the read", "ansible.builtin.debug": {"msg": "{{ __nvidia_driver_fm_loaded }}"}},
+        _task(READ, "fabric_blackwell_start.yml"),
+        {"name": "Loaded after the read", "ansible.builtin.debug": {"msg": "{{ __nvidia_driver_fm_loaded }}"}},
+        {"name": "IMEX's block runs", "ansible.builtin.debug": {"msg": "runs"}, "when": block["when"]},
+    ]
     # the module's folder must be there before copy writes the file in it
     (model / "proc" / "driver" / "nvidia").mkdir(parents=True)
     proc, out = run_play(tmp_path, play, {"tray": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}},
