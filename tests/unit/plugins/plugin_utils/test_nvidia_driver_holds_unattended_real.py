@@ -17,11 +17,13 @@ skipped (the CI image has neither)."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import jinja2
 import pytest
@@ -124,7 +126,13 @@ def unattended(repo, rootdir, held=(), blacklisted=(), want=None):
     update = subprocess.run(["apt-get", "-o", "Dir=" + rootdir, "-o", "Dir::State::status=%s/var/lib/dpkg/status" % rootdir, "update"],
                             capture_output=True, text=True, env=env, check=False)
     assert update.returncode == 0, update.stderr
-    run = subprocess.run([PYTHON, "-c", DRIVER, script, rootdir], capture_output=True, text=True, env=env, timeout=300, check=False)
+    # one real unattended-upgrade at a time on this machine: it takes apt's system locks besides its own (moved into the
+    # root above), and two test processes side by side (two developers' runs, a helper beside CI) failed with "Lock could
+    # not be acquired"; they wait for each other instead
+    with open(os.path.join(tempfile.gettempdir(), "dlbox-unattended-upgrade-tests.lock"), "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        run = subprocess.run([PYTHON, "-c", DRIVER, script, rootdir], capture_output=True, text=True, env=env, timeout=300,
+                             check=False)
     out = run.stdout + run.stderr
     assert run.returncode == 0 and "Option --dry-run given" in out, out[-3000:]
     upgraded = (re.findall(r"^Packages that will be upgraded: (.*)$", out, re.M) or [""])[0].split()
