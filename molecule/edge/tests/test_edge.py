@@ -92,7 +92,8 @@ def torch_plan(host):
 
 def test_the_environment_asked_for_nvidias_exact_build_of_the_plans_torch(host):
     torch = torch_plan(host)
-    assert torch["pytorch"]["version"].startswith(torch["plan"]["version"] + "a0+")    # 2.5.0 -> 2.5.0a0+<sha>.nv24.08...
+    # the plan names NVIDIA's exact build since cac443f (was the release, 2.5.0): the environment asks for that build
+    assert torch["pytorch"]["version"] == torch["plan"]["version"] and "a0+" in torch["plan"]["version"], torch
     lines = [line for line in host.file(f"{ENV}/dlbox/requirements.in").content_string.splitlines()
              if not line.startswith("#")]
     # and the source's requirement beside it: NVIDIA's nv24.08 build is compiled against NumPy 1.x (data/jetson.yml
