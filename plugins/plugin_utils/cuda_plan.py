@@ -18,10 +18,11 @@ import re
 from ansible_collections.dlbox.stack.plugins.module_utils.versions import debian_version_compare
 from ansible_collections.dlbox.stack.plugins.module_utils.versions import version_tuple as version_key
 from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import LazyModule
+from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import _spec
 
 _kernel = LazyModule("plugin_utils.nvidia_driver_kernel")  # its apt-cache policy reader (policy_versions)
 
-METHODS = ("nvidia_repo", "distro", "local_repo", "pip_wheels")
+METHODS = _spec.choices("cuda", "cuda_method")  # the argument spec's, the one place they live (issue 47)
 PREFIX = "/usr/local"
 _MAJOR_MINOR = re.compile(r"^\d+\.\d+$")
 _CC = re.compile(r"^\d+\.\d+$")

@@ -16,8 +16,9 @@ import ipaddress
 import re
 
 from ansible_collections.dlbox.stack.plugins.plugin_utils import gpu_settings
+from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import _spec
 
-METHODS = ("package", "container")
+METHODS = _spec.choices("dcgm", "dcgm_exporter_method")  # the argument spec's (issue 47)
 COLLECTOR_TYPES = ("gauge", "counter", "label")
 _FIELD_RE = re.compile(r"^DCGM_(FI|EXP)_[A-Z0-9_]+$")
 _CUDA_RE = re.compile(r"^\s*([0-9]+)\.[0-9]+")

@@ -34,12 +34,13 @@ import yaml
 from ansible_collections.dlbox.stack.plugins.module_utils._gpu_facts import parse_nv_tegra_release_line, parse_nvpmodel_conf
 from ansible_collections.dlbox.stack.plugins.module_utils.versions import debian_version_compare
 from ansible_collections.dlbox.stack.plugins.plugin_utils.jetpack_pytorch import check_sources
+from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import _spec
 
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "data" / "jetson.yml"
 
 OPTION_KEYS = ("base_url", "key_url", "key_fingerprint", "components", "power_mode", "power_mode_reboot", "clocks",
                "container_runtime", "reboot_allowed")
-POWER_REBOOT_CHOICES = ("never", "if_needed")
+POWER_REBOOT_CHOICES = _spec.choices("jetpack", "jetpack_power_mode_reboot")  # the argument spec's (issue 47)
 # The oldest L4T major the role (and edge.yml, "Orin class, JetPack 6 and newer") supports: JetPack 6 is L4T R36
 MIN_L4T_MAJOR = 36
 # nvpmodel's answer to `-m <id>` when the mode needs a reboot (NVIDIA Jetson Linux Developer Guide, Power Management,
@@ -647,7 +648,7 @@ def decide(plan, options, release_text=None, model_text=None, nvpmodel_conf=None
 # Where the NVIDIA Container Toolkit comes from (the nvidia_container_toolkit role)
 # --------------------------------------------------------------------------------------------
 
-TOOLKIT_SOURCES = ("auto", "nvidia", "jetpack")
+TOOLKIT_SOURCES = _spec.choices("nvidia_container_toolkit", "nvidia_container_toolkit_source")  # the argument spec's
 
 
 def is_jetson(plan, host=None):

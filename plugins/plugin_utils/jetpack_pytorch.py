@@ -29,8 +29,11 @@ import datetime
 import re
 from urllib.parse import unquote, urlparse
 
-CHOICES = ("auto", "nvidia", "community", "mirror")
-MIRROR_KINDS = ("index", "find_links")
+from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import _spec
+
+# The argument spec's choices, the one place they live (issue 47); KINDS is data/jetson.yml's vocabulary.
+CHOICES = _spec.choices("jetpack", "jetpack_pytorch_source")
+MIRROR_KINDS = _spec.choices("jetpack", "jetpack_pytorch_mirror_kind")
 KINDS = ("index", "find_links")
 
 _HREF_RE = re.compile(r"""href\s*=\s*["']([^"']+)["']""", re.IGNORECASE)
@@ -151,7 +154,7 @@ def _gap(section, jetpack):
     return None
 
 
-def choose(pytorch, options, section, today=None, jetpack=None):
+def choose(pytorch, options, section, today=None, jetpack=None, holds=None):
     """The source of the plan's PyTorch on a Jetson.
 
     ``pytorch``: the plan's ``stack.pytorch``; ``options``: ``source`` (``jetpack_pytorch_source``: auto, nvidia,
@@ -160,6 +163,11 @@ def choose(pytorch, options, section, today=None, jetpack=None):
 
     ``options`` may also hold ``components`` (``jetpack_components``): a source's ``components_needed`` missing from
     it (and no ``all``) is refused.
+
+    ``holds``: the torch versions a lab's index mirror lists (:func:`listing_versions`), once read. An index mirror
+    copies the community index (the plan's release as that index numbers it, 2.5.0), unless it holds the plan's exact
+    build of NVIDIA's folder (a lab that put NVIDIA's jp/v61 wheel into its own PEP 503 index): then it is pinned to
+    that build and takes what NVIDIA's wheel needs (cuSPARSELt, libopenblas, numpy<2), as a copy of NVIDIA's folder does.
 
     Returns ``{"ok", "errors", "warnings", "source", "pytorch", "find_links", "listing_url", "pin", "libraries",
     "apt_packages", "pip_packages"}``: ``apt_packages`` the distribution's packages the wheel loads (the source's
@@ -221,13 +229,16 @@ def choose(pytorch, options, section, today=None, jetpack=None):
             errors.append("jetpack_pytorch_mirror_kind is %r; choose index (a PEP 503 index, pip's --index-url) or "
                           "find_links (a folder of wheels). Nothing was changed." % (kind,))
             return out
-        # an index mirror copies the community index (the plan's version); a folder copies NVIDIA's wheels
-        upstream = by_name.get("community" if kind == "index" else "nvidia") or sources[0]
+        # an index mirror copies the community index (the plan's version), or holds NVIDIA's exact build (a lab's own
+        # index with NVIDIA's wheel in it: issue 52 M-D); a folder copies NVIDIA's wheels
+        nvidia_build = (by_name.get("nvidia") or {}).get("torch")
+        exact = kind == "index" and nvidia_build == pytorch["version"] and pytorch["version"] in (holds or [])
+        upstream = by_name.get("community" if kind == "index" and not exact else "nvidia") or sources[0]
         source = {"name": "mirror", "kind": kind, "url": url.rstrip("/") if kind == "index" else url,
                   "confirmed": None, "grade": None, "copies": upstream["name"], "needs": upstream.get("needs") or [],
                   "apt_needs": upstream.get("apt_needs") or [], "components_needed": upstream.get("components_needed") or [],
                   "pip_constraints": upstream.get("pip_constraints") or [],
-                  "torch": _pypi_number(pytorch["version"]) if kind == "index" else upstream["torch"]}
+                  "torch": upstream["torch"] if exact or kind == "find_links" else _pypi_number(pytorch["version"])}
     else:
         name = sources[0]["name"] if choice == "auto" else choice
         if name not in by_name:
@@ -271,7 +282,8 @@ def choose(pytorch, options, section, today=None, jetpack=None):
                     for text in unsure)
     # a folder of wheels is pinned to the exact build it holds; an index to the plan's version (PyPI's numbering)
     # (an index numbers its builds as PyPI does: the plan's NVIDIA build 2.5.0a0+872d972e41.nv24.08 is torch 2.5.0 there)
-    torch = source["torch"] if source["kind"] == "find_links" else _pypi_number(pytorch["version"])
+    torch = source["torch"] if source["kind"] == "find_links" or source.get("copies") == "nvidia" \
+        else _pypi_number(pytorch["version"])
     if _release(torch) != _release(pytorch["version"]):
         errors.append("The plan's PyTorch is %s, but the wheel of %s (%s) is torch %s, another release. Plan the "
                       "PyTorch that source has, or choose another source (jetpack_pytorch_source). Nothing was "
@@ -296,10 +308,44 @@ def choose(pytorch, options, section, today=None, jetpack=None):
         entry.pop("index_replaces_pypi", None)
         listing = source["url"]
         find_links = [source["url"]]
+    if choice == "mirror" and source["kind"] == "index" and source.get("copies") == "community":
+        out["mirror_hint"] = _index_mirror_hint(pytorch, by_name)
     out.update(ok=True, source={k: source.get(k) for k in ("name", "kind", "url", "confirmed", "grade")},
                pytorch=entry, find_links=find_links, listing_url=listing, pin=torch, libraries=libraries,
                apt_packages=list(source.get("apt_needs") or []), pip_packages=list(source.get("pip_constraints") or []))
     return out
+
+
+def _index_mirror_hint(pytorch, by_name):
+    """What an index mirror must hold for this plan, and what else works (issue 52 M-D): said when it lacks the wheel.
+
+    JetPack 6's plan names NVIDIA's own build (data/compat.yml jetson_pytorch), and the community index, which an index
+    mirror copies, numbers it by its release (2.5.0) but was last seen serving another (2.8.0): a copy of it taken since
+    cannot serve the plan, and a plan cannot ask for another PyTorch on that JetPack.
+    """
+    nvidia, community = by_name.get("nvidia"), by_name.get("community")
+    said = []
+    if nvidia and nvidia.get("torch") == pytorch["version"]:
+        said.append("An index mirror serves this plan when it holds NVIDIA's build torch %s (the plan's: put NVIDIA's "
+                    "wheel from %s into the lab's index; pip then installs it by that exact version) or the community "
+                    "index's torch %s." % (nvidia["torch"], nvidia["url"], _pypi_number(pytorch["version"])))
+    if community and _release(community.get("torch")) != _release(pytorch["version"]):
+        said.append("The community index (%s) was last seen serving torch %s (%s), not %s, so a copy of it taken since "
+                    "cannot serve this plan, whose PyTorch is fixed by the JetPack (data/compat.yml jetson_pytorch)."
+                    % (community["url"], community["torch"], community.get("confirmed"), _pypi_number(pytorch["version"])))
+    if nvidia:
+        said.append("What works instead: a copy of NVIDIA's folder (jetpack_pytorch_mirror_kind: find_links, "
+                    "jetpack_pytorch_mirror_url at it) or NVIDIA's folder itself (jetpack_pytorch_source: auto).")
+    return " ".join(said)
+
+
+def listing_versions(html, python=None):
+    """The torch versions a listing has for this Python on aarch64 (or any platform), in page order."""
+    versions = []
+    for wheel in parse_listing(html):
+        if _fits(wheel, python) and wheel["version"] not in versions:
+            versions.append(wheel["version"])
+    return versions
 
 
 def parse_listing(html):
@@ -339,20 +385,20 @@ def check_listing(html, decision, python=None):
     aarch64 (or any platform), which the refusal offers.
     """
     pinned = decision.get("pin") or decision["pytorch"]["version"]
-    wheels = [wheel for wheel in parse_listing(html) if _fits(wheel, python)]
-    versions = []
-    for wheel in wheels:
-        if wheel["version"] not in versions:
-            versions.append(wheel["version"])
+    versions = listing_versions(html, python)
     if pinned in versions:
         return {"ok": True, "errors": [], "versions": versions}
     source = decision["source"]
+    # a lab's index mirror on a JetPack whose PyTorch is fixed (issue 52 M-D): what it must hold and what works instead,
+    # not "plan a PyTorch it has", which such a plan cannot
+    advice = decision.get("mirror_hint") or (
+        "Its contents change (data/jetson.yml pytorch_sources): choose another source (jetpack_pytorch_source), give a lab "
+        "mirror or wheelhouse that holds it (jetpack_pytorch_mirror_url), or plan a PyTorch it has.")
     return {"ok": False, "versions": versions, "errors": [
-        "The PyTorch source '%s' (%s) has no torch %s wheel for Python %s on aarch64 (read from %s); it has %s. Its "
-        "contents change (data/jetson.yml pytorch_sources): choose another source (jetpack_pytorch_source), give a lab "
-        "mirror or wheelhouse that holds it (jetpack_pytorch_mirror_url), or plan a PyTorch it has. Nothing was changed."
+        "The PyTorch source '%s' (%s) has no torch %s wheel for Python %s on aarch64 (read from %s); it has %s. %s "
+        "Nothing was changed."
         % (source["name"], source["url"], pinned, python or "?", decision["listing_url"],
-           ", ".join(versions) if versions else "no torch wheel for it")]}
+           ", ".join(versions) if versions else "no torch wheel for it", advice)]}
 
 
 def reach_answer(result):

@@ -40,6 +40,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.dlbox.stack.plugins.module_utils import kernel as k
+from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import _spec
 
 # Packages that must follow the kernel: never held. The per-ABI and flavour module packages, and the user-space
 # package the per-ABI module requires at exactly its own driver version.
@@ -115,7 +116,7 @@ def kernel_metas(flavours, module_metas=()):
     return _unique(out + list(module_metas or ()))
 
 
-SIGNED_CHOICES = ("together", "keep_out")
+SIGNED_CHOICES = _spec.choices("nvidia_driver", "nvidia_driver_unattended_signed")  # the argument spec's (issue 47)
 
 
 def blacklist(set_packages, installed_names, patterns, signing, flavours=(), module_metas=(), signed="together"):

@@ -26,6 +26,7 @@ from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_h
 from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_kernel as nk
 from ansible_collections.dlbox.stack.plugins.plugin_utils import nvlink5_fabric as nf
 from ansible_collections.dlbox.stack.plugins.plugin_utils.versions import compare_versions
+from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import _spec
 
 
 def _fill(template, fields):
@@ -91,7 +92,7 @@ def signing_path(distribution, secure_boot, choice="auto", mok_key="", mok_certi
     """
     ubuntu = (distribution or "").lower() == "ubuntu"
     out = {"path": None, "problem": None, "dkms_config": None}
-    if choice not in ("auto", "precompiled", "mok"):
+    if choice not in _spec.choices("nvidia_driver", "nvidia_driver_secure_boot_signing"):
         out["problem"] = "nvidia_driver_secure_boot_signing must be auto, precompiled or mok; got %r." % (choice,)
         return out
     if choice == "precompiled" and not ubuntu:

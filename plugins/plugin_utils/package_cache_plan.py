@@ -24,8 +24,11 @@ from __future__ import annotations
 
 import re
 
-MODES = ("auto", "server", "client", "none")
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import _spec
+
+# The argument spec's choices, the one place they live (issue 47).
+MODES = _spec.choices("package_cache", "package_cache_mode")
+LOG_LEVELS = _spec.choices("package_cache", "package_cache_pypi_log_level")
 _HOST = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9_.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])$")
 _URL = re.compile(r"^(https?)://[^\s/;]+(/[^\s;]*)?$")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,30}$")

@@ -10,7 +10,9 @@
 - No playbook or role reads another role's files (lookup('file', '../../roles/...'), include_vars, vars_files,
   role_path/../<role>): they ask the role's module (dlbox.stack.role_module) or include the role.
 - A variable's choices live only in its argument spec: no preflight asserts `<variable> in [...]` for an option
-  whose spec has choices (the role's argument validation already refuses, naming the variable).
+  whose spec has choices (the role's argument validation already refuses, naming the variable), and no plugin types
+  them again (a tuple, list or set of the same words): a decision module reads them with
+  plugins/plugin_utils/roles/_spec.py `choices(role, variable)`.
 Each allow-list entry below says why it is there; a new occurrence fails.
 """
 
@@ -159,6 +161,48 @@ def repeated_choices(root=ROOT):
     return found
 
 
+# Python literals with the same words as a spec's choices that are not a copy of them; each says why.
+PY_CHOICES_ALLOWED = {
+    "plugins/module_utils/_nccl.py: nccl_p2p": "module_utils runs on the host (nccl_facts), where the role's argument "
+                                               "spec is not; the controller's role validation checks first",
+    "plugins/plugin_utils/jetpack_pytorch.py: jetpack_pytorch_mirror_kind": "KINDS: the `kind` of data/jetson.yml's "
+                                                                            "PyTorch sources, the data's own schema",
+    "plugins/plugin_utils/nvidia_driver_plan.py: cudnn_profile, nccl_profile": "driver_packages' profile: the package "
+                                                                               "sets of data/compat.yml by profile",
+    "plugins/plugin_utils/stack_input.py: cudnn_profile, nccl_profile": "the plan request's driver_profile "
+                                                                        "(dlbox_plan_request), not a role variable",
+}
+
+
+def spec_choices(root=ROOT):
+    """{frozenset of choices: [variables]} over every role's argument specs (every entry point), two words or more."""
+    out = {}
+    for spec in sorted((root / "roles").glob("*/meta/argument_specs.yml")):
+        for entry in (yaml.safe_load(spec.read_text(encoding="utf-8")).get("argument_specs") or {}).values():
+            for name, opt in (entry.get("options") or {}).items():
+                words = opt.get("choices") or []
+                if len(words) >= 2 and all(isinstance(w, str) for w in words):
+                    out.setdefault(frozenset(words), []).append(name)
+    return out
+
+
+def choices_typed_in_plugins(root=ROOT):
+    known = spec_choices(root)
+    found = []
+    for rel in tracked(root):
+        if not (rel.startswith("plugins/") and rel.endswith(".py")):
+            continue
+        for node in ast.walk(ast.parse((root / rel).read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and len(node.elts) >= 2 and all(
+                    isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+                names = known.get(frozenset(e.value for e in node.elts))
+                key = "%s: %s" % (rel, ", ".join(sorted(set(names or ()))))
+                if names and key not in PY_CHOICES_ALLOWED:
+                    found.append("%s:%d types the choices of %s (read them with roles/_spec.py choices())"
+                                 % (rel, node.lineno, ", ".join(sorted(set(names)))))
+    return found
+
+
 def test_fingerprints_only_in_data():
     assert fingerprints_outside_data() == []
 
@@ -175,9 +219,22 @@ def test_choices_only_in_argument_specs():
     assert repeated_choices() == []
 
 
+def test_plugins_read_choices_from_the_argument_specs():
+    assert choices_typed_in_plugins() == []
+
+
 def test_the_allow_lists_name_files_that_exist():
-    for rel in list(FINGERPRINT_ALLOWED) + list(URL_ALLOWED):
+    for rel in list(FINGERPRINT_ALLOWED) + list(URL_ALLOWED) + [k.split(": ")[0] for k in PY_CHOICES_ALLOWED]:
         assert (ROOT / rel).is_file(), rel
+
+
+def test_the_spec_reader_gives_the_specs_choices():
+    from ansible_collections.dlbox.stack.plugins.plugin_utils import cuda_plan, dcgm_plan, package_cache_plan
+    from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import _spec
+    assert cuda_plan.METHODS == ("nvidia_repo", "distro", "local_repo", "pip_wheels")
+    assert dcgm_plan.METHODS == ("package", "container") and package_cache_plan.MODES[0] == "auto"
+    with pytest.raises(_spec.SpecError, match="no choices for cuda_versions"):
+        _spec.choices("cuda", "cuda_versions")
 
 
 # --- each check on a deliberately broken copy ------------------------------------------------------------------
@@ -219,6 +276,17 @@ def test_reading_another_roles_defaults_is_found(tree):
     (tree / "roles" / "cuda" / "main.yml").write_text("- ansible.builtin.include_vars: \"{{ role_path }}/../nccl/vars/main.yml\"\n")
     found = cross_role_reads(tree)
     assert len(found) == 2 and "reads roles/cuda's files" in found[0] and "reads roles/nccl's files" in found[1]
+
+
+def test_a_plugin_typing_a_specs_choices_is_found(tree):
+    (tree / "plugins" / "plugin_utils").mkdir(parents=True)
+    (tree / "plugins" / "plugin_utils" / "x.py").write_text(
+        '"""A module."""\nPROFILES = ("desktop", "server")\nOTHER = ("desktop", "laptop")\nP2P = ["nvlink", "auto", "enabled", '
+        '"disabled"]\n\n\ndef ok(p):\n    return p in {"server", "desktop"}\n')
+    assert [f.split(" (")[0] for f in choices_typed_in_plugins(tree)] == [
+        "plugins/plugin_utils/x.py:2 types the choices of nccl_profile",
+        "plugins/plugin_utils/x.py:4 types the choices of nccl_p2p",
+        "plugins/plugin_utils/x.py:8 types the choices of nccl_profile"]
 
 
 def test_a_preflight_repeating_the_choices_is_found(tree):

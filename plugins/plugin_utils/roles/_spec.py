@@ -4,9 +4,10 @@
 """A role's options from its argument specs (``roles/<role>/meta/argument_specs.yml``, entry point ``main``).
 
 The spec is the one place a variable's default and choices live (the test suite checks that ``defaults/main.yml``
-agrees). ``options("cuda", {"cuda_method": "distro"})`` -> every option of the spec with its default, and the
-given value where the inventory sets one; keys the spec does not name are left out (another role's variables).
-A default that is a template (``{{ ... }}``) is returned as it is: only a role run templates it.
+agrees; a decision module takes an option's choices from :func:`choices`, and tests/unit/test_one_place.py fails on
+a copy of them in the plugins). ``options("cuda", {"cuda_method": "distro"})`` -> every option of the spec with its
+default, and the given value where the inventory sets one; keys the spec does not name are left out (another role's
+variables). A default that is a template (``{{ ... }}``) is returned as it is: only a role run templates it.
 """
 
 from __future__ import annotations
@@ -34,6 +35,16 @@ def spec(role, roles_dir=None):
     except OSError as exc:
         raise SpecError("role %s has no argument spec (%s)" % (role, path)) from exc
     return (loaded.get("argument_specs") or {}).get("main", {}).get("options") or {}
+
+
+def choices(role, name, roles_dir=None):
+    """The ``choices`` of option ``name`` in ``role``'s argument spec, as a tuple in the spec's order: the one place a
+    variable's choices live (issue 47). A decision module checks its inputs against these, never against a copy.
+    ``choices("cuda", "cuda_method")`` -> ``("nvidia_repo", "distro", "local_repo", "pip_wheels")``."""
+    entry = spec(role, roles_dir).get(name)
+    if not entry or not entry.get("choices"):
+        raise SpecError("role %s's argument spec has no choices for %s" % (role, name))
+    return tuple(entry["choices"])
 
 
 def options(role, given=None, roles_dir=None):
