@@ -14,9 +14,11 @@ _role_plan = LazyModule("plugin_utils.role_plan")
 
 
 def ci_image_plan(plan, flavour="runtime", layer="all", image_env=None, archs=None, parts=None, recorded=None,
-                  compat=False, identity=False, data_path=None, machine="x86_64", environments=None):
+                  compat=False, identity=False, data_path=None, machine="x86_64", environments=None, system="auto",
+                  recorded_layer=None):
     """``dlbox_plan`` -> the CI image's refusals, label, runtime set, holds, NVIDIA_REQUIRE_CUDA, library path (for
-    ``machine``, the image's ``uname -m``) and architectures;
+    ``machine``, the image's ``uname -m``) and architectures, and whether it gets NVIDIA's apt CUDA user space
+    (``system``, dlbox_ci_system_cuda; ``recorded_layer``, what the cuda layer recorded of it);
     with ``identity`` also the org.opencontainers.image.* labels' values (plugin_utils.ci_image.image_identity)."""
     if not isinstance(plan, dict) or "stack" not in plan:
         raise AnsibleFilterError("ci_image_plan: expected the plan (dlbox_plan, the result of dlbox.stack.resolve_stack)")
@@ -29,7 +31,8 @@ def ci_image_plan(plan, flavour="runtime", layer="all", image_env=None, archs=No
     out = _ci_image.decide(plan, data, flavour=flavour, layer=layer, image_env=image_env, archs=archs,
                            parts=parts, recorded=recorded if isinstance(recorded, dict) else None,
                            compat=bool(compat), machine=machine or "x86_64",
-                           environments=environments if isinstance(environments, list) else None)
+                           environments=environments if isinstance(environments, list) else None,
+                           system=system, recorded_layer=recorded_layer if isinstance(recorded_layer, dict) else None)
     if identity:
         out["identity"] = _ci_image.image_identity()
     return out

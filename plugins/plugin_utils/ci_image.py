@@ -9,6 +9,7 @@ and its ``org.dlbox.stack`` label, written before the plan is resolved) and retu
 
     {"ok": bool, "errors": [...],           # each names the build argument or the variable at fault
      "stack": {...}, "label": "...",        # the resolved stack for the label (see image_stack), and its JSON text
+     "system_cuda": bool, "parts": {...},   # NVIDIA's apt CUDA user space or not (see system_cuda), and what is installed
      "runtime": {"packages": [...], "repo_packages": [...], "nccl": [...]},   # NVIDIA's runtime set, filled in
      "hold": [...],                         # what apt-mark hold keeps at the installed version (cuBLAS, NCCL)
      "toolkit_host": [...],                 # toolkit flavour: what nvcc compiles with, installed first (build-essential)
@@ -317,13 +318,123 @@ def framework_wheels(plan, environments=None):
     return {"pytorch": variants} if variants else {}
 
 
-def image_stack(plan, parts=None, data=None, environments=None):
+SYSTEM_CUDA = ("auto", True, False)
+_CUDA_WHEEL = re.compile(r"^cu[0-9]{3,}$")
+
+
+def _setting(value):
+    """dlbox_ci_system_cuda as given (auto, a boolean, or its YAML/JSON text) -> "auto", True, False, or None if bad."""
+    if value is None:
+        return "auto"
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("", "auto"):
+        return "auto"
+    if text in ("true", "yes", "on", "1"):
+        return True
+    if text in ("false", "no", "off", "0"):
+        return False
+    return None
+
+
+def environments_carry_cuda(plan, environments=None):
+    """Whether every framework environment of the image loads CUDA from its own wheels, as the python_env role builds
+    them (plugin_utils.python_env_plan.environment_request): (carry, reasons).
+
+    A cuXXX torch wheel (and the plan's own CUDA build, variant auto, or PyPI's CUDA build, variant pypi) depends on
+    NVIDIA's nvidia-* wheels (cuda-runtime, cublas, cudnn, nccl, ...) at the versions it pins and loads those, never the
+    system's; TensorFlow's [and-cuda] extra does the same. A cpu torch, TensorFlow without [and-cuda] (it loads the
+    system's CUDA and cuDNN), an environment without a framework (its packages are not known to carry CUDA) and an image
+    without environments do not. ``environments``: python_env_environments; empty: the role's default, one per framework
+    of the plan with the plan's variant. ``reasons``: one line per environment that does not carry it.
+
+    >>> environments_carry_cuda({"stack": {"pytorch": {"version": "2.13.0", "variant": "cu130", "cuda": "13.0"}}})
+    (True, [])
+    >>> environments_carry_cuda({"stack": {"pytorch": {"version": "2.13.0", "variant": "cu130", "cuda": "13.0"}}},
+    ...                         [{"name": "t", "frameworks": ["pytorch"], "variant": "cpu"}])[0]
+    False
+    """
+    stack = (plan or {}).get("stack") or {}
+    pytorch = stack.get("pytorch") if isinstance(stack.get("pytorch"), dict) else None
+    tensorflow = stack.get("tensorflow") if isinstance(stack.get("tensorflow"), dict) else None
+    if not environments:
+        environments = ([{"name": "pytorch", "frameworks": ["pytorch"]}] if pytorch and pytorch.get("version") else []) + \
+                       ([{"name": "tensorflow", "frameworks": ["tensorflow"]}] if tensorflow and tensorflow.get("version") else [])
+    reasons = []
+    for env in environments:
+        if not isinstance(env, dict):
+            continue
+        name = env.get("name")
+        frameworks = list(env.get("frameworks") or [])
+        variant = env.get("variant")
+        variant = None if variant in (None, "", "auto") else str(variant)
+        if not frameworks:
+            reasons.append("environment %s has no framework (its packages may link the system's CUDA)" % name)
+        for framework in frameworks:
+            if framework == "pytorch":
+                planned = bool(pytorch and pytorch.get("cuda"))
+                carries = bool(_CUDA_WHEEL.match(variant)) if variant not in (None, "pypi") else planned
+                if not carries:
+                    reasons.append("environment %s's torch (variant %s) carries no CUDA"
+                                   % (name, variant or (pytorch or {}).get("variant") or "none"))
+            elif framework == "tensorflow":
+                if not (tensorflow and tensorflow.get("extra") == "and-cuda" and variant != "cpu"):
+                    reasons.append("environment %s's TensorFlow has no [and-cuda] extra: it loads the system's CUDA and "
+                                   "cuDNN" % name)
+            else:
+                reasons.append("environment %s's %s is not known to carry CUDA" % (name, framework))
+    if not environments:
+        reasons.append("the image has no framework environment")
+    return not reasons, reasons
+
+
+def system_cuda(plan, flavour="runtime", setting="auto", parts=None, environments=None, compat=False):
+    """Whether the image gets NVIDIA's apt CUDA user space (the runtime set or the toolkit, and cuDNN and NCCL from apt):
+    (bool, error).
+
+    ``setting`` (dlbox_ci_system_cuda): true or false as asked; ``auto`` (the default): always in the toolkit flavour
+    (it is NVIDIA's apt toolkit, what a build compiles and links against) and with forward compatibility (``compat``:
+    cuda-compat-X-Y comes with NVIDIA's runtime set); in the runtime flavour only where the image's frameworks do not
+    bring their own (:func:`environments_carry_cuda`): a cu130 torch's nvidia-* wheels are CUDA 13's runtime, cuBLAS,
+    cuDNN and NCCL already, and a second copy from apt doubles the image for nothing the framework loads.
+    ``parts``: as for :func:`image_stack`; without CUDA in the plan (``cuda`` false) there is none either way.
+
+    >>> system_cuda({"stack": {"cuda": {"version": "13.0"}, "pytorch": {"version": "2.13.0", "variant": "cu130", "cuda": "13.0"}}})
+    (False, None)
+    >>> system_cuda({"stack": {"cuda": {"version": "13.0"}, "pytorch": {"version": "2.13.0", "variant": "cu130", "cuda": "13.0"}}},
+    ...             "toolkit")
+    (True, None)
+    """
+    parts = parts or {}
+    wanted = _setting(setting)
+    if wanted is None:
+        return True, "dlbox_ci_system_cuda must be auto, true or false, not %s" % json.dumps(setting)
+    if not parts.get("cuda", True) or _version((plan or {}).get("stack"), "cuda") is None:
+        return False, None
+    if wanted is False and flavour == "toolkit":
+        return True, ("dlbox_ci_system_cuda false cannot go with dlbox_ci_cuda toolkit: the toolkit flavour is NVIDIA's "
+                      "apt toolkit (nvcc, headers, stubs); use dlbox_ci_cuda runtime")
+    if wanted is False and compat:
+        return True, ("dlbox_ci_system_cuda false cannot go with cuda_compat true: forward compatibility is NVIDIA's apt "
+                      "package cuda-compat-X-Y, installed with the runtime set")
+    if wanted is not None and wanted != "auto":
+        return wanted, None
+    if flavour == "toolkit" or compat or not parts.get("python_env", True):
+        return True, None
+    return not environments_carry_cuda(plan, environments)[0], None
+
+
+def image_stack(plan, parts=None, data=None, environments=None, system=True):
     """The resolved stack an image carries in its ``org.dlbox.stack`` label.
 
     ``parts``: which parts the image installs ({"cudnn": bool, "nccl": bool, "python_env": bool}; absent = yes).
     ``cuda``, ``cudnn`` and ``nccl`` are the image's system libraries (NVIDIA's apt packages, on the dynamic linker's
     path: what a job that links CUDA itself uses); ``framework_wheels`` the PyTorch wheel variants its environments hold
     (:func:`framework_wheels`): a cuXXX torch loads its own nvidia-* wheels' CUDA libraries, not those.
+    ``system_cuda`` (``system``, :func:`system_cuda`): whether the image has NVIDIA's apt CUDA user space; without it
+    ``cudnn`` and ``nccl`` are null (the framework wheels carry their own) and ``cuda`` is the plan's CUDA, the one the
+    image's NVIDIA_REQUIRE_CUDA and CUDA_VERSION name.
     ``driver_min`` is the oldest driver the image's CUDA runs on under the plan's rule, the one its
     ``NVIDIA_REQUIRE_CUDA`` admits: with ``data``, the minor-version compatibility floor of the CUDA major
     (:func:`driver_floor`: 580.65.06 for 13.x); without, or for a major without one, the toolkit's own driver (plan
@@ -333,8 +444,8 @@ def image_stack(plan, parts=None, data=None, environments=None):
     ...              "cudnn": {"version": "9.20.0.48"}, "nccl": {"version": "2.27.7"},
     ...              "pytorch": {"version": "2.13.0", "variant": "cu130"}}})
     ... # doctest: +NORMALIZE_WHITESPACE
-    {'driver_min': '580.65.06', 'cuda': '13.0', 'cudnn': '9.20.0.48', 'nccl': '2.27.7', 'frameworks': {'pytorch': '2.13.0'},
-     'framework_wheels': {'pytorch': ['cu130']}}
+    {'driver_min': '580.65.06', 'cuda': '13.0', 'system_cuda': True, 'cudnn': '9.20.0.48', 'nccl': '2.27.7',
+     'frameworks': {'pytorch': '2.13.0'}, 'framework_wheels': {'pytorch': ['cu130']}}
     """
     stack = (plan or {}).get("stack") or {}
     parts = parts or {}
@@ -342,9 +453,9 @@ def image_stack(plan, parts=None, data=None, environments=None):
     driver = None if cuda.get("toolkit_driver_min") is None else str(cuda["toolkit_driver_min"])
     if data is not None and _version(stack, "cuda") is not None:
         driver = driver_floor(data, _version(stack, "cuda"))[1] or driver
-    out = {"driver_min": driver, "cuda": _version(stack, "cuda")}
+    out = {"driver_min": driver, "cuda": _version(stack, "cuda"), "system_cuda": bool(system)}
     for part in ("cudnn", "nccl"):
-        out[part] = _version(stack, part) if parts.get(part, True) else None
+        out[part] = _version(stack, part) if parts.get(part, True) and system else None
     frameworks = {}
     if parts.get("python_env", True):
         frameworks = {name: _version(stack, name) for name in FRAMEWORKS if _version(stack, name)}
@@ -379,13 +490,16 @@ def _label_problem(given, stack):
 
 
 def decide(plan, data, flavour="runtime", layer="all", image_env=None, archs=None, parts=None, recorded=None, compat=False,
-           machine="x86_64", environments=None):
+           machine="x86_64", environments=None, system="auto", recorded_layer=None):
     """Everything the CI image playbook needs (see the module docstring); refusals name what to change.
 
     ``compat``: the image carries cuda-compat-X-Y (``cuda_compat: true``), which adds NVIDIA's brand clauses to
     NVIDIA_REQUIRE_CUDA and cuda-compat-X-Y to the runtime set, and the folder the toolkit must find (:func:`linker`).
     ``machine``: the image's ``uname -m`` (the toolkit's targets folder). ``environments``: python_env_environments
-    (the label's framework_wheels)."""
+    (the label's framework_wheels). ``system``: dlbox_ci_system_cuda (:func:`system_cuda`); without NVIDIA's apt CUDA
+    user space the image installs no CUDA, cuDNN or NCCL package (``parts``: the effective parts, for the playbook).
+    ``recorded_layer``: what the cuda layer recorded of itself ({"system_cuda": bool}); the frameworks layer refuses
+    to decide otherwise (its environments are not those the cuda layer decided for)."""
     errors = []
     image_env = image_env or {}
     stack = (plan or {}).get("stack") or {}
@@ -416,7 +530,14 @@ def decide(plan, data, flavour="runtime", layer="all", image_env=None, archs=Non
     if "cudaarchs" in image_env and str(image_env["cudaarchs"]) != cudaarchs:
         errors.append("DLBOX_CUDAARCHS (CUDAARCHS) is %s, but dlbox_ci_cuda_archs give %s"
                       % (json.dumps(image_env["cudaarchs"]), cudaarchs))
-    resolved = image_stack(plan, parts, data, environments)
+    has_system, system_problem = system_cuda(plan, flavour, system, parts, environments, compat=bool(compat))
+    if system_problem:
+        errors.append(system_problem)
+    effective = dict(parts or {})
+    effective.update({"cuda": bool(has_system), "cudnn": bool(has_system and (parts or {}).get("cudnn", True)),
+                      "nccl": bool(has_system and (parts or {}).get("nccl", True)),
+                      "python_env": bool((parts or {}).get("python_env", True))})
+    resolved = image_stack(plan, parts, data, environments, system=has_system)
     if layer in ("all", "frameworks") and "stack" in image_env:
         problem = _label_problem(image_env["stack"], resolved)
         if problem:
@@ -432,9 +553,22 @@ def decide(plan, data, flavour="runtime", layer="all", image_env=None, archs=Non
             if moved:
                 errors.append("the frameworks layer's plan would change what the cuda layer installed: %s; pin them in "
                               "DLBOX_PLAN's dlbox_plan_request, which both layers read" % ", ".join(moved))
+        below_system = (recorded_layer or {}).get("system_cuda") if isinstance(recorded_layer, dict) else None
+        if below and below_system is None:
+            errors.append("the frameworks layer finds no record of the cuda layer's own decision (ci-layer.json beside "
+                          "dlbox_ci_record): build the cuda layer with this collection first")
+        elif below and bool(below_system) != bool(has_system):
+            errors.append("the cuda layer %s NVIDIA's apt CUDA user space, but for these framework environments "
+                          "dlbox_ci_system_cuda auto %s it (%s): the cuda layer does not read DLBOX_FRAMEWORK_VARS_FILE; "
+                          "set dlbox_ci_system_cuda true or false in DLBOX_VARS_FILE, which both layers read"
+                          % ("installed" if below_system else "left out", "wants" if has_system else "leaves out",
+                             "; ".join(environments_carry_cuda(plan, environments)[1])
+                             or "every environment loads CUDA from its own nvidia-* wheels"))
+    system_version = cuda_version if has_system else None
     return {"ok": not errors, "errors": errors, "stack": resolved, "label": stack_label(resolved),
-            "runtime": runtime_set(data, cuda_version, compat=bool(compat)),
-            "hold": held_packages(data, cuda_version, flavour, parts), "require": require,
-            "toolkit_host": toolkit_host(data, cuda_version, flavour),
-            "linker": linker(data, cuda_version, machine, compat=bool(compat)),
+            "system_cuda": bool(has_system), "parts": effective,
+            "runtime": runtime_set(data, system_version, compat=bool(compat)),
+            "hold": held_packages(data, system_version, flavour, effective), "require": require,
+            "toolkit_host": toolkit_host(data, system_version, flavour),
+            "linker": linker(data, system_version, machine, compat=bool(compat)),
             "archs": archs_text, "cudaarchs": cudaarchs}

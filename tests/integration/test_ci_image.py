@@ -168,6 +168,10 @@ def image(collection_installed):
             "cuda_repo_base_url": url,
             "cuda_repo_key_url": url + "gpgkey",
             "cuda_repo_key_fingerprint": (WORK / "repos/cuda-debian12/cuda-archive-keyring.fingerprint").read_text().strip(),
+            # NVIDIA's apt runtime set is what this test checks: asked for in both layers (a cpu torch would keep it under
+            # the default, auto, too, but the cuda layer does not read the frameworks' vars file: it would decide from the
+            # plan's cu130 torch and leave it out, and the frameworks layer would refuse; docs/ci-images.md)
+            "dlbox_ci_system_cuda": True,
             "python_env_environments": [{"name": "torch", "frameworks": ["pytorch"], "variant": "cpu", "torchvision": False}],
             "python_env_find_links": ["/srv/dlbox-context/wheelhouse"],
             "python_env_no_index": True,
@@ -270,7 +274,7 @@ def test_the_label_holds_the_plan_and_the_resolved_stack(image):
     assert labels["org.dlbox.stack"] == image["args"]["runtime"]["DLBOX_STACK"]
     # cuda/cudnn/nccl: the image's system libraries; the environment's torch is the cpu wheel, which loads none of them
     # (a cu130 one would load its own nvidia-* wheels): framework_wheels says which (issue 51 red team MEDIUM)
-    assert stack == {"driver_min": "580.65.06", "cuda": "13.0", "cudnn": "9.20.0.48", "nccl": "2.27.7",
+    assert stack == {"driver_min": "580.65.06", "cuda": "13.0", "system_cuda": True, "cudnn": "9.20.0.48", "nccl": "2.27.7",
                      "frameworks": {"pytorch": "2.13.0"}, "framework_wheels": {"pytorch": ["cpu"]}}
     toolkit = json.loads(_run(["docker", "image", "inspect", "-f", "{{ index .Config.Labels \"org.dlbox.stack\" }}",
                                TOOLKIT_TAG]).stdout)

@@ -158,8 +158,8 @@ def data():
     return load_data()
 
 
-def _decided(plan, data, flavour="runtime", compat=False, identity=None):
-    ci = decide(plan, data, flavour=flavour, archs=["9.0"], compat=compat)
+def _decided(plan, data, flavour="runtime", compat=False, identity=None, system=True):
+    ci = decide(plan, data, flavour=flavour, archs=["9.0"], compat=compat, system=system)
     assert ci["ok"], ci["errors"]
     ci["identity"] = dict(IDENTITY if identity is None else identity)
     return ci
@@ -226,7 +226,7 @@ def test_the_oci_labels_carry_version_source_created_and_revision(plan, data):
     assert labels["org.opencontainers.image.source"] == IDENTITY["source"]
     assert labels["org.opencontainers.image.created"] == IDENTITY["created"]
     assert labels["org.opencontainers.image.revision"] == IDENTITY["revision"]
-    assert labels["org.dlbox.stack"] == decide(plan, load_data(), archs=["9.0"])["label"]
+    assert labels["org.dlbox.stack"] == decide(plan, load_data(), archs=["9.0"], system=True)["label"]
 
 
 def test_the_cuda_layer_checks_nvidia_require_cuda_against_the_plan():
@@ -256,7 +256,7 @@ def test_the_fixture_repository_has_what_the_image_installs_and_holds(plan, data
     import build_repo  # pylint: disable=import-outside-toplevel,import-error
     spec = build_repo.normalise_spec(build_repo.load_spec(ROOT / "tests" / "aptrepo" / "specs" / "cuda-debian12.yml"))
     names = {p["name"] for p in build_repo.resolve_packages(spec)}
-    wanted = set(decide(plan, data, archs=["9.0"])["runtime"]["packages"]) | set(
+    wanted = set(decide(plan, data, archs=["9.0"], system=True)["runtime"]["packages"]) | set(
         decide(plan, data, flavour="toolkit", archs=["9.0"])["hold"])
     assert "cuda-nvtx-13-0" in wanted and wanted <= names, sorted(wanted - names)
 
@@ -272,7 +272,7 @@ def test_the_library_path_is_the_toolkits_targets_folder_and_never_the_compat_fo
     plan's CUDA libraries; the forward-compatibility folder on neither (NVIDIA's images leave it to the container
     toolkit, which adds it only under an older host driver)."""
     (task,) = [t for t in _ci_tasks() if (t.get("ansible.builtin.copy") or {}).get("dest") == "/etc/ld.so.conf.d/dlbox-ci-cuda.conf"]
-    ci = decide(plan, data, archs=["9.0"], compat=compat, machine="x86_64")
+    ci = decide(plan, data, archs=["9.0"], compat=compat, machine="x86_64", system=True)
     text = Templar(loader=DataLoader(), variables={"dlbox_plan": plan, "__ci": ci}).template(
         trust_as_template(task["ansible.builtin.copy"]["content"]))
     paths = [line for line in text.splitlines() if line and not line.startswith("#")]
@@ -288,7 +288,7 @@ def test_with_cuda_compat_the_cuda_layer_checks_what_the_container_toolkit_will_
     tasks = _ci_tasks()
     names = [t.get("name") for t in tasks]
     (check,) = [t for t in tasks if t.get("name", "").startswith("Forward compatibility - check")]
-    assert check["when"] == "__ci_cuda_layer and __ci_runs.cuda and __ci.linker.compat is not none"
+    assert check["when"] == "__ci_cuda_layer and __ci.parts.cuda and __ci.linker.compat is not none"
     that = check["ansible.builtin.assert"]["that"]
     assert "__ci_compat_seen.stdout | default('') == __ci.linker.compat.dir" in that   # /usr/local/cuda/compat -> the plan's
     assert "__ci_compat_lib.matched == 1" in that                                        # one regular libcuda.so.<driver>
@@ -357,8 +357,8 @@ def test_the_compat_check_passes_only_where_the_container_toolkit_would_use_it(t
         root = tmp_path / case
         _compat_root(root, case)
         hostvars[case] = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
-                          "__ci_cuda_layer": True, "__ci_runs": {"cuda": True},
-                          "__ci": {"linker": {"compat": {"dir": str(root) + compat["dir"],
+                          "__ci_cuda_layer": True,
+                          "__ci": {"parts": {"cuda": True}, "linker": {"compat": {"dir": str(root) + compat["dir"],
                                                          "seen_as": str(root) + compat["seen_as"],
                                                          "library": compat["library"]}}},
                           "__root": str(root)}
@@ -846,3 +846,86 @@ def test_the_docs_name_the_builders_and_not_kaniko():
     for path in (_DOCS, DOCKERFILE):
         text = _flat(path.read_text(encoding="utf-8"))
         assert "GoogleContainerTools/kaniko issue 3028" in text and "buildctl" in text, path.name
+
+
+# ---- NVIDIA's apt CUDA user space only where the framework wheels do not carry their own (issue 51 red team MEDIUM 5)
+
+def _play_vars():
+    plays = yaml.safe_load(CI_PLAYBOOK.read_text(encoding="utf-8"))
+    (bake,) = [p for p in plays if p.get("name") == "Bake the CI image"]
+    return plays, bake
+
+
+def test_the_cuda_layer_installs_cuda_cudnn_and_nccl_only_as_the_decision_says():
+    """Every task that installs or lays out NVIDIA's apt CUDA, cuDNN or NCCL runs on the decision's effective parts
+    (__ci.parts, which dlbox_ci_system_cuda empties), not on the plan's parts (__ci_runs)."""
+    tasks = {t.get("name"): t for t in _ci_tasks()}
+    wanted = {
+        "Toolkit only - the host compiler nvcc compiles with (what NVIDIA's nvcc package depends on)": "__ci.parts.cuda",
+        "CUDA toolkit of the plan (stack.cuda), verified for the target architectures": "__ci.parts.cuda",
+        "Runtime only - NVIDIA's CUDA repository for the runtime libraries": "__ci.parts.cuda",
+        "Runtime only - install the plan's CUDA runtime libraries (no compiler, header or stub)": "__ci.parts.cuda",
+        "Put the plan's CUDA libraries on the dynamic linker's path (jobs do not read /etc/profile.d)": "__ci.parts.cuda",
+        "The plan's cuDNN (stack.cudnn)": "__ci.parts.cudnn",
+        "NCCL of the plan (stack.nccl), without nccl.conf": "__ci.parts.nccl",
+    }
+    for name, part in wanted.items():
+        assert part in tasks[name]["when"].split(" and "), (name, tasks[name]["when"])
+    assert not [t.get("name") for t in _ci_tasks() if re.search(r"__ci_runs[.](cuda|cudnn|nccl)", str(t.get("when")))]
+
+
+def test_dlbox_ci_system_cuda_defaults_to_auto_everywhere_it_is_read():
+    """The playbooks' default, the filter's documented default and the playbook header agree."""
+    for path in (CI_PLAYBOOK, ARGS_PLAYBOOK):
+        text = path.read_text(encoding="utf-8")
+        defaults = re.findall(r"dlbox_ci_system_cuda \| default\(([^)]*)\)", text)
+        assert defaults and set(defaults) == {"'auto'"}, (path, defaults)
+        assert "system=dlbox_ci_system_cuda | default('auto')" in text, path
+    doc = yaml.safe_load((ROOT / "plugins" / "filter" / "ci_image_plan.yml").read_text(encoding="utf-8"))
+    assert doc["DOCUMENTATION"]["options"]["system"]["default"] == "auto"
+    assert "#   dlbox_ci_system_cuda  auto (default), true or false" in CI_PLAYBOOK.read_text(encoding="utf-8")
+    assert "`dlbox_ci_system_cuda`" in (ROOT / "docs" / "ci-images.md").read_text(encoding="utf-8")
+
+
+def test_the_frameworks_layer_reads_back_what_the_cuda_layer_decided(tmp_path):
+    """The playbook's own tasks, run by Ansible: the cuda layer records its decision beside dlbox_ci_record (the plan's
+    cu130 torch: no apt CUDA), and the frameworks layer, handed a cpu torch the cuda layer never saw, is refused."""
+    plays, bake = _play_vars()
+    read = [t for t in plays[0]["tasks"] if "ansible.builtin.slurp" in t]      # the plan's record and the layer's
+    assert len(read) == 2 and "ci-layer.json" in str(read[1])
+    decide_task = [t for t in bake["tasks"] if t.get("name") == "Decide the image from the plan"]
+    (record,) = [t for t in bake["tasks"] if str((t.get("ansible.builtin.copy") or {}).get("dest", "")).endswith("ci-layer.json")]
+    show = {"name": "show", "ansible.builtin.debug": {"msg": "{{ {'ok': __ci.ok, 'system_cuda': __ci.system_cuda, "
+                                                             "'errors': __ci.errors} | to_json }}"}}
+    bake_vars = {k: v for k, v in bake["vars"].items() if k != "__ci_runs"}
+    bake_vars["__ci_runs"] = {"cuda": True, "cudnn": True, "nccl": True, "python_env": True}
+    playbook = tmp_path / "layers.yml"
+    playbook.write_text(yaml.safe_dump([
+        {"hosts": "all", "gather_facts": False, "tasks": read},
+        {"hosts": "all", "gather_facts": True, "gather_subset": ["!all", "min"], "vars": bake_vars,
+         "tasks": decide_task + [record, show]}]), encoding="utf-8")
+    plan = resolve({}, {"cuda": "13.0", "cudnn": "9.20.0.48", "pytorch": "2.13"}, hardware=HW)
+    base = [p for p in sys.path if (Path(p) / "ansible_collections" / "dlbox" / "stack").exists()][0]
+    env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json", ANSIBLE_NOCOLOR="1",
+               ANSIBLE_COLLECTIONS_PATH=base, ANSIBLE_HOME=str(tmp_path / "ansible-home"),
+               ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-tmp"))
+    record_path = tmp_path / "image" / "plan.json"
+    record_path.parent.mkdir()
+
+    def run(layer, extra):
+        variables = dict({"dlbox_plan": plan, "dlbox_ci_layer": layer, "dlbox_ci_cuda_archs": ["9.0"],
+                          "dlbox_ci_record": str(record_path), "ansible_python_interpreter": sys.executable}, **extra)
+        proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+                               "-e", json.dumps(variables), str(playbook)],
+                              capture_output=True, text=True, env=env, timeout=300, check=False)
+        out = json.loads(proc.stdout[proc.stdout.index("{"):])
+        (shown,) = [t["hosts"]["localhost"]["msg"] for p in out["plays"] for t in p["tasks"] if t["task"]["name"] == "show"]
+        return json.loads(shown) if isinstance(shown, str) else shown
+
+    cuda = run("cuda", {})
+    assert cuda == {"ok": True, "system_cuda": False, "errors": []}
+    assert json.loads((tmp_path / "image" / "ci-layer.json").read_text()) == {"system_cuda": False, "flavour": "runtime"}
+    record_path.write_text(json.dumps(plan))
+    cpu = [{"name": "torch", "frameworks": ["pytorch"], "variant": "cpu"}]
+    frameworks = run("frameworks", {"python_env_environments": cpu})
+    assert frameworks["ok"] is False and "left out NVIDIA's apt CUDA user space" in frameworks["errors"][0]

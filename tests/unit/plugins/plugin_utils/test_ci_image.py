@@ -13,7 +13,8 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.dlbox.stack.plugins.filter.ci_image import ci_image_plan
-from ansible_collections.dlbox.stack.plugins.plugin_utils.ci_image import (decide, held_packages, image_identity, image_stack,
+from ansible_collections.dlbox.stack.plugins.plugin_utils.ci_image import (decide, environments_carry_cuda, held_packages,
+                                                                           image_identity, image_stack, system_cuda,
                                                                            linker, nvidia_require_cuda, runtime_set,
                                                                            stack_label)
 from ansible_collections.dlbox.stack.plugins.plugin_utils.role_plan import load_data, resolve
@@ -46,7 +47,8 @@ def test_the_runtime_set_is_the_data_filled_in_for_the_plan(plan, data):
 
 def test_the_label_is_the_resolved_stack(plan):
     stack = image_stack(plan)
-    assert stack == {"driver_min": plan["stack"]["cuda"]["toolkit_driver_min"], "cuda": "13.0", "cudnn": "9.20.0.48",
+    assert stack == {"driver_min": plan["stack"]["cuda"]["toolkit_driver_min"], "cuda": "13.0", "system_cuda": True,
+                     "cudnn": "9.20.0.48",
                      "nccl": plan["stack"]["nccl"]["version"], "frameworks": {"pytorch": plan["stack"]["pytorch"]["version"]},
                      "framework_wheels": {"pytorch": ["cu130"]}}
     assert json.loads(stack_label(stack)) == stack
@@ -57,12 +59,12 @@ def test_the_label_is_the_resolved_stack(plan):
 
 def test_a_label_that_is_not_the_plan_is_refused_with_the_right_one(plan, data):
     right = stack_label(image_stack(plan))
-    ok = decide(plan, data, layer="all", archs=["9.0"], image_env={"stack": right}, recorded=None)
+    ok = decide(plan, data, layer="all", archs=["9.0"], image_env={"stack": right}, recorded=None, system=True)
     assert ok["ok"], ok["errors"]
     assert ok["label"] == right
     wrong = json.loads(right)
     wrong["cudnn"] = "9.10.2.21"
-    got = decide(plan, data, layer="all", archs=["9.0"], image_env={"stack": json.dumps(wrong)})
+    got = decide(plan, data, layer="all", archs=["9.0"], image_env={"stack": json.dumps(wrong)}, system=True)
     assert not got["ok"]
     assert "DLBOX_STACK" in got["errors"][0] and right in got["errors"][0]
     empty = decide(plan, data, layer="frameworks", archs=["9.0"], image_env={"stack": ""}, recorded=plan)
@@ -97,11 +99,11 @@ def test_architecture_specific_and_ptx_capabilities_are_taken(plan, data):
 
 
 def test_the_frameworks_layer_keeps_the_cuda_layers_stack(plan, data):
-    same = decide(plan, data, layer="frameworks", archs=["9.0"], recorded=plan)
+    same = decide(plan, data, layer="frameworks", archs=["9.0"], recorded=plan, recorded_layer={"system_cuda": False})
     assert same["ok"], same["errors"]
     moved = json.loads(json.dumps(plan))
     moved["stack"]["cudnn"]["version"] = "9.10.2.21"
-    got = decide(plan, data, layer="frameworks", archs=["9.0"], recorded=moved)
+    got = decide(plan, data, layer="frameworks", archs=["9.0"], recorded=moved, recorded_layer={"system_cuda": False})
     assert not got["ok"] and "cudnn 9.20.0.48 (cuda layer: 9.10.2.21)" in got["errors"][0]
     missing = decide(plan, data, layer="frameworks", archs=["9.0"], recorded=None)
     assert not missing["ok"] and "no plan recorded" in missing["errors"][0]
@@ -110,7 +112,7 @@ def test_the_frameworks_layer_keeps_the_cuda_layers_stack(plan, data):
 def test_the_filter_wants_a_plan(plan):
     with pytest.raises(AnsibleFilterError):
         ci_image_plan({"no": "plan"})
-    got = ci_image_plan(plan, flavour="runtime", layer="cuda", archs=["9.0", "10.0"])
+    got = ci_image_plan(plan, flavour="runtime", layer="cuda", archs=["9.0", "10.0"], system=True)
     assert (got["archs"], got["cudaarchs"]) == ("9.0;10.0", "90;100")
     assert got["runtime"]["packages"] == ["cuda-libraries-13-0", "cuda-nvtx-13-0"]
 
@@ -183,7 +185,7 @@ def test_the_runtime_set_names_nvtx_and_cuda_compat_with_forward_compatibility(d
 def test_cublas_and_nccl_are_held_where_the_image_installs_them(plan, data, flavour, parts, held):
     assert held_packages(data, "13.0", flavour, parts) == held
     if parts is None:
-        assert decide(plan, data, flavour=flavour, archs=["9.0"])["hold"] == held
+        assert decide(plan, data, flavour=flavour, archs=["9.0"], system=True)["hold"] == held
 
 
 def test_the_image_identity_of_an_installed_collection(tmp_path):
@@ -223,7 +225,8 @@ def test_forward_compatibility_is_on_no_static_path_and_where_the_toolkit_looks(
                                        "library": "libcuda.so.*.*"}
     assert not [p for p in got["linker"]["paths"] if "compat" in p]
     # without cuda-compat there is nothing to find
-    assert decide(plan, data, archs=["9.0"], machine=machine)["linker"] == {"paths": got["linker"]["paths"], "compat": None}
+    assert decide(plan, data, archs=["9.0"], machine=machine, system=True)["linker"] == {"paths": got["linker"]["paths"],
+                                                                                        "compat": None}
 
 
 def test_the_toolkits_rule_finds_the_folder_the_image_is_told_about(tmp_path, data):
@@ -319,3 +322,113 @@ def test_the_label_says_which_torch_wheels_the_environments_hold(plan, data, env
     assert json.loads(got["label"])["framework_wheels"] == got["stack"]["framework_wheels"]
     # the filter hands the playbooks' python_env_environments on
     assert ci_image_plan(plan, archs=["9.0"], environments=environments)["stack"] == got["stack"]
+
+
+# ---- NVIDIA's apt CUDA user space beside framework wheels that carry their own (issue 51 red team MEDIUM 5) -----------
+# A cu130 torch wheel depends on nvidia-cuda-runtime-cu13, nvidia-cublas-cu13, nvidia-cudnn-cu13, nvidia-nccl-cu13, ...
+# and loads those; NVIDIA's runtime set from apt beside them is a second copy the framework never loads.
+
+def _stack(pytorch_variant="cu130", tensorflow_extra=False):
+    stack = {"cuda": {"version": "13.0", "toolkit_driver_min": "580.65.06"}, "cudnn": {"version": "9.20.0.48"},
+             "nccl": {"version": "2.27.7"},
+             "pytorch": {"version": "2.13.0", "variant": pytorch_variant,
+                         "cuda": None if pytorch_variant == "cpu" else "13.0"}}
+    if tensorflow_extra is not False:
+        stack["tensorflow"] = {"version": "2.21.0", "extra": tensorflow_extra, "cuda": "12.5"}
+    return {"stack": stack}
+
+
+def test_by_default_the_runtime_image_has_no_apt_cuda_beside_torch_wheels_that_carry_their_own(plan, data):
+    got = decide(plan, data, archs=["9.0"])
+    assert got["ok"], got["errors"]
+    assert got["system_cuda"] is False
+    assert got["parts"] == {"cuda": False, "cudnn": False, "nccl": False, "python_env": True}
+    # nothing of NVIDIA's apt CUDA, cuDNN or NCCL is installed, held or put on the library path
+    assert got["runtime"]["packages"] == [] and got["runtime"]["repo_packages"] == []
+    assert got["hold"] == [] and got["linker"] == {"paths": [], "compat": None}
+    # the label says so: no system cuDNN or NCCL; the plan's CUDA, which NVIDIA_REQUIRE_CUDA asks of the driver
+    label = json.loads(got["label"])
+    assert label["system_cuda"] is False and label["cudnn"] is None and label["nccl"] is None
+    assert label["cuda"] == "13.0" and label["framework_wheels"] == {"pytorch": ["cu130"]}
+    assert got["require"] == "cuda>=13.0"
+    # the filter (the playbooks' call) decides the same by default
+    assert ci_image_plan(plan, archs=["9.0"])["system_cuda"] is False
+
+
+@pytest.mark.parametrize("kwargs, why", [
+    ({"flavour": "toolkit"}, "the toolkit flavour is NVIDIA's apt toolkit"),
+    ({"compat": True}, "cuda-compat-X-Y comes with the runtime set"),
+    ({"parts": {"python_env": False}}, "no framework environment"),
+    ({"environments": [{"name": "torch", "frameworks": ["pytorch"], "variant": "cpu"}]}, "a cpu torch"),
+    ({"environments": [{"name": "a", "frameworks": ["pytorch"]}, {"name": "b", "frameworks": ["pytorch"], "variant": "cpu"}]},
+     "one cpu torch among cu130 ones"),
+    ({"environments": [{"name": "tools", "packages": ["cupy-cuda13x"]}]}, "an environment without a framework"),
+    ({"environments": [{"name": "tf", "frameworks": ["tensorflow"]}]}, "TensorFlow the plan has without [and-cuda]"),
+    ({"system": True}, "asked for"),
+    ({"system": "true"}, "asked for, as text"),
+])
+def test_auto_keeps_the_apt_cuda_where_something_needs_it_and_true_asks_for_it(plan, data, kwargs, why):
+    got = decide(plan, data, archs=["9.0"], **kwargs)
+    assert got["ok"], (why, got["errors"])
+    assert got["system_cuda"] is True, why
+    assert json.loads(got["label"])["system_cuda"] is True
+    if kwargs.get("flavour") != "toolkit":
+        assert got["runtime"]["packages"][:2] == ["cuda-libraries-13-0", "cuda-nvtx-13-0"], why
+        assert got["linker"]["paths"] == ["/usr/local/cuda-13.0/targets/x86_64-linux/lib"]
+    assert got["parts"]["cuda"] and got["parts"]["cudnn"] and got["parts"]["nccl"]
+
+
+@pytest.mark.parametrize("plan_, environments, carries", [
+    (_stack("cu130"), None, True),                                                     # the plan's environment
+    (_stack("cu130"), [{"name": "t", "frameworks": ["pytorch"], "variant": "cu128"}], True),
+    (_stack("cu130"), [{"name": "t", "frameworks": ["pytorch"], "variant": "pypi"}], True),   # PyPI's CUDA build
+    (_stack("cpu"), None, False),
+    (_stack("cpu"), [{"name": "t", "frameworks": ["pytorch"], "variant": "pypi"}], False),
+    (_stack("cu130", "and-cuda"), None, True),                                         # tensorflow[and-cuda]
+    (_stack("cu130", "and-cuda"), [{"name": "tf", "frameworks": ["tensorflow"], "variant": "cpu"}], False),
+    (_stack("cu130", None), None, False),                                              # TensorFlow on the system's CUDA
+    ({"stack": {"cuda": {"version": "13.0"}}}, None, False),                           # no framework at all
+])
+def test_which_environments_load_cuda_from_their_own_wheels(plan_, environments, carries):
+    got, reasons = environments_carry_cuda(plan_, environments)
+    assert got is carries and bool(reasons) is not carries
+    assert system_cuda(dict(plan_), environments=environments) == (not carries, None)
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"system": "sometimes"}, "dlbox_ci_system_cuda must be auto, true or false"),
+    ({"system": False, "flavour": "toolkit"}, "cannot go with dlbox_ci_cuda toolkit"),
+    ({"system": "false", "compat": True}, "cannot go with cuda_compat true"),
+])
+def test_a_system_cuda_that_cannot_be_is_refused(plan, data, kwargs, words):
+    got = decide(plan, data, archs=["9.0"], **kwargs)
+    assert not got["ok"] and [e for e in got["errors"] if words in e], got["errors"]
+
+
+def test_false_leaves_the_apt_cuda_out_even_beside_a_cpu_torch(plan, data):
+    got = decide(plan, data, archs=["9.0"], system=False,
+                 environments=[{"name": "torch", "frameworks": ["pytorch"], "variant": "cpu"}])
+    assert got["ok"] and got["system_cuda"] is False and got["runtime"]["packages"] == []
+
+
+def test_the_frameworks_layer_refuses_environments_the_cuda_layer_did_not_decide_for(plan, data):
+    """The cuda layer does not read DLBOX_FRAMEWORK_VARS_FILE: it decided from the plan's environment (a cu130 torch, no
+    apt CUDA). A cpu torch given to the frameworks layer alone would want the apt CUDA the cuda layer left out."""
+    cpu = [{"name": "torch", "frameworks": ["pytorch"], "variant": "cpu"}]
+    got = decide(plan, data, layer="frameworks", archs=["9.0"], recorded=plan, recorded_layer={"system_cuda": False},
+                 environments=cpu)
+    assert not got["ok"]
+    (error,) = got["errors"]
+    assert "left out NVIDIA's apt CUDA user space" in error and "DLBOX_VARS_FILE" in error and "variant cpu" in error
+    # the other way round: the cuda layer installed it (asked), the frameworks layer's auto would not
+    other = decide(plan, data, layer="frameworks", archs=["9.0"], recorded=plan, recorded_layer={"system_cuda": True})
+    assert not other["ok"] and "installed NVIDIA's apt CUDA user space" in other["errors"][0]
+    # the same setting in both layers (DLBOX_VARS_FILE): agreed
+    assert decide(plan, data, layer="frameworks", archs=["9.0"], recorded=plan, recorded_layer={"system_cuda": True},
+                  environments=cpu, system=True)["ok"]
+    # no record of the cuda layer's decision
+    missing = decide(plan, data, layer="frameworks", archs=["9.0"], recorded=plan, recorded_layer=None)
+    assert not missing["ok"] and "ci-layer.json" in missing["errors"][0]
+    # the filter hands the record on
+    assert ci_image_plan(plan, layer="frameworks", archs=["9.0"], recorded=plan, recorded_layer={"system_cuda": True},
+                         environments=cpu)["ok"]
