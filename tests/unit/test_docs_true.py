@@ -8,14 +8,21 @@ What the pages name is read from their text, never from a list kept here: Markdo
 - a playbook when it is `playbooks/NAME.yml` or `dlbox.stack.NAME` (a playbook, module, filter or role);
 - a role when the text says "the `NAME` role" or "role `NAME`";
 - a make target when it follows `make ` inside code;
-- a role variable when it starts with a role's name and `_` (the longest such name): it must be a key of the
-  role's `defaults/main.yml` or of an entry point of its `meta/argument_specs.yml` (a filter or module of the same
-  name is not a variable); a `dlbox_*` variable must be read by a playbook, role, inventory or plugin.
-The few words that look like these and are not (the user's own files in an example) are listed below with why.
+- a file of the tree when it is a file name or a part of a path that does not start at the top
+  (`_gpu_facts.py`, `module_utils/hostfacts.py`, `tasks/preflight.yml`): some file of the tree must end with it;
+- a role variable when it starts with a role's name and `_` (the longest such name): it must be an option of an
+  entry point of the role's `meta/argument_specs.yml` (a filter or module of the same name is not a variable;
+  test_role_specs.py keeps `defaults/main.yml` to the same keys); a `dlbox_*` variable must be read by a playbook,
+  role, inventory or plugin;
+- the collection's version when it is in a tarball's name (`dlbox-stack-X.Y.Z.tar.gz`) or the execution
+  environment's tag (`dlbox-ee:X.Y.Z`): it must be galaxy.yml's.
+The few words that look like these and are not (the user's own files, files on the host or written by a run) are
+listed below with why.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from functools import lru_cache
@@ -32,6 +39,24 @@ NOT_IN_TREE = {
     "inventories/mylab/hosts.yml": "the same copy",
     "inventories/mylab/rollout.yml": "the same copy",
 }
+# File names the pages give that are on the host or in a run's output, never in the tree.
+NOT_A_TREE_FILE = {
+    "daemon.json": "Docker's /etc/docker/daemon.json on the host",
+    "config.toml": "the NVIDIA Container Toolkit's /etc/nvidia-container-runtime/config.toml on the host",
+    "plan.json": "/etc/dlbox/plan.json, written into a CI image",
+    "manifest.json": "the manifest the offline and CI-image runs write",
+    "dlbox/manifest.json": "the same, under an environment",
+    "MANIFEST.json": "the manifest inside a built collection tarball",
+    "frameworks.yml": "a CI image's frameworks file, written by the user's build",
+    "fleet.html": "the fitness fleet report a run writes",
+    "fleet.json": "the same report as JSON",
+    "summary.json": "the rollout summary a run writes",
+    "summary.md": "the same summary as Markdown",
+    "lspci-nn.txt": "a capture the user pastes",
+    "supported-gpus.json": "NVIDIA's list inside Ubuntu's nvidia-kernel-common packages (tools/gpu_catalog.py reads it)",
+}
+FILE_NAME = re.compile(r"[\w+-][\w./+-]*\.(?:py|yml|yaml|sh|md|j2|txt|json|c|cfg|toml|csv|html|rst|in)")
+NOT_WALKED = {".git", ".venv", "build", ".cache", ".ansible", ".pytest_cache", "__pycache__"}
 PLACEHOLDER = re.compile(r"[<>*{}$]|X\.Y|X-Y|\.\.\.")
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 
@@ -63,7 +88,7 @@ def tree(root: Path = ROOT):
     roles = {p.name for p in (root / "roles").iterdir() if (p / "tasks").is_dir()}
     variables = {}
     for role in roles:
-        keys = set(yaml.safe_load((root / "roles" / role / "defaults" / "main.yml").read_text()) or {})
+        keys = set()
         specs = yaml.safe_load((root / "roles" / role / "meta" / "argument_specs.yml").read_text())
         for entry in specs["argument_specs"].values():
             keys |= set(entry.get("options") or {})
@@ -81,9 +106,29 @@ def tree(root: Path = ROOT):
 
 
 @lru_cache(maxsize=None)
-def dlbox_variables_read(root: Path = ROOT) -> str:
-    return "\n".join(p.read_text(errors="replace") for d in ("playbooks", "roles", "inventories", "plugins")
-                     for p in (root / d).rglob("*") if p.is_file() and p.suffix in (".yml", ".yaml", ".py", ".j2"))
+def tree_file_ends(root: Path = ROOT) -> frozenset[str]:
+    """Every end of every file's path from the top: for plugins/module_utils/_gpu_facts.py, that path itself,
+    module_utils/_gpu_facts.py and _gpu_facts.py."""
+    ends = set()
+    for path, dirs, files in os.walk(root, followlinks=True):
+        dirs[:] = [d for d in dirs if d not in NOT_WALKED]
+        parts = Path(path).relative_to(root).parts
+        for f in files:
+            ends |= {"/".join(parts[i:] + (f,)) for i in range(len(parts) + 1)}
+    return frozenset(ends)
+
+
+@lru_cache(maxsize=None)
+def galaxy_version(root: Path = ROOT) -> str:
+    return str(yaml.safe_load((root / "galaxy.yml").read_text(encoding="utf-8"))["version"])
+
+
+@lru_cache(maxsize=None)
+def dlbox_variables_read(root: Path = ROOT) -> frozenset[str]:
+    """Every whole word dlbox_* of the playbooks, roles, inventories and plugins."""
+    return frozenset(re.findall(r"\bdlbox_\w+", "\n".join(
+        p.read_text(errors="replace") for d in ("playbooks", "roles", "inventories", "plugins")
+        for p in (root / d).rglob("*") if p.is_file() and p.suffix in (".yml", ".yaml", ".py", ".j2"))))
 
 
 def problems(root: Path = ROOT) -> list[str]:
@@ -96,8 +141,16 @@ def problems(root: Path = ROOT) -> list[str]:
         for link in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
             if not re.match(r"[a-z]+:", link) and not (page.parent / link).exists():
                 found.append(f"{name}: link {link} leads nowhere")
+        for version in re.findall(r"dlbox-(?:stack-|ee[: ])(\d+\.\d+\.\d+)", text):
+            if version != galaxy_version(root):
+                found.append(f"{name}: names version {version} of the collection; galaxy.yml's is {galaxy_version(root)}")
         for word in code_words(text):
-            word = word.strip(".:")
+            word = word.rstrip(".:").lstrip(":")        # a leading dot stays: `.config/molecule/platform.yml`
+            file_name = word.split("=")[-1]
+            if FILE_NAME.fullmatch(file_name) and file_name.split("/")[0] not in top | NOT_WALKED \
+                    and not PLACEHOLDER.search(file_name) and file_name not in NOT_A_TREE_FILE:
+                if file_name not in tree_file_ends(root):
+                    found.append(f"{name}: file {file_name} is nowhere in the tree")
             if "/" in word and word.split("/")[0] in top and word not in NOT_IN_TREE and not word.startswith("http"):
                 path = word.split("=")[-1]
                 parts = []
@@ -120,10 +173,10 @@ def problems(root: Path = ROOT) -> list[str]:
                     continue
                 owner = max((r for r in roles if ident.startswith(r + "_")), key=len, default=None)
                 if owner and ident not in variables[owner] and ident not in plugins:
-                    found.append(f"{name}: {ident} is no variable of role {owner} (defaults or argument specs)")
+                    found.append(f"{name}: {ident} is no variable of role {owner} (its argument specs)")
                 if ident.startswith("dlbox_") and ident not in plugins:
                     read = read if read is not None else dlbox_variables_read(root)
-                    if not re.search(r"\b%s\b" % re.escape(ident), read):
+                    if ident not in read:
                         found.append(f"{name}: {ident} is read by no playbook, role, inventory or plugin")
         for role in re.findall(r"(?:the|The) `([a-z_]+)` role|\brole `([a-z_]+)`", text):
             role = role[0] or role[1]
@@ -169,12 +222,13 @@ def test_make_help_lists_every_target():
 
 @pytest.fixture(scope="module")
 def tree_copy(tmp_path_factory):
+    """The tree as links, but for the pages: README.md and docs/ are copies (the tests write to the README)."""
     tmp_path = tmp_path_factory.mktemp("tree")
-    subprocess.run(["cp", "-r", "--no-preserve=mode"] + [str(ROOT / n) for n in
-                   ("README.md", "docs", "roles", "playbooks", "plugins", "Makefile", "data", "inventories", "molecule",
-                    "tests", "tools", "LICENSE", "CHANGELOG.rst", "requirements.txt", "requirements-dev.txt", "examples",
-                    "meta", "galaxy.yml", "changelogs", ".config")] +
-                   [str(tmp_path)], check=True)
+    for entry in ROOT.iterdir():
+        if entry.name in {"README.md", "docs"}:
+            subprocess.run(["cp", "-r", "--no-preserve=mode", str(entry), str(tmp_path)], check=True)
+        elif entry.name not in NOT_WALKED:
+            (tmp_path / entry.name).symlink_to(entry)
     return tmp_path
 
 
@@ -196,6 +250,11 @@ def copy(tree_copy):
     ("set `-e dlbox_never_read=true`", "dlbox_never_read is read by no playbook"),
     ("the `cuda_magic` role", "role cuda_magic does not exist"),
     ("`ansible-playbook dlbox.stack.deploy`", "dlbox.stack.deploy is no playbook"),
+    ("`module_utils/hostfacts.py`", "file module_utils/hostfacts.py is nowhere in the tree"),      # the issue's case
+    ("parsed in `_gone_facts.py`", "file _gone_facts.py is nowhere in the tree"),
+    ("`.config/molecule/gone.yml`", "path .config/molecule/gone.yml is not in the tree"),
+    ("`make build` writes `dlbox-stack-0.0.9.tar.gz`", "names version 0.0.9 of the collection"),
+    ("`podman push registry.lab.example/dlbox-ee:0.0.9`", "names version 0.0.9 of the collection"),
 ])
 def test_a_wrong_name_is_found(copy, line, expected):
     (copy / "README.md").write_text((copy / "README.md").read_text() + "\n" + line + "\n")
