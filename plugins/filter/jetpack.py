@@ -46,10 +46,13 @@ def jetpack_pytorch(options, plan, listing=None, data_path=None, reach=None):
     except _jetpack_plan.JetsonDataError as exc:
         raise AnsibleFilterError(str(exc)) from exc
     stack = (plan or {}).get("stack") or {}
+    python = (stack.get("python") or {}).get("version")
+    # an index mirror is pinned by what it holds: the plan's exact NVIDIA build, or the community's numbering of it
+    holds = _jetpack_pytorch.listing_versions(listing, python) if listing is not None else None
     decision = _jetpack_pytorch.choose(stack.get("pytorch"), options, data.get("pytorch_sources") or {"builds": {}},
-                                       jetpack=stack.get("jetpack"))
+                                       jetpack=stack.get("jetpack"), holds=holds)
     if decision["ok"] and listing is not None:
-        found = _jetpack_pytorch.check_listing(listing, decision, python=(stack.get("python") or {}).get("version"))
+        found = _jetpack_pytorch.check_listing(listing, decision, python=python)
         decision = dict(decision, ok=found["ok"], errors=found["errors"], versions=found["versions"])
     if decision["ok"] and reach is not None:
         if not isinstance(reach, list):

@@ -479,3 +479,32 @@ def test_the_plans_nvidia_build_is_pinned_as_each_source_numbers_it(source, opti
     got = pick(source, pytorch=PLANNED_NV, today=datetime.date(2025, 4, 1), **options)
     assert got["ok"], got["errors"]
     assert (got["pytorch"]["version"], got["pytorch"]["index_url"]) == (version, index_url)
+
+
+# --- a lab's index mirror on JetPack 6, whose plan names NVIDIA's build (issue 52 M-D) -------------------------------
+NV_PLANNED = dict(PLANNED, version=NV_WHEEL, index_url=None)
+NV_SOURCES = copy.deepcopy(SOURCES)
+NV_SOURCES["builds"]["jp6-cu126"][0].update(apt_needs=["libopenblas-dev"], pip_constraints=["numpy<2"])
+
+
+@pytest.mark.parametrize("holds, pin, pip_packages", [
+    ([NV_WHEEL], NV_WHEEL, ["numpy<2"]),           # a lab's index holding NVIDIA's wheel: that build, its needs
+    (["2.5.0"], "2.5.0", []),                       # a copy of the community index from when it served 2.5.0
+    (None, "2.5.0", []),                            # not read yet (the preflight's first look): the community's number
+])
+def test_an_index_mirror_is_pinned_by_what_it_holds(holds, pin, pip_packages):
+    got = choose(NV_PLANNED, {"source": "mirror", "mirror_url": "http://mirror.lab/jp6/+simple", "mirror_kind": "index"},
+                 NV_SOURCES, today=TODAY, holds=holds)
+    assert got["ok"] and got["pin"] == pin and got["pytorch"]["version"] == pin
+    assert got["pytorch"]["index_url"] == "http://mirror.lab/jp6/+simple" and got["pip_packages"] == pip_packages
+
+
+def test_an_index_mirror_without_the_plans_build_says_what_it_must_hold_and_what_works():
+    got = choose(NV_PLANNED, {"source": "mirror", "mirror_url": "http://mirror.lab/jp6/+simple", "mirror_kind": "index"},
+                 NV_SOURCES, today=TODAY, holds=["2.8.0", "2.10.0"])
+    found = check_listing(COMMUNITY_PAGE, got, python="3.10")
+    assert not found["ok"]
+    text = found["errors"][0]
+    assert "has no torch 2.5.0 wheel for Python 3.10" in text and "plan a PyTorch it has" not in text
+    assert "holds NVIDIA's build torch %s" % NV_WHEEL in text and "last seen serving torch 2.8.0 (2025-10-27)" in text
+    assert "jetpack_pytorch_mirror_kind: find_links" in text and text.endswith("Nothing was changed.")
