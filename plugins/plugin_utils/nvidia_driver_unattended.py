@@ -376,3 +376,58 @@ def boot_without_module(boot_kernels, signing, new_version, modules=None, candid
                                    or "another version", new_version))
         out.append({"kernel": kernel, "why": why})
     return out
+
+
+def modules_by_kernel(kernel_packages):
+    """{kernel release: Depends} of the installed ``linux-modules-nvidia-*-<release>`` among nvidia_driver_facts'
+    ``kernel.packages`` ([{name, version, installed, depends}])."""
+    out = {}
+    for pkg in kernel_packages or ():
+        match = _ABI_MODULE.match(pkg.get("name") or "")
+        if match and pkg.get("installed", True):
+            out[match.group("abi")] = pkg.get("depends") or ""
+    return out
+
+
+def headers_kernels(kernel_packages):
+    """The releases whose ``linux-headers-<release>`` is installed (DKMS builds for those)."""
+    out = []
+    for pkg in kernel_packages or ():
+        match = re.match(r"^linux-headers-(?P<abi>\d+\.\d+(?:\.\d+)?-\d+[^\s]*)$", pkg.get("name") or "")
+        if match and pkg.get("installed", True) and match.group("abi") not in out:
+            out.append(match.group("abi"))
+    return out
+
+
+def next_release_forecast(boot_kernels, signing, modules=None, dkms_kernels=(), running=""):
+    """Before any point release is published: the kernels in /boot that the NEXT one leaves without the NVIDIA module,
+    [{kernel, why}]. Signed path: a kernel whose installed module admits only the installed driver version, other than
+    the newest kernel in /boot (Ubuntu respins the newest kernel's module against a point release, not the older ones':
+    RECORDED noble-updates, 6.8.0-151.151+1 respun, 6.8.0-149.149 left at 580.178.04), and a kernel with no module at
+    all. DKMS path: a kernel without headers."""
+    boot = list(boot_kernels or ())
+    newest = max(boot, key=_version_key) if boot else ""
+    out = []
+    for kernel in boot:
+        if signing != "precompiled":
+            if kernel not in (dkms_kernels or ()):
+                out.append({"kernel": kernel, "why": "no headers (linux-headers-%s): DKMS builds the next release only for kernels "
+                                                     "with headers" % kernel})
+            continue
+        depends = (modules or {}).get(kernel)
+        if depends is None:
+            out.append({"kernel": kernel, "why": "no signed NVIDIA module is installed for it"})
+        elif kernel != newest and not _accepts(depends, "99999.0.0"):
+            out.append({"kernel": kernel, "why": "its signed module requires exactly the installed driver (%s); a point release "
+                                                 "removes it, and Ubuntu respins only the newest kernel's module%s" % (
+                                                     ", ".join(re.findall(r"nvidia-kernel-common-\d+(?:-server)?\s*\([^)]*\)", depends)),
+                                                     " (it is the running kernel)" if kernel == running else "")})
+    return out
+
+
+def boot_message(items, when):
+    """``items`` of :func:`boot_without_module` or :func:`next_release_forecast` in words ('' when none)."""
+    if not items:
+        return ""
+    return "%s, these kernels in /boot boot WITHOUT the NVIDIA module: %s. Keep GRUB's default on a kernel that has it." % (
+        when, "; ".join("%s (%s)" % (i["kernel"], i["why"]) for i in items))

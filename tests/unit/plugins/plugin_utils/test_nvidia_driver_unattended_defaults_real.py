@@ -234,3 +234,20 @@ def test_an_older_kernels_module_keeps_the_driver_back_and_the_new_kernel_comes_
     assert kernels_alone(result, machine["installed"]) == ["6.8.0-1003-generic"]
     assert [k["kernel"] for k in decided["kernels_alone"]] == ["6.8.0-1003-generic"], decided["message"]
     assert not decided["driver"]["moves"] and "apt keeps back" in decided["message"] and "nvidia-kernel-common-580" in decided["message"]
+
+
+def test_a_full_upgrade_removes_the_older_kernels_module_and_the_role_names_that_kernel(tmp_path, packages):
+    # M9 with the real apt: what an administrator's full-upgrade (or the role's update) does on the same host; the
+    # kernels in /boot read as nvidia_driver_facts reads them (1001 and 1002 installed, 1003 arriving)
+    machine = host(tmp_path, packages, driver_in_security=True, older=True)
+    sim = subprocess.run(["apt-get", "-s", "dist-upgrade"], capture_output=True, text=True, env=machine["env"], check=True).stdout
+    assert "Remv linux-modules-nvidia-580-open-6.8.0-1001-generic" in sim
+    modules = {"6.8.0-1001-generic": OLDER[1]["Depends"],
+               "6.8.0-1002-generic": "linux-image-6.8.0-1002-generic, nvidia-kernel-common-580 (<= 580.178.04-1), "
+                                     "nvidia-kernel-common-580 (>= 580.178.04)"}
+    out = nu.boot_without_module(["6.8.0-1001-generic", "6.8.0-1002-generic", "6.8.0-1003-generic"], "precompiled", "580.196.07",
+                                 modules, simulation=sim)
+    assert [i["kernel"] for i in out] == ["6.8.0-1001-generic"], out
+    # before the release: the forecast names the same kernel (1002 is the newest in /boot, respun as Ubuntu respins it)
+    assert [i["kernel"] for i in nu.next_release_forecast(["6.8.0-1001-generic", "6.8.0-1002-generic"], "precompiled",
+                                                          modules)] == ["6.8.0-1001-generic"]

@@ -160,3 +160,58 @@ def test_off_or_not_installed_says_nothing_moves():
     off = nu.decide(sim, _ubuntu_policy("noble", "24.04"), dump, "Ubuntu", "noble", INSTALLED)
     assert not off["enabled"] and "not enabled" in off["message"] and "an apt upgrade from the same origins" in off["message"]
     assert "not installed" in _decide(sim, program=False)["message"]
+
+
+# --- M9: the kernels in /boot a point release leaves without the module --------------------------------------------
+
+def _recorded_modules():
+    """The RECORDED noble-updates stanzas of linux-modules-nvidia-580-open-<abi> (tests/fixtures/holds/): {abi: Depends}."""
+    out = {}
+    for block in _read("holds", "ubuntu2404-noble-updates-nvidia-580.txt").split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line and not line.startswith(("#", " ")))
+        name = fields.get("Package", "")
+        if name.startswith("linux-modules-nvidia-580-open-6."):
+            out[name[len("linux-modules-nvidia-580-open-"):]] = fields["Depends"]
+    return out
+
+
+def test_a_point_release_leaves_the_older_kernel_in_boot_without_its_module():
+    recorded = _recorded_modules()
+    assert sorted(recorded) == ["6.8.0-149-generic", "6.8.0-151-generic"]
+    # the host before the point release: both kernels with the modules of their day (149's as recorded; 151's of the
+    # day, built against 580.178.04 as 149's); the archive then has the respin of 151 (recorded) and 149's as it was
+    installed = {"6.8.0-149-generic": recorded["6.8.0-149-generic"],
+                 "6.8.0-151-generic": recorded["6.8.0-149-generic"].replace("149", "151")}
+    out = nu.boot_without_module(["6.8.0-149-generic", "6.8.0-151-generic"], "precompiled", "580.196.07", installed, recorded)
+    assert [i["kernel"] for i in out] == ["6.8.0-149-generic"]
+    assert "nvidia-kernel-common-580 (<= 580.178.04-1)" in out[0]["why"] and "removes it" in out[0]["why"]
+    # the same release for 580.178.04 itself (a reinstall) loses nothing
+    assert nu.boot_without_module(["6.8.0-149-generic"], "precompiled", "580.178.04", installed, recorded) == []
+    # the forecast before the release is published says the same of 149, and nothing of the newest kernel
+    kernel_facts = [{"name": "linux-modules-nvidia-580-open-%s" % k, "installed": True, "depends": d} for k, d in installed.items()]
+    forecast = nu.next_release_forecast(["6.8.0-149-generic", "6.8.0-151-generic"], "precompiled", nu.modules_by_kernel(kernel_facts))
+    assert [i["kernel"] for i in forecast] == ["6.8.0-149-generic"]
+    assert "6.8.0-149-generic" in nu.boot_message(forecast, "At the next point release")
+
+
+def test_a_simulated_removal_or_respin_decides_over_the_archive_guess():
+    recorded = _recorded_modules()
+    installed = {"6.8.0-149-generic": recorded["6.8.0-149-generic"]}
+    sim = "Remv linux-modules-nvidia-580-open-6.8.0-149-generic [6.8.0-149.149]\n"
+    assert [i["kernel"] for i in nu.boot_without_module(["6.8.0-149-generic"], "precompiled", "580.196.07", installed,
+                                                         simulation=sim)] == ["6.8.0-149-generic"]
+    respin = "Inst linux-modules-nvidia-580-open-6.8.0-149-generic [6.8.0-149.149] (6.8.0-149.149+1 Ubuntu:24.04/noble-updates [amd64])\n"
+    assert nu.boot_without_module(["6.8.0-149-generic"], "precompiled", "580.196.07", installed, simulation=respin) == []
+    # no module at all, installed or in the archive
+    assert "no signed NVIDIA module" in nu.boot_without_module(["6.8.0-100-generic"], "precompiled", "580.196.07")[0]["why"]
+
+
+def test_dkms_builds_only_for_kernels_with_headers():
+    facts = [{"name": "linux-headers-6.1.0-41-amd64", "installed": True}, {"name": "linux-image-6.1.0-40-amd64", "installed": True},
+             {"name": "linux-headers-amd64", "installed": True}]
+    with_headers = nu.headers_kernels(facts)
+    assert with_headers == ["6.1.0-41-amd64"]
+    out = nu.boot_without_module(["6.1.0-40-amd64", "6.1.0-41-amd64"], "dkms", "550.163.01", dkms_kernels=with_headers)
+    assert [i["kernel"] for i in out] == ["6.1.0-40-amd64"] and "linux-headers-6.1.0-40-amd64" in out[0]["why"]
+    assert [i["kernel"] for i in nu.next_release_forecast(["6.1.0-40-amd64", "6.1.0-41-amd64"], "dkms",
+                                                          dkms_kernels=with_headers)] == ["6.1.0-40-amd64"]
