@@ -508,3 +508,22 @@ def test_an_index_mirror_without_the_plans_build_says_what_it_must_hold_and_what
     assert "has no torch 2.5.0 wheel for Python 3.10" in text and "plan a PyTorch it has" not in text
     assert "holds NVIDIA's build torch %s" % NV_WHEEL in text and "last seen serving torch 2.8.0 (2025-10-27)" in text
     assert "jetpack_pytorch_mirror_kind: find_links" in text and text.endswith("Nothing was changed.")
+
+
+# --- torchvision on JetPack 6 (issue 52 L-1) -------------------------------------------------------------------------
+def test_a_jetson_plan_with_pytorch_and_no_torchvision_says_why():
+    """NVIDIA publishes no torchvision for its jp/v60 and jp/v61 torch (data/compat.yml jetson_pytorch, sourced): the
+    plan keeps torchvision null and its warning says so and which release to build (PyTorch's pairing)."""
+    routes = load_compat()["jetson_pytorch"]
+    for key, release in (("jetson-ai-lab-jp6", "0.20"), ("nvidia-jp60", "0.19")):
+        assert "No torchvision in the plan" in routes[key]["warning"], key
+        assert "build torchvision %s" % release in routes[key]["warning"], key
+    golden = ROOT / "tests" / "unit" / "golden"
+    checked = 0
+    for path in sorted(golden.glob("jetson-*.json")):
+        plan = __import__("json").loads(path.read_text(encoding="utf-8"))
+        pytorch = plan["stack"].get("pytorch") or {}
+        if pytorch.get("version") and pytorch.get("torchvision") is None:
+            checked += 1
+            assert any("No torchvision in the plan" in w for w in plan["warnings"]), path.name
+    assert checked >= 3
