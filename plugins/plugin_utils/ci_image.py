@@ -197,6 +197,25 @@ def toolkit_host(data, cuda_version, flavour="runtime"):
     return list((((data or {}).get("cuda") or {}).get("toolkit_host") or {}).get("packages") or [])
 
 
+def devel_set(data, cuda_version):
+    """NVIDIA's devel set for one toolkit (data/compat.yml ``cuda.devel_set``), its templates filled in: what
+    nvidia/cuda's devel images install on top of the runtime set, far less than the ``cuda-toolkit-X-Y`` meta (no Nsight
+    Systems, visual tools, gds-tools, cuda-gdb sources or documentation). ``before_13`` only for a toolkit older than
+    13.0 (cuda-nvprof). Returns {"packages": [...], "nccl": [...]}; empty without CUDA.
+
+    >>> devel_set({"cuda": {"devel_set": {"packages": ["cuda-minimal-build-{major}-{minor}"],
+    ...                                   "before_13": ["cuda-nvprof-{major}-{minor}"], "nccl": ["libnccl-dev"]}}}, "12.8")
+    {'packages': ['cuda-minimal-build-12-8', 'cuda-nvprof-12-8'], 'nccl': ['libnccl-dev']}
+    """
+    entry = (((data or {}).get("cuda") or {}).get("devel_set")) or {}
+    if cuda_version is None:
+        return {"packages": [], "nccl": []}
+    templates = list(entry.get("packages") or [])
+    if _vkey(cuda_version) < _vkey("13.0"):
+        templates += list(entry.get("before_13") or [])
+    return {"packages": [_fill(t, cuda_version) for t in templates], "nccl": list(entry.get("nccl") or [])}
+
+
 def cuda_target(machine):
     """The ``targets/<name>`` folder of NVIDIA's toolkit for a machine (``uname -m``): sbsa-linux on aarch64 servers."""
     return "sbsa-linux" if machine == "aarch64" else "%s-linux" % (machine or "x86_64")

@@ -176,6 +176,7 @@ SCHEMA = _Record(
                                       "unsupported_brands": _List(TEXT)}, sourced=True),
             "image_compat": _Record({"dir": TEXT, "library": TEXT}, sourced=True),
             "toolkit_host": _Record({"packages": _List(TEXT)}, sourced=True),
+            "devel_set": _Record({"packages": _List(TEXT), "before_13": _List(TEXT), "nccl": _List(TEXT)}, sourced=True),
             "host_gcc": _List(_Record({"cuda_min": VERSION, "gcc_max": INT}, sourced=True)),
             "pip_wheels": _List(_Record({"cuda": VERSION, "version": VERSION, "root": TEXT, "packages": _List(TEXT)},
                                         sourced=True)),

@@ -432,3 +432,26 @@ def test_the_frameworks_layer_refuses_environments_the_cuda_layer_did_not_decide
     # the filter hands the record on
     assert ci_image_plan(plan, layer="frameworks", archs=["9.0"], recorded=plan, recorded_layer={"system_cuda": True},
                          environments=cpu)["ok"]
+
+
+# ---- NVIDIA's devel set, what nvidia/cuda's devel images install (issue 51 red team MEDIUM 3) -------------------------
+# gitlab.com/nvidia/container-images/cuda dist/13.0.0/ubuntu2404/devel/Dockerfile's apt-get install line (the names; its
+# pinned versions dropped), as copied verbatim in a public repository (code index id 27328508114): data/compat.yml
+# cuda.devel_set's source
+NVIDIA_DEVEL_13_0 = ["cuda-cudart-dev-13-0", "cuda-command-line-tools-13-0", "cuda-minimal-build-13-0",
+                     "cuda-libraries-dev-13-0", "cuda-nvml-dev-13-0", "libnpp-dev-13-0", "libcusparse-dev-13-0",
+                     "libcublas-dev-13-0", "libnccl-dev", "cuda-nsight-compute-13-0"]
+
+
+def test_the_devel_set_is_nvidias_devel_image_set_and_not_the_toolkit_meta(data):
+    from ansible_collections.dlbox.stack.plugins.plugin_utils.ci_image import devel_set  # pylint: disable=import-outside-toplevel
+    got = devel_set(data, "13.0")
+    assert sorted(got["packages"] + got["nccl"]) == sorted(NVIDIA_DEVEL_13_0)
+    # what the cuda-toolkit-X-Y meta pulls beyond it is not in it
+    assert not [p for p in got["packages"] if p.startswith(("cuda-toolkit-", "nsight-systems", "cuda-nsight-systems",
+                                                             "cuda-visual-tools", "gds-tools", "cuda-documentation",
+                                                             "cuda-gdb-src", "cuda-demo-suite"))]
+    # CUDA 12's devel images also name cuda-nvprof (dist/12.8.0: NV_NVPROF_DEV_PACKAGE cuda-nvprof-12-8), CUDA 13 has none
+    assert "cuda-nvprof-12-8" in devel_set(data, "12.8")["packages"] and not [p for p in got["packages"] if "nvprof" in p]
+    assert devel_set(data, None) == {"packages": [], "nccl": []}
+    assert "devel/Dockerfile" in data["cuda"]["devel_set"]["source"]
