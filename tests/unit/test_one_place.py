@@ -41,11 +41,19 @@ FINGERPRINT_ALLOWED = {
     "tests/unit/plugins/plugin_utils/test_jetpack_plan.py": "a test of data/jetson.yml's loader (edge's area this round)",
     "CHANGELOG.rst": "the released history",
     "tests/unit/test_one_place.py": "its own deliberate breaks",
+    "tests/unit/plugins/plugin_utils/test_role_modules.py": "the vendor loader's refusal of a lower-case fingerprint "
+                                                            "(the container toolkit's, lower-cased)",
 }
 
-VENDOR_URL = re.compile(r"https?://(?:developer\.download\.nvidia\.com/compute/cuda/repos|nvidia\.github\.io/"
-                        r"libnvidia-container|download\.docker\.com|repo\.download\.nvidia\.com/jetson|"
-                        r"download\.pytorch\.org/whl|pypi\.org/simple)")
+# The vendors' package hosts, whole: any path under them is a repository, a key or a download (NVIDIA's CUDA, Jetson,
+# container toolkit, driver and DOCA repositories, Docker's, PyTorch's and PyPI's indexes, NVIDIA's release downloads).
+VENDOR_URL = re.compile(r"https?://(?:developer\.download\.nvidia\.com/|nvidia\.github\.io/|download\.docker\.com|"
+                        r"repo\.download\.nvidia\.com/|us\.download\.nvidia\.com/|download\.pytorch\.org/|"
+                        r"pypi\.org/simple|pypi\.nvidia\.com|pypi\.ngc\.nvidia\.com|linux\.mellanox\.com/public/repo|"
+                        r"github\.com/NVIDIA/[\w.-]+/releases/download)")
+# Where a value may name a vendor URL: what the roles, playbooks and plugins use, and the scenarios and examples a
+# user copies (molecule/, examples/). tests/ asserts what data/ holds; docs/, READMEs and changelogs are prose.
+URL_SCANNED = ("roles/", "playbooks/", "plugins/", "inventories/", "molecule/", "examples/")
 PROSE_KEYS = {"description", "short_description", "fail_msg", "msg", "success_msg", "name", "notes"}
 URL_ALLOWED = {
     "plugins/plugin_utils/doctor_rules.py": "a finding's fix quotes PyTorch's install command to the user",
@@ -56,6 +64,8 @@ URL_ALLOWED = {
                                              "indexes.pypi): package_cache has no role module to read it through yet "
                                              "(issue 47, left)",
     "roles/package_cache/meta/argument_specs.yml": "the same default, which the spec repeats",
+    "molecule/package_cache/converge.yml": "the scenario plays a site's inventory: the upstreams a user gives "
+                                           "package_cache (PyPI's root, NVIDIA's CUDA repositories)",
 }
 
 
@@ -81,6 +91,46 @@ def fingerprints_outside_data(root=ROOT):
     return found
 
 
+def known_fingerprints(root=ROOT):
+    """The fingerprints data/ holds, as 40 upper-case hex digits."""
+    found = set()
+    for path in sorted((root / "data").glob("*.yml")):
+        for match in FINGERPRINT.findall(HEX_PREFIX.sub("  ", path.read_text(encoding="utf-8"))):
+            found.add(re.sub(r"\s", "", match))
+    return found - {FAKE_FINGERPRINT}
+
+
+def known_fingerprints_outside_data(root=ROOT):
+    """data/'s fingerprints written anywhere else in any case or grouping (lower case, 'c95b 321b ...', 'C9:5B:...'):
+    the upper-case check above leaves lower-case 40-hex strings alone (git commits), not these."""
+    known = known_fingerprints(root)
+    found = []
+    for rel in tracked(root):
+        if rel.startswith(FINGERPRINT_DIRS) or rel in FINGERPRINT_ALLOWED:
+            continue
+        try:
+            text = (root / rel).read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        whole = re.sub(r"[\s:]|0x", "", text).upper()
+        if not any(key in whole for key in known):   # a fingerprint across two lines is found too, named at its file
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            compact = re.sub(r"[\s:]|0x", "", line).upper()
+            found.extend("%s:%d: %s" % (rel, number, key) for key in sorted(known) if key in compact)
+        if not any(f.startswith(rel + ":") for f in found):
+            found.extend("%s: %s" % (rel, key) for key in sorted(known) if key in whole)
+    return found
+
+
+class _TagLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # pylint: disable=too-many-ancestors
+    """SafeLoader that reads Ansible's tags (!unsafe, !vault) as the plain value they tag."""
+
+
+_TagLoader.add_multi_constructor("!", lambda loader, suffix, node: loader.construct_scalar(node)
+                                 if isinstance(node, yaml.ScalarNode) else None)
+
+
 def _yaml_strings(node, key=None):
     if isinstance(node, dict):
         for k, v in node.items():
@@ -103,13 +153,13 @@ def _python_strings(text):
 def vendor_urls_outside_data(root=ROOT):
     found = []
     for rel in tracked(root):
-        if rel in URL_ALLOWED or not rel.startswith(("roles/", "playbooks/", "plugins/", "inventories/")):
+        if rel in URL_ALLOWED or not rel.startswith(URL_SCANNED):
             continue
         if rel.startswith("plugins/") and rel.endswith(".yml"):    # a filter's documentation sidecar
             continue
         path = root / rel
         if rel.endswith((".yml", ".yaml")) and "/files/" not in rel:
-            strings = list(_yaml_strings(yaml.safe_load(path.read_text(encoding="utf-8"))))
+            strings = list(_yaml_strings(yaml.load(path.read_text(encoding="utf-8"), Loader=_TagLoader)))  # nosec
         elif rel.endswith(".py"):
             strings = list(_python_strings(path.read_text(encoding="utf-8")))
         elif rel.endswith(".j2"):
@@ -207,6 +257,11 @@ def test_fingerprints_only_in_data():
     assert fingerprints_outside_data() == []
 
 
+def test_data_fingerprints_in_no_other_case_or_grouping_outside_data():
+    assert len(known_fingerprints()) >= 6
+    assert known_fingerprints_outside_data() == []
+
+
 def test_vendor_urls_only_in_data():
     assert vendor_urls_outside_data() == []
 
@@ -260,13 +315,32 @@ def test_a_fingerprint_in_a_role_is_found(tree):
         "roles/docker/gpg.yml:3: EB693B3035CD5710E231E123A4B469963BF863CC"]
 
 
+def test_a_data_fingerprint_in_lower_case_or_colons_is_found(tree):
+    (tree / "data").mkdir()
+    (tree / "data" / "repositories.yml").write_text("fingerprint: C95B321B61E88C1809C4F759DDCAE044F796ECB0\n")
+    (tree / "roles" / "docker" / "keys.yml").write_text(
+        "a: c95b321b61e88c1809c4f759ddcae044f796ecb0\n"
+        "b: c9:5b:32:1b:61:e8:8c:18:09:c4:f7:59:dd:ca:e0:44:f7:96:ec:b0\n"
+        "c: 078c2e2e6734175630bde4df217ea61634d092ec  # a commit, not data's\n")
+    (tree / "molecule").mkdir()
+    (tree / "molecule" / "x.yml").write_text("key: '0xc95b 321b 61e8 8c18 09c4  f759 ddca e044 f796 ecb0'\n")
+    assert [f.rsplit(":", 1)[0] for f in known_fingerprints_outside_data(tree)] == [
+        "molecule/x.yml:1", "roles/docker/keys.yml:1", "roles/docker/keys.yml:2"]
+
+
 def test_a_vendor_url_in_a_value_is_found_and_prose_is_not(tree):
     (tree / "roles" / "docker" / "main.yml").write_text(
         "# comment https://download.docker.com/linux\n"
         "- name: Set\n  ansible.builtin.set_fact:\n    docker_url: \"{{ mirror or 'https://download.docker.com' }}/linux\"\n"
         "- name: Fail\n  ansible.builtin.fail:\n    msg: see https://pypi.org/simple\n")
     (tree / "roles" / "docker" / "x.py").write_text('"""Doc https://pypi.org/simple."""\nURL = "https://pypi.org/simple"\n')
-    assert vendor_urls_outside_data(tree) == ["roles/docker/main.yml: https://download.docker.com",
+    (tree / "molecule" / "s").mkdir(parents=True)
+    (tree / "molecule" / "s" / "converge.yml").write_text(
+        "- hosts: all\n  vars:\n    key: https://linux.mellanox.com/public/repo/doca/GPG-KEY-Mellanox.pub\n"
+        "    fm: https://developer.download.nvidia.com/compute/nvidia-driver/redist/fabricmanager/\n")
+    assert vendor_urls_outside_data(tree) == ["molecule/s/converge.yml: https://developer.download.nvidia.com/",
+                                              "molecule/s/converge.yml: https://linux.mellanox.com/public/repo",
+                                              "roles/docker/main.yml: https://download.docker.com",
                                               "roles/docker/x.py: https://pypi.org/simple"]
 
 
