@@ -3,10 +3,11 @@
 - A key fingerprint (40 upper-case hex digits, as gpg prints it, also in groups of four as `gpg --fingerprint` does,
   or after 0x) appears only in data/
   (and in tests/fixtures, tests/unit/data: copies and fixture keys). Lower-case 40-hex strings are git commits
-  in source citations, not fingerprints.
-- A vendor repository's or index's URL appears in no value the roles, playbooks and plugins use: in YAML, no string
-  value outside descriptions and messages; in Python, no string literal outside docstrings and the module
-  documentation (DOCUMENTATION, EXAMPLES, RETURN); in templates, nowhere. Comments and prose may name the vendor.
+  in source citations, not fingerprints; but a fingerprint data/ holds is found in any case or grouping.
+- A URL under a vendor's package host appears in no value the roles, playbooks, plugins, Molecule scenarios and
+  examples use: in YAML, no string value outside descriptions and messages; in Python, no string literal outside
+  docstrings and the module documentation (DOCUMENTATION, EXAMPLES, RETURN); in templates, nowhere. Comments and
+  prose (READMEs, docs/, changelogs) may name the vendor; tests/ asserts what data/ holds.
 - No playbook or role reads another role's files (lookup('file', '../../roles/...'), include_vars, vars_files,
   role_path/../<role>): they ask the role's module (dlbox.stack.role_module) or include the role.
 - A variable's choices live only in its argument spec: no preflight asserts `<variable> in [...]` for an option
