@@ -358,7 +358,8 @@ def test_the_compat_check_passes_only_where_the_container_toolkit_would_use_it(t
         _compat_root(root, case)
         hostvars[case] = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
                           "__ci_cuda_layer": True,
-                          "__ci": {"parts": {"cuda": True}, "linker": {"compat": {"dir": str(root) + compat["dir"],
+                          "__ci": {"parts": {"cuda": True},
+                                   "linker": {"compat": {"dir": str(root) + compat["dir"],
                                                          "seen_as": str(root) + compat["seen_as"],
                                                          "library": compat["library"]}}},
                           "__root": str(root)}
