@@ -109,8 +109,12 @@ def tree(root: Path = ROOT):
 def tree_file_ends(root: Path = ROOT) -> frozenset[str]:
     """Every end of every file's path from the top: for plugins/module_utils/_gpu_facts.py, that path itself,
     module_utils/_gpu_facts.py and _gpu_facts.py."""
-    ends = set()
-    for path, dirs, files in os.walk(root, followlinks=True):
+    ends, seen = set(), set()
+    for path, dirs, files in os.walk(root, followlinks=True):     # links: the broken-copy fixture's tree
+        if os.path.realpath(path) in seen:                        # a link back up is walked once
+            dirs[:] = []
+            continue
+        seen.add(os.path.realpath(path))
         dirs[:] = [d for d in dirs if d not in NOT_WALKED]
         parts = Path(path).relative_to(root).parts
         for f in files:
