@@ -42,7 +42,8 @@ def test_keyring_holds_the_fixture_key_only(host):
 
 
 def test_the_flashed_jetpack_list_is_set_aside_not_deleted(host):
-    assert not host.file(L4T_LIST).exists
+    # at its own path a list without sources (nvidia-l4t-apt-source's postinst edits it in place on an OTA: issue 52 M5)
+    assert not [line for line in host.file(L4T_LIST).content_string.splitlines() if line.strip().startswith("deb")]
     assert f"deb {REPO}/common r36.4 main" in host.file(DIVERTED).content_string
     assert L4T_LIST in host.check_output("dpkg-divert --list")
 
