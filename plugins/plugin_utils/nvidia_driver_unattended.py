@@ -199,6 +199,10 @@ def from_allowed_origin(install, releases, patterns):
     return any(allowed(r, patterns) for s in install["sources"] for r in _releases_of(s, releases))
 
 
+def _some(names, limit=4):
+    return ", ".join(names[:limit]) + (" and %d more" % (len(names) - limit) if len(names) > limit else "")
+
+
 def _blacklisted(name, regexps):
     for regexp in regexps or ():
         try:
@@ -241,17 +245,18 @@ def decide(simulation, policy, dump, distro_id, codename, installed=(), held=(),
         if _blacklisted(name, blacklist):
             return "blacklisted"
         if not from_allowed_origin(item, releases, patterns):
-            return "from %s, not an origin unattended-upgrades takes" % (
-                ", ".join("%s/%s" % (s[0], s[2]) if s[2] else s[0] for s in item["sources"]) or "no known release")
+            return "only in %s, which unattended-upgrades does not take" % (
+                ", ".join(s[2] or s[0] for s in item["sources"]) or "no archive apt-cache policy lists")
         return ""
 
     driver = [i for i in sim["installs"] if _DRIVER.match(i["name"]) and i["old"]]
-    why = []
+    grouped = {}
     for item in driver:
         reason = refused(item)
         if reason:
-            why.append("%s %s: %s" % (item["name"], item["version"], reason))
-    removed = [n for n in sim["removes"]]
+            grouped.setdefault(reason, []).append("%s %s" % (item["name"], item["version"]) if not grouped.get(reason) else item["name"])
+    why = ["%s: %s" % (reason, _some(names)) for reason, names in grouped.items()]
+    removed = list(sim["removes"])
     if removed and driver:
         why.append("the upgrade would remove %s (unattended-upgrades removes nothing)" % ", ".join(removed))
     kept = [n for n in sim["kept_back"] if _DRIVER.match(n)]
@@ -260,7 +265,7 @@ def decide(simulation, policy, dump, distro_id, codename, installed=(), held=(),
         # installed point release) or installing one the upgrade may not; unattended-upgrades, which never removes, keeps
         # them too
         why.append("apt keeps back %s (the point release cannot come without removing a package, such as an older "
-                   "kernel's signed module built against the installed release)" % ", ".join(kept))
+                   "kernel's signed module built against the installed release)" % _some(kept))
     driver_moves = bool(driver or kept) and not why
     metas = [i for i in sim["installs"] if i["old"] and _KERNEL_META.match(i["name"]) and not _ABI_IN_NAME.search(i["name"])
              and not _ABI_MODULE.match(i["name"]) and not i["name"].startswith("linux-modules-nvidia-")]
@@ -281,10 +286,11 @@ def decide(simulation, policy, dump, distro_id, codename, installed=(), held=(),
         if abi in modules_have or (module is not None and not refused(module) and (driver_moves or not driver)):
             with_module.append(abi)
         else:
-            alone.append({"kernel": abi, "why": (
-                "its signed module %s" % ("comes from no archive the upgrade reaches" if module is None else
-                                           "%s needs the driver's point release, which does not move unattended (%s)" % (
-                                               module["name"], refused(module) or "; ".join(why))))})
+            if module is None:
+                why_alone = "its signed module comes from no archive the upgrade reaches"
+            else:
+                why_alone = "its signed module %s %s" % (module["name"], refused(module) or "needs the driver's point release, which stays")
+            alone.append({"kernel": abi, "why": why_alone})
     out = {"enabled": enabled, "program": bool(program), "periodic": config["periodic"], "patterns": patterns,
            "driver": {"moves": driver_moves, "packages": [i["name"] for i in driver] + kept, "why": why},
            "kernels_alone": alone, "kernels_with_module": with_module, "kernels_not_taken": not_taken}
@@ -411,12 +417,12 @@ def next_release_forecast(boot_kernels, signing, modules=None, dkms_kernels=(), 
     for kernel in boot:
         if signing != "precompiled":
             if kernel not in (dkms_kernels or ()):
-                out.append({"kernel": kernel, "why": "no headers (linux-headers-%s): DKMS builds the next release only for kernels "
-                                                     "with headers" % kernel})
+                out.append({"kernel": kernel, "why": "no headers (linux-headers-%s): DKMS builds only for kernels with headers, "
+                                                     "so it has no module now either" % kernel})
             continue
         depends = (modules or {}).get(kernel)
         if depends is None:
-            out.append({"kernel": kernel, "why": "no signed NVIDIA module is installed for it"})
+            out.append({"kernel": kernel, "why": "no signed NVIDIA module is installed for it: it has none now either"})
         elif kernel != newest and not _accepts(depends, "99999.0.0"):
             out.append({"kernel": kernel, "why": "its signed module requires exactly the installed driver (%s); a point release "
                                                  "removes it, and Ubuntu respins only the newest kernel's module%s" % (

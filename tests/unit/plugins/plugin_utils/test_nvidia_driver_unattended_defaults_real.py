@@ -90,12 +90,17 @@ pytestmark = pytest.mark.skipif(PROGRAM is None, reason="unattended-upgrades (wi
                                                         "in DLBOX_UNATTENDED_UPGRADE_ROOT")
 
 
-@pytest.fixture(scope="module")
-def packages():
+def month_archive():
+    """The month archive (built once per process) and its Packages stanzas."""
     # pylint: disable-next=protected-access
     repo = apt_root._built(os.path.join(ROOT, "tests", "aptrepo", "specs", "ubuntu-noble-signed-month.yml"))
     with open(os.path.join(repo, "Packages"), encoding="utf-8") as fh:
         return repo, fh.read().split("\n\n")
+
+
+@pytest.fixture(scope="module")
+def packages():
+    return month_archive()
 
 
 def _pockets(base, repo, blocks, driver_in_security):
@@ -160,7 +165,7 @@ def host(tmp_path, packages, driver_in_security, older=False):
     config = os.path.join(rootdir, "apt.conf")
     with open(config, "w", encoding="utf-8") as fh:
         fh.write('Dir "%s/";\nDir::State::status "%s/var/lib/dpkg/status";\n' % (rootdir, rootdir))
-    env = dict(PROGRAM[1], APT_CONFIG=config)
+    env = dict(PROGRAM[1] if PROGRAM else dict(os.environ, LC_ALL="C"), APT_CONFIG=config)
     update = subprocess.run(["apt-get", "update"], capture_output=True, text=True, env=env, check=False)
     assert update.returncode == 0, update.stderr
     return {"env": env, "root": rootdir, "installed": [s["Package"] for s in chosen]}
@@ -233,7 +238,7 @@ def test_an_older_kernels_module_keeps_the_driver_back_and_the_new_kernel_comes_
     assert result["versions"].get("nvidia-kernel-common-580") != NEW
     assert kernels_alone(result, machine["installed"]) == ["6.8.0-1003-generic"]
     assert [k["kernel"] for k in decided["kernels_alone"]] == ["6.8.0-1003-generic"], decided["message"]
-    assert not decided["driver"]["moves"] and "apt keeps back" in decided["message"] and "nvidia-kernel-common-580" in decided["message"]
+    assert not decided["driver"]["moves"] and "apt keeps back" in decided["message"] and "nvidia-kernel-common-580" in decided["driver"]["packages"]
 
 
 def test_a_full_upgrade_removes_the_older_kernels_module_and_the_role_names_that_kernel(tmp_path, packages):

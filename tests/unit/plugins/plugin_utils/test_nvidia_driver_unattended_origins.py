@@ -34,9 +34,9 @@ def _ubuntu_policy(series, version, esm=True):
                      "b=amd64\n     origin %s\n" % (host, series, pocket, comp, version, series, pocket, series, comp, host))
     if esm:
         for origin, suite in (("UbuntuESMApps", "apps-security"), ("UbuntuESM", "infra-security")):
+            fields = (suite.split("-", maxsplit=1)[0], series, suite, version, origin, series, suite, series, origin)
             text += (" 510 https://esm.ubuntu.com/%s/ubuntu %s-%s/main amd64 Packages\n     release v=%s,o=%s,a=%s-%s,n=%s,"
-                     "l=%s,c=main,b=amd64\n     origin esm.ubuntu.com\n" % (suite.split("-")[0], series, suite, version, origin,
-                                                                           series, suite, series, origin))
+                     "l=%s,c=main,b=amd64\n     origin esm.ubuntu.com\n" % fields)
     text += (" 500 https://developer.download.nvidia.com/compute/cuda/repos/%s/x86_64  Packages\n     release o=NVIDIA,"
              "l=NVIDIA CUDA,c=,b=\n     origin developer.download.nvidia.com\n" % ("ubuntu" + version.replace(".", "")))
     return text + "Pinned packages:\n"
@@ -198,8 +198,8 @@ def test_a_simulated_removal_or_respin_decides_over_the_archive_guess():
     recorded = _recorded_modules()
     installed = {"6.8.0-149-generic": recorded["6.8.0-149-generic"]}
     sim = "Remv linux-modules-nvidia-580-open-6.8.0-149-generic [6.8.0-149.149]\n"
-    assert [i["kernel"] for i in nu.boot_without_module(["6.8.0-149-generic"], "precompiled", "580.196.07", installed,
-                                                         simulation=sim)] == ["6.8.0-149-generic"]
+    lost = nu.boot_without_module(["6.8.0-149-generic"], "precompiled", "580.196.07", installed, simulation=sim)
+    assert [i["kernel"] for i in lost] == ["6.8.0-149-generic"]
     respin = "Inst linux-modules-nvidia-580-open-6.8.0-149-generic [6.8.0-149.149] (6.8.0-149.149+1 Ubuntu:24.04/noble-updates [amd64])\n"
     assert nu.boot_without_module(["6.8.0-149-generic"], "precompiled", "580.196.07", installed, simulation=respin) == []
     # no module at all, installed or in the archive

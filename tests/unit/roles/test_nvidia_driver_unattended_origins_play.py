@@ -1,0 +1,74 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Issue 48 red team M7, M9: roles/nvidia_driver/tasks/install.yml's last tasks (the upgrade simulation, the reading of
+unattended-upgrades' configuration, apt's archives and the kernel packages, the decision and the two messages), run by
+real Ansible (connection local) with this machine's real apt-get, apt-cache, apt-config and dpkg-query pointed at a FIXTURE
+host (APT_CONFIG, DPKG_ADMINDIR): the month archive split into Ubuntu's pockets with Ubuntu's DEFAULT
+50unattended-upgrades (test_nvidia_driver_unattended_defaults_real.py builds it; the driver's point release in
+noble-updates only, the new kernel and its module in -security too)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from play_runner import run_play  # tests/unit/roles/play_runner.py, beside this file
+
+ROOT = Path(__file__).resolve().parents[3]
+FIRST = "Simulate an upgrade (a new kernel must come with its signed module)"
+_SPEC = importlib.util.spec_from_file_location(
+    "_uu_defaults", ROOT / "tests" / "unit" / "plugins" / "plugin_utils" / "test_nvidia_driver_unattended_defaults_real.py")
+UU = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(UU)
+pytestmark = pytest.mark.skipif(not (shutil.which("apt-get") and shutil.which("apt-config") and shutil.which("dpkg-query")),
+                                reason="needs apt and dpkg")
+FACTS_MODULE = '''#!/usr/bin/python
+from ansible.module_utils.basic import AnsibleModule
+module = AnsibleModule(argument_spec={"facts": {"type": "dict", "required": True}})
+module.exit_json(changed=False, ansible_facts=module.params["facts"])
+'''
+
+
+def _run(tmp_path, machine, boot):
+    tasks = yaml.safe_load((ROOT / "roles" / "nvidia_driver" / "tasks" / "install.yml").read_text(encoding="utf-8"))
+    first = next(i for i, t in enumerate(tasks) if t.get("name") == FIRST)
+    (tmp_path / "library").mkdir()
+    (tmp_path / "library" / "fixture_facts.py").write_text(FACTS_MODULE, encoding="utf-8")
+    facts = {"distribution": "Ubuntu", "distribution_release": "noble", "kernel": "6.8.0-1002-generic"}
+    hostvars = {"host": {
+        "ansible_connection": "local", "ansible_python_interpreter": sys.executable, "nvidia_driver_unattended_blacklist": True,
+        "__nvidia_driver_decided": {"signing": {"path": "precompiled"}, "packages_only": False, "build_only": False, "blacklist": []},
+        "__nvidia_driver_hold_changes": {"keep_user": [], "wanted": []},
+        "__nvidia_driver_facts": {"installed": [{"name": n} for n in machine["installed"]], "kernel": {"boot": boot}}}}
+    play = {"hosts": "all", "gather_facts": False, "tasks": [{"name": "Facts of the FIXTURE host", "fixture_facts": {"facts": facts}}]
+            + tasks[first:]}
+    env = {"APT_CONFIG": machine["env"]["APT_CONFIG"], "DPKG_ADMINDIR": os.path.join(machine["root"], "var", "lib", "dpkg"),
+           "ANSIBLE_LIBRARY": str(tmp_path / "library")}
+    proc, out = run_play(tmp_path, play, hostvars, env=env)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    return dict((t["task"]["name"], t["hosts"]["host"]) for p in out["plays"] for t in p["tasks"])
+
+
+def test_the_role_warns_of_the_security_kernel_that_comes_alone_under_the_default_origins(tmp_path):
+    machine = UU.host(tmp_path, UU.month_archive(), driver_in_security=False)
+    results = _run(tmp_path, machine, ["6.8.0-1002-generic"])
+    warning = results["Say which kernel an upgrade would bring without its signed module"]
+    assert not warning.get("skipped"), warning
+    assert "Kernel 6.8.0-1003-generic" in warning["msg"] and "WITHOUT its NVIDIA module" in warning["msg"], warning["msg"]
+    assert "o=Ubuntu,a=noble-security" in warning["msg"] and "noble-updates" in warning["msg"]
+    assert results["Say which kernels in /boot the next point release leaves without the NVIDIA module"].get("skipped")
+
+
+def test_the_role_names_the_older_kernel_the_next_point_release_leaves_without_its_module(tmp_path):
+    machine = UU.host(tmp_path, UU.month_archive(), driver_in_security=True, older=True)
+    results = _run(tmp_path, machine, ["6.8.0-1001-generic", "6.8.0-1002-generic"])
+    note = results["Say which kernels in /boot the next point release leaves without the NVIDIA module"]
+    assert not note.get("skipped"), note
+    assert "6.8.0-1001-generic (its signed module requires exactly the installed driver" in note["msg"], note["msg"]
+    assert "6.8.0-1002-generic (" not in note["msg"]
