@@ -1,9 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters ``dlbox.stack.fabric_state``, ``dlbox.stack.fabric_not_ready_hint``, ``dlbox.stack.cuda_failure_hint`` and
-``dlbox.stack.imex_state``: NVSwitch hosts' fabric (and what to say when it does not come up), error 802, and IMEX on
-GB200/GB300 NVL trays."""
+"""Filters ``dlbox.stack.fabric_state``, ``dlbox.stack.fabric_not_ready_hint`` and ``dlbox.stack.imex_state``: NVSwitch
+hosts' fabric (and what to say when it does not come up) and IMEX on GB200/GB300 NVL trays. Error 802 after a CUDA check
+is named by the cuda role's decision (plugins/plugin_utils/roles/cuda.py)."""
 
 from __future__ import annotations
 
@@ -16,13 +16,6 @@ imex = LazyModule("plugin_utils.imex_ctl")
 def fabric_state(smi_text, service_state, smi_rc=0, service="nvidia-fabricmanager"):
     """``nvidia-smi -q`` text and ``systemctl is-active``'s word -> ``{ready, waiting, failed, gpus, states, reason}``."""
     return fs.verdict(smi_text or "", service_state or "", int(smi_rc or 0), service)
-
-
-def cuda_failure_hint(text, nvswitch=True, service="nvidia-fabricmanager"):
-    """A CUDA check's output -> a sentence naming Fabric Manager when it has error 802, else ``''``."""
-    if isinstance(text, (list, tuple)):
-        text = "\n".join(str(t) for t in text)
-    return fs.cuda_failure_hint(text or "", bool(nvswitch), service)
 
 
 def fabric_not_ready_hint(result, timeout_s, fabric=None, installed=None, driver_version=None, missing_modules=None,
@@ -46,5 +39,5 @@ class FilterModule(object):
     """dlbox.stack fabric filters."""
 
     def filters(self):
-        return {"fabric_state": fabric_state, "cuda_failure_hint": cuda_failure_hint, "imex_state": imex_state,
+        return {"fabric_state": fabric_state, "imex_state": imex_state,
                 "fabric_not_ready_hint": fabric_not_ready_hint}

@@ -20,9 +20,9 @@ The roles whose decision lives here (DECIDERS, filter ``dlbox.stack.role_decide`
 - ``needs(decision)``: what the decision downloads ({"apt": [...], "repositories": [...], "images": [...],
   "files": [...]}).
 
-Modules so far: ``common``, ``cuda_repo``, ``cuda``, ``cudnn``, ``nccl``, ``python_env`` (what offline needs), ``docker``
-and ``nvidia_container_toolkit`` (their vendor facts); the rest of each role's decision still sits in its own filter
-(``cuda_plan``, ``nvidia_driver_plan``, ...), to move here one role at a time.
+Modules so far: ``common``, ``cuda_repo``, ``cudnn``, ``nccl``, ``python_env`` (what offline needs), ``docker``
+and ``nvidia_container_toolkit`` (their vendor facts), ``cuda`` (its whole decision); the rest of each role's decision
+still sits in its own filter (``nvidia_driver_plan``, ...), to move here one role at a time.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import importlib
 
 ROLES = ("common", "cuda_repo", "cuda", "cudnn", "nccl", "python_env", "docker", "nvidia_container_toolkit")
 ENTRIES = ("options", "vendor", "needs")
-DECIDERS = ("docker", "nvidia_container_toolkit", "dcgm", "gpu_settings")
+DECIDERS = ("docker", "nvidia_container_toolkit", "dcgm", "gpu_settings", "cuda")
 
 
 class RoleModuleError(Exception):

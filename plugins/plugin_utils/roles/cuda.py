@@ -1,37 +1,86 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The cuda role. needs(given, plan, host, request, hardware, run) -> what it installs from NVIDIA's CUDA
-repository, decided by the role's own decision (cuda_plan.decide, as the cuda_plan filter runs it) with its
-options (argument specs + the inventory's values): {"apt": [...], "toolkits": [...], "default": {...} or None}.
-apt is empty where the role does not run (run), with another method than nvidia_repo, or when the plan
-has no toolkit; toolkits and default are the decision's (cudnn and nccl read them)."""
+"""The cuda role's decision (filter ``dlbox.stack.role_decide('cuda', ...)``).
+
+- ``options(given)``: the role's variables, defaults from its argument specs.
+- ``decide(plan, options, facts)``: ``facts`` = {"host": ``ansible_facts['dlbox_host']``, "request":
+  ``dlbox_plan_request``, "hardware": ``dlbox_plan_hardware`` (the plan is resolved once from these when ``plan`` is
+  None), "installed": ``cuda_facts``' result (its ``host_compilers`` are the compilers), "verify": the verification's
+  results once it ran}. -> :func:`cuda_plan.decide`'s result (toolkits, default, removals, archs, repo_packages, distro,
+  ok/errors/notes) with ``unverified`` (one line per toolkit whose check failed) and ``verify_hint`` (error 802 on an
+  NVSwitch host: Fabric Manager named) from ``verify``. Without ``installed`` it is the decision before anything on
+  the host is read (offline planning): no verification, no removals, no compiler. The role decides in its preflight
+  and once more with the verification's results: the same entry point both times.
+- ``needs(decision)``: {"apt": the toolkits' packages with the nvidia_repo method, "repositories": ["cuda"] then}.
+"""
 
 from __future__ import annotations
 
-from ansible_collections.dlbox.stack.plugins.plugin_utils import cuda_plan, role_plan
+from ansible_collections.dlbox.stack.plugins.plugin_utils import cuda_plan, fabric_state, role_plan
 from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import _spec
 
+ROLE = "cuda"
 
-def decide_offline(given=None, plan=None, host=None, request=None, hardware=None, data_path=None):
-    """The cuda role's decision before anything is installed (no toolkit, no compiler, no verification)."""
-    opts = _spec.options("cuda", given)
-    options = {"method": opts["cuda_method"], "versions": opts["cuda_versions"], "default": opts["cuda_default_version"],
-               "compat": opts["cuda_compat"], "remove_unlisted": False, "local_repo_debs": {}, "verify": False,
-               "verify_archs": [], "host_compiler": "", "wsl": False}
-    got = role_plan.role_plan("cuda", plan, host=host or {}, request=request or {}, hardware=hardware, data_path=data_path)
+
+def options(given=None):
+    return _spec.typed(ROLE, given)
+
+
+def _plan_options(opts, facts):
+    """The role's variables as :func:`cuda_plan.decide` reads them (what the preflight's YAML handed the filter)."""
+    if facts.get("installed") is None:
+        return {"method": opts["cuda_method"], "versions": opts["cuda_versions"], "default": opts["cuda_default_version"],
+                "compat": opts["cuda_compat"], "remove_unlisted": False, "local_repo_debs": {}, "verify": False,
+                "verify_archs": [], "host_compiler": "", "wsl": False}
+    virtualization = (facts.get("host") or {}).get("virtualization") or {}
+    return {"method": opts["cuda_method"], "versions": opts["cuda_versions"], "default": opts["cuda_default_version"],
+            "compat": opts["cuda_compat"], "remove_unlisted": opts["cuda_remove_unlisted"],
+            "local_repo_debs": opts["cuda_local_repo_debs"],
+            "verify": opts["cuda_verify"] and opts["cuda_verify_compile"], "verify_archs": opts["cuda_verify_archs"],
+            "host_compiler": opts["cuda_host_compiler"], "wsl": virtualization.get("wsl", False)}
+
+
+def unverified(results):
+    """The verification's loop results -> one line per toolkit whose check did not pass (rc 2: wrong release, 3:
+    compile failed, 4: the program failed on the GPU), with the last 12 lines it printed."""
+    bad = []
+    for result in results or []:
+        if "rc" not in result or result["rc"] == 0:
+            continue
+        item = result.get("item") or {}
+        lines = (list(result.get("stdout_lines") or []) + list(result.get("stderr_lines") or []))[-12:]
+        bad.append("CUDA %s (%s) rc %s: %s" % (item.get("version"), item.get("nvcc"), result["rc"], " | ".join(lines)))
+    return bad
+
+
+def verify_hint(results, nvswitch):
+    """Error 802 in any check's output: the sentence naming Fabric Manager (``''`` otherwise)."""
+    text = "\n".join(str(line) for result in results or [] for line in (result.get("stdout_lines") or []))
+    return fabric_state.cuda_failure_hint(text, bool(nvswitch))
+
+
+def decide(plan, options, facts, data_path=None):  # pylint: disable=redefined-outer-name
+    host, request, hardware = facts.get("host") or {}, facts.get("request") or {}, facts.get("hardware")
+    got = role_plan.role_plan(ROLE, plan, host=host, request=request, hardware=hardware, data_path=data_path)
 
     def resolve(version):
-        return role_plan.role_plan("cuda", got["plan"], host=host or {}, request=request or {}, hardware=hardware,
-                                   data_path=data_path, overrides={"cuda": ("cuda_versions", version)})["plan"]
+        return role_plan.role_plan(ROLE, got["plan"], host=host, request=request, hardware=hardware, data_path=data_path,
+                                   overrides={"cuda": ("cuda_versions", version)})["plan"]
 
-    return opts["cuda_method"], cuda_plan.decide(got["data"], got["plan"], options, resolve=resolve, installed={},
-                                                 compilers={})
+    installed = facts.get("installed")
+    out = cuda_plan.decide(got["data"], got["plan"], _plan_options(options, facts), resolve=resolve,
+                           installed=installed or {},
+                           compilers=(installed or {}).get("host_compilers") if installed is not None else {})
+    results = facts.get("verify") or []
+    nvswitch = len(host.get("nvswitches") or []) > 0 or bool(((plan or {}).get("host") or {}).get("nvswitch"))
+    out["unverified"] = unverified(results)
+    out["verify_hint"] = verify_hint(results, nvswitch)
+    return out
 
 
-def needs(given=None, plan=None, host=None, request=None, hardware=None, run=True, data_path=None):
-    method, decided = decide_offline(given, plan, host, request, hardware, data_path)
-    toolkits = decided.get("toolkits") or []
-    apt = [p for toolkit in toolkits for p in (toolkit.get("packages") or [])] \
-        if run and method == "nvidia_repo" and toolkits else []
-    return {"apt": apt, "toolkits": toolkits, "default": decided.get("default")}
+def needs(decision):
+    """The toolkits' packages where the nvidia_repo method installs them (a refused decision lists what it would)."""
+    apt = [p for toolkit in decision.get("toolkits") or [] for p in (toolkit.get("packages") or [])] \
+        if decision.get("method") == "nvidia_repo" else []
+    return {"apt": apt, "repositories": ["cuda"] if apt else []}

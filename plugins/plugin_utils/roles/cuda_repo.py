@@ -47,7 +47,11 @@ def needs(run=None, given=None, plan=None, host=None, request=None, hardware=Non
 
     run = dict(run or {})
     context = {"plan": plan, "host": host, "request": request, "hardware": hardware, "data_path": data_path}
-    cuda_needs = cuda.needs(given, run=run.get("cuda"), **context)
+    # cuda's decision before anything on the host is read (no "installed" fact): what it installs, its toolkits
+    cuda_decision = cuda.decide(plan, cuda.options(given), {"host": host, "request": request, "hardware": hardware},
+                                data_path=data_path)
+    cuda_needs = {"apt": cuda.needs(cuda_decision)["apt"] if run.get("cuda") else [],
+                  "toolkits": cuda_decision.get("toolkits") or [], "default": cuda_decision.get("default")}
     cudnn_needs = cudnn.needs(given, plan=plan, toolkits=cuda_needs["toolkits"], arch=arch, run=run.get("cudnn"),
                               data_path=data_path)
     installing = cuda_needs["apt"]

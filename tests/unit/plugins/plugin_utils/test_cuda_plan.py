@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The cuda role's decisions (plugins/plugin_utils/cuda_plan.py), on the frozen data file."""
+"""The cuda role's decisions (plugins/plugin_utils/cuda_plan.py), on the frozen data file, through the role's decision
+entry point (plugins/plugin_utils/roles/cuda.py decide, as dlbox.stack.role_decide runs it)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.dlbox.stack.plugins.filter.cuda import cuda_plan
 from ansible_collections.dlbox.stack.plugins.plugin_utils import cuda_plan as cp
+from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import cuda as role
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat
 
 FROZEN = str(Path(__file__).resolve().parents[3] / "unit" / "data" / "compat-frozen.yml")
@@ -17,6 +18,19 @@ DATA = load_compat(FROZEN)
 GXX12 = [{"path": "/usr/bin/g++", "major": 12}]
 HW = {"gpus": ["RTX 4090"], "os": "debian-12"}
 REQUEST = {"driver_method": "nvidia_repo", "cuda": "13.0"}
+
+
+def cuda_plan(opts, plan, request=None, hardware=None, installed=None, compilers=None, data_path=None):
+    """The decision as the role's preflight asks for it: ``opts`` (cuda_plan's names) as the role's variables, the
+    compilers as cuda_facts reports them (``host_compilers``), WSL from the host's facts. The variables are handed to
+    decide() as given (not through options(), whose choices check would refuse cuda_method 'runfile' first)."""
+    given = {"cuda_method": opts["method"], "cuda_versions": opts["versions"], "cuda_default_version": opts["default"],
+             "cuda_compat": opts["compat"], "cuda_remove_unlisted": opts["remove_unlisted"],
+             "cuda_local_repo_debs": opts["local_repo_debs"], "cuda_verify": opts["verify"], "cuda_verify_compile": True,
+             "cuda_verify_archs": opts["verify_archs"], "cuda_host_compiler": opts["host_compiler"]}
+    facts = {"host": {"virtualization": {"wsl": opts["wsl"]}} if opts["wsl"] else {}, "request": request,
+             "hardware": hardware, "installed": dict(installed or {}, host_compilers=compilers)}
+    return role.decide(plan, given, facts, data_path=data_path)
 
 
 def options(**extra):

@@ -266,7 +266,7 @@ def test_the_filter_adds_needs_and_the_options_it_decided_with():
 
 @pytest.mark.parametrize("args, words", [
     (("nosuchrole",), "no decision module for role 'nosuchrole'"),
-    (("cuda",), "no decision module for role 'cuda'"),
+    (("cuda_repo",), "no decision module for role 'cuda_repo'"),
     (("docker", "plan"), "plan must be dlbox_plan or none"),
     (("docker", None, ["x"]), "options must be a mapping"),
     (("dcgm", None, {"dcgm_exporter_method": "helm"}), "dcgm_exporter_method must be one of package, container"),
