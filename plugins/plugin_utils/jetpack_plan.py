@@ -169,10 +169,12 @@ def parse_apt_list(text):
     return entries
 
 
-def _flashed_repositories(flashed, bases, base, known):
+def _flashed_repositories(flashed, bases, base, known, suite=None):
     """The flashed list's lines that the role's two repositories do not cover (JetPack 6's ``jetson/ffmpeg``), kept:
     a folder of NVIDIA's Jetson repository (or of ``jetpack_base_url``) moves to ``base`` as the others do, any other
-    URI stays as it is."""
+    URI stays as it is. A folder of NVIDIA's repository takes the host's L4T suite (``suite``) as the others do: the list
+    is the one the module was flashed with (or a copy set aside), so after NVIDIA's OTA update to the next L4T release
+    of the major its suite is the old one (``jetson/ffmpeg r36.4`` on L4T 36.5; issue 52 M5). Another URI's suite stays."""
     extra = []
     for entry in parse_apt_list(flashed):
         folder = next((entry["uri"][len(b) + 1:] for b in bases if entry["uri"].startswith(b + "/")), None)
@@ -182,7 +184,8 @@ def _flashed_repositories(flashed, bases, base, known):
         if any(repo["uri"] == uri for repo in extra):
             continue
         name = folder if folder is not None and re.match(r"^[a-z0-9][a-z0-9-]*$", folder) else "flashed-%d" % (len(extra) + 1)
-        extra.append({"name": "nvidia-jetson-%s" % name, "uri": uri, "suite": entry["suite"],
+        moved = folder is not None and suite and re.match(r"^r\d+\.\d+$", entry["suite"])
+        extra.append({"name": "nvidia-jetson-%s" % name, "uri": uri, "suite": suite if moved else entry["suite"],
                       "components": entry["components"]})
     return extra
 
@@ -629,7 +632,7 @@ def decide(plan, options, release_text=None, model_text=None, nvpmodel_conf=None
         {"name": "nvidia-jetson-%s" % repo, "uri": "%s/%s" % (base, repo), "suite": suite,
          "components": [data["repository"]["component"]]}
         for repo in folders
-    ] + _flashed_repositories(flashed_list, [data["repository"]["base_url"].rstrip("/"), base], base, folders)
+    ] + _flashed_repositories(flashed_list, [data["repository"]["base_url"].rstrip("/"), base], base, folders, suite)
     # apt's `Pin: origin` is the host of the sources (empty for file:// ones)
     result["pin_origin"] = urlparse(base).hostname or ""
     result["key"] = {"url": options.get("key_url") or "%s/%s" % (base, data["repository"]["key_file"]),

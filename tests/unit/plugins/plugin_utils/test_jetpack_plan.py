@@ -685,3 +685,15 @@ def test_a_jetson_named_in_the_hardware_is_an_aarch64_host():
     assert index.host_from_hardware({"l4t": "36.4.3"})["arch"] == "aarch64"        # a captured nv_tegra_release alone
     assert index.host_from_hardware({"gpus": ["RTX 4090"]})["arch"] == "x86_64"
     assert index.host_from_hardware({"gpus": ["NVIDIA GB200"], "arch": "aarch64"})["arch"] == "aarch64"
+
+
+# issue 52 M5: after NVIDIA's OTA update (L4T 36.4 -> 36.5) the flashed list (or the copy set aside) still names the old
+# suite; its NVIDIA folders take the host's suite as common and t234 do (an Orin NX on 6.2.2 reads "the r36.5 common,
+# t234 and ffmpeg sources": data/jetson.yml components_versions_source), another URI's suite stays as listed.
+def test_after_an_ota_the_flashed_lists_nvidia_folders_take_the_hosts_suite():
+    flashed = FLASHED_R364 + "deb https://apt.lab.example/jetson-extra r36.4 main\n"
+    got = decide(plan("6.2.2", "36.5.0"), options(), release_text=R3650, model_text=MODEL, data=JETSON, compat=COMPAT,
+                 flashed_list=flashed)
+    assert got["ok"], got["errors"]
+    assert [(r["uri"].rsplit("/", 1)[-1], r["suite"]) for r in got["repositories"]] == [
+        ("common", "r36.5"), ("t234", "r36.5"), ("ffmpeg", "r36.5"), ("jetson-extra", "r36.4")]
