@@ -1,7 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters of the ``cudnn`` role: ``cudnn_selection`` and ``cudnn_problems``."""
+"""The cudnn role's decision is ``dlbox.stack.role_decide('cudnn', ...)`` (plugin_utils/roles/cudnn.py): the selection,
+the resolver's check, the other cuDNN on the linker path (its ``foreign``) and the installed one's problems.
+
+``cudnn_selection`` and ``cudnn_problems`` are no longer public filters (issue 47: one filter reaches every role's
+decision); the functions stay for the tests written against them, and run the same code as the role (module_utils
+``_cudnn``).
+"""
 
 from __future__ import annotations
 
@@ -39,7 +45,7 @@ def cudnn_problems(facts, selection, stage="verify"):
 
 
 class FilterModule(object):
-    """dlbox.stack cudnn filters."""
+    """No public filter: see dlbox.stack.role_decide."""
 
     def filters(self):
-        return {"cudnn_selection": cudnn_selection, "cudnn_problems": cudnn_problems}
+        return {}

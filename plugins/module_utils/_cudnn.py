@@ -5,7 +5,7 @@
 readers of what got installed (version header, library version calls, linker cache, archive layout).
 
 Pure functions; the vendor facts (releases, builds, names) come in as arguments from data/compat.yml
-(``cudnn`` and ``cudnn_names``). Used by the ``cudnn_selection`` filter and the ``cudnn_facts`` and
+(``cudnn`` and ``cudnn_names``). Used by the cudnn role's decision (plugin_utils/roles/cudnn.py) and the ``cudnn_facts`` and
 ``cudnn_unpack`` modules.
 """
 

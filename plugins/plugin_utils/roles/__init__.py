@@ -20,8 +20,8 @@ The roles whose decision lives here (DECIDERS, filter ``dlbox.stack.role_decide`
 - ``needs(decision)``: what the decision downloads ({"apt": [...], "repositories": [...], "images": [...],
   "files": [...]}).
 
-Modules so far: ``common``, ``cuda_repo``, ``cudnn``, ``nccl``, ``python_env`` (what offline needs), ``docker``
-and ``nvidia_container_toolkit`` (their vendor facts), ``cuda`` (its whole decision); the rest of each role's decision
+Modules so far: ``common``, ``cuda_repo``, ``nccl``, ``python_env`` (what offline needs), ``docker``
+and ``nvidia_container_toolkit`` (their vendor facts), ``cuda`` and ``cudnn`` (their whole decision); the rest of each role's decision
 still sits in its own filter (``nvidia_driver_plan``, ...), to move here one role at a time.
 """
 
@@ -31,7 +31,7 @@ import importlib
 
 ROLES = ("common", "cuda_repo", "cuda", "cudnn", "nccl", "python_env", "docker", "nvidia_container_toolkit")
 ENTRIES = ("options", "vendor", "needs")
-DECIDERS = ("docker", "nvidia_container_toolkit", "dcgm", "gpu_settings", "cuda")
+DECIDERS = ("docker", "nvidia_container_toolkit", "dcgm", "gpu_settings", "cuda", "cudnn")
 
 
 class RoleModuleError(Exception):

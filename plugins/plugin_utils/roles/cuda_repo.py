@@ -52,8 +52,11 @@ def needs(run=None, given=None, plan=None, host=None, request=None, hardware=Non
                                 data_path=data_path)
     cuda_needs = {"apt": cuda.needs(cuda_decision)["apt"] if run.get("cuda") else [],
                   "toolkits": cuda_decision.get("toolkits") or [], "default": cuda_decision.get("default")}
-    cudnn_needs = cudnn.needs(given, plan=plan, toolkits=cuda_needs["toolkits"], arch=arch, run=run.get("cudnn"),
-                              data_path=data_path)
+    # cudnn's decision for the toolkits cuda installs, newest first as the role's cuda_facts lists them (sorted as text)
+    toolkits_newest = sorted(cuda_needs["toolkits"], key=lambda t: str(t.get("version")), reverse=True)
+    cudnn_decision = cudnn.decide(plan, cudnn.options(given), {"toolkits": toolkits_newest, "arch": arch},
+                                  data_path=data_path)
+    cudnn_needs = {"apt": cudnn.needs(cudnn_decision)["apt"] if run.get("cudnn") else []}
     installing = cuda_needs["apt"]
     host_cuda = host_cuda or {}
     toolkits = [t.get("version") for t in cuda_needs["toolkits"]] if installing else []

@@ -1,19 +1,33 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The cudnn role. needs(given, plan, toolkits, arch, run) -> {"apt": [name=version, ...]}: the cuDNN build
-the role selects (module_utils._cudnn.select, as the cudnn_selection filter runs it) for the toolkits the cuda
-role installs, from NVIDIA's CUDA repository; empty where the role does not run, with another method than
-nvidia_repo, or when the selection is refused (the role's own preflight says why online). ``vendor()``:
-the index its wheel method uses by default (PyPI's, from data/repositories.yml)."""
+"""The cudnn role's decision (filter ``dlbox.stack.role_decide('cudnn', ...)``).
+
+- ``options(given)``: the role's variables, defaults from its argument specs.
+- ``decide(plan, options, facts)``: ``facts`` = {"toolkits": ``cuda_facts``' ``cuda_toolkits`` (newest first), "arch":
+  the machine (``ansible_facts['architecture']``), "host": ``ansible_facts['dlbox_host']``, "request":
+  ``dlbox_plan_request``, "hardware": ``dlbox_plan_hardware``, "linker": ``cudnn_facts``' ``cudnn`` before the install
+  (another cuDNN on the linker path), "installed": ``cudnn_facts``' ``cudnn`` after it}. -> the cuDNN build
+  (:func:`_cudnn.select`: version, the CUDA toolkit it is for, NVIDIA's names, ``errors`` naming the variable) with
+  ``check``: the resolver's rules (GPU compute capability, driver floor, CUDA build) for this cuDNN with the CUDA that is
+  installed, ``{ok, errors}`` (None where the selection is refused, or the host has no GPU and nothing was planned with
+  ``hardware``); ``foreign``: the other cuDNN the linker already has for the soname ("linker"); ``problems``: what is
+  wrong with the installed cuDNN ("installed"). The role decides in its preflight, and once more with each later fact
+  (the linker, the installed cuDNN): the same entry point each time.
+- ``needs(decision)``: {"apt": [name=version, ...] with the nvidia_repo method, "repositories": ["cuda"] then}; nothing
+  for a refused selection (the role's own preflight says why online).
+- ``vendor()``: the index its wheel method uses by default (PyPI's, from data/repositories.yml).
+"""
 
 from __future__ import annotations
 
 from ansible_collections.dlbox.stack.plugins.module_utils import _cudnn
+from ansible_collections.dlbox.stack.plugins.plugin_utils import role_plan
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat
 from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import _spec, _vendor
 
-INSTALL_ROOT = "/opt/cudnn"  # the names only; where it unpacks does not change what apt fetches
+ROLE = "cudnn"
+PLAN_VERSION = "the plan's stack.cudnn (set cudnn_version to choose another)"
 
 
 def vendor():
@@ -21,19 +35,44 @@ def vendor():
     return {"pypi": _vendor.index("pypi")}
 
 
+def options(given=None):
+    return _spec.typed(ROLE, given)
+
+
 def _planned(plan, part):
     stack = (plan or {}).get("stack") or {}
-    return str(stack[part].get("version") or "") if isinstance(stack.get(part), dict) else ""
+    return str(stack[part].get("version") or "") if isinstance(stack.get(part), dict) and stack[part] else ""
 
 
-def needs(given=None, plan=None, toolkits=None, arch="x86_64", run=True, data_path=None):
-    opts = _spec.options("cudnn", given)
+def _text(value):
+    return "" if value is None else str(value)
+
+
+def decide(plan, options, facts, data_path=None):  # pylint: disable=redefined-outer-name
     data = load_compat(data_path)
-    # the toolkits newest first, as the role's cuda_facts lists them (sorted as text, as the YAML did)
-    ordered = sorted(toolkits or [], key=lambda t: str(t.get("version")), reverse=True)
-    selection = _cudnn.select(data.get("cudnn") or [], data["cudnn_names"],
-                              str(opts["cudnn_version"] or "") or _planned(plan, "cudnn"), ordered,
-                              str(opts["cudnn_cuda_major"] or ""), _planned(plan, "cuda"), opts["cudnn_method"], arch,
-                              INSTALL_ROOT, "cudnn_version")
-    fits = run and opts["cudnn_method"] == "nvidia_repo" and not selection.get("errors") and "apt" in selection
-    return {"apt": list(selection["apt"]["install"]) if fits else []}
+    given = _text(options["cudnn_version"])
+    out = _cudnn.select(data.get("cudnn") or [], data["cudnn_names"], given or _planned(plan, "cudnn"),
+                        list(facts.get("toolkits") or []), _text(options["cudnn_cuda_major"]), _planned(plan, "cuda"),
+                        options["cudnn_method"], facts.get("arch") or "x86_64", options["cudnn_install_root"],
+                        "cudnn_version" if given else PLAN_VERSION)
+    out["method"] = options["cudnn_method"]
+    host, hardware = facts.get("host") or {}, facts.get("hardware")
+    out["check"] = None
+    if not out["errors"] and (hardware is not None or len(host.get("gpus") or []) > 0):
+        got = role_plan.role_plan(ROLE, plan, host=host, request=facts.get("request") or {}, hardware=hardware,
+                                  data_path=data_path,
+                                  overrides={"cudnn": ("cudnn_version", out["version"]),
+                                             "cuda": ("cudnn_cuda_major", out["cuda_version"])}, recheck=True)
+        out["check"] = {"ok": got["ok"], "errors": got["errors"]}
+    linker, installed = facts.get("linker"), facts.get("installed")
+    out["foreign"] = ["the linker already has %s at %s" % (out["soname"], path) for path in
+                      _cudnn.foreign_libraries(linker.get("linker_paths") or [], out["lib_dir"], out["install_root"])] \
+        if linker is not None and not out["errors"] else []
+    out["problems"] = _cudnn.check_install(installed, out) if installed is not None and not out["errors"] else []
+    return out
+
+
+def needs(decision):
+    fits = decision.get("method") == "nvidia_repo" and not decision.get("errors") and "apt" in decision
+    apt = list(decision["apt"]["install"]) if fits else []
+    return {"apt": apt, "repositories": ["cuda"] if apt else []}

@@ -1,0 +1,221 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The cudnn role's decision module (plugins/plugin_utils/roles/cudnn.py: options, decide, needs) through the one filter
+dlbox.stack.role_decide (issue 47).
+
+It replaces the preflight's YAML (the version from cudnn_version or the plan, the plan's CUDA, where the version came
+from, handed to the cudnn_selection filter; the role_plan recheck against the GPUs and the driver) and the
+cudnn_problems filter of the preflight (another cuDNN on the linker path) and of verify.yml (the installed cuDNN). The
+rows pin that the decision gives what those gave (the old filters' functions stay, as the tests written against them
+import them), on the frozen data file; the preflight's tasks run by real Ansible.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ansible_collections.dlbox.stack.plugins.filter import cudnn as old
+from ansible_collections.dlbox.stack.plugins.filter.role_decide import role_decide
+from ansible_collections.dlbox.stack.plugins.plugin_utils import role_plan
+from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import cudnn, cuda_repo
+
+ROOT = Path(__file__).resolve().parents[4]
+FROZEN = str(ROOT / "tests" / "unit" / "data" / "compat-frozen.yml")
+HW = {"gpus": ["RTX 4090"], "os": "debian-12"}
+TOOLKITS = [{"version": "12.8", "path": "/usr/local/cuda-12.8"}, {"version": "12.6", "path": "/usr/local/cuda-12.6"}]
+TASKS = ROOT / "roles" / "cudnn" / "tasks"
+PLAN_VERSION = "the plan's stack.cudnn (set cudnn_version to choose another)"
+
+
+@pytest.fixture(scope="module")
+def plan():
+    got = role_plan.resolve({}, {"cuda": "12.8"}, hardware=HW, data_path=FROZEN)
+    assert got["ok"] and got["stack"]["cudnn"], got["errors"]
+    return got
+
+
+def spec_defaults():
+    spec = yaml.safe_load((ROOT / "roles" / "cudnn" / "meta" / "argument_specs.yml").read_text(encoding="utf-8"))
+    return {k: v.get("default") for k, v in spec["argument_specs"]["main"]["options"].items()}
+
+
+def _decide(plan, given=None, **facts):
+    return cudnn.decide(plan, cudnn.options(given), dict({"toolkits": TOOLKITS, "arch": "x86_64"}, **facts),
+                        data_path=FROZEN)
+
+
+def _old_selection(plan, opts, toolkits=TOOLKITS, arch="x86_64"):
+    """What the preflight's YAML handed cudnn_selection."""
+    given = str(opts["cudnn_version"])
+    stack = (plan or {}).get("stack") or {}
+    return old.cudnn_selection(toolkits, given or ((stack.get("cudnn") or {}).get("version") or ""),
+                               str(opts["cudnn_cuda_major"]), (stack.get("cuda") or {}).get("version") or "",
+                               opts["cudnn_method"], arch, opts["cudnn_install_root"],
+                               "cudnn_version" if given else PLAN_VERSION, data_path=FROZEN)
+
+
+def test_options_are_the_argument_specs_defaults():
+    assert cudnn.options() == spec_defaults()
+
+
+@pytest.mark.parametrize("given", [
+    {},
+    {"cudnn_version": "9.10"},
+    {"cudnn_cuda_major": "12"},
+    {"cudnn_method": "tarball", "cudnn_install_root": "/opt/nv/cudnn"},
+    {"cudnn_method": "wheel", "cudnn_version": "9.10"},
+    {"cudnn_version": "8.0"},            # not in the data: refused naming cudnn_version
+    {"cudnn_cuda_major": "11"},          # no 11.x toolkit installed: refused
+])
+def test_the_selection_is_what_the_preflights_yaml_and_cudnn_selection_gave(plan, given):
+    got = _decide(plan, given)
+    want = _old_selection(plan, cudnn.options(given))
+    assert {k: v for k, v in got.items() if k not in ("method", "check", "foreign", "problems")} == want
+
+
+def test_without_a_plan_the_version_must_be_given():
+    got = _decide(None)
+    assert got["errors"][0].startswith("No cuDNN version: the plan has no stack.cudnn") and got["check"] is None
+    assert _decide(None, {"cudnn_version": "9.10"})["version"].startswith("9.10.")
+
+
+def test_the_check_is_the_resolvers_recheck_with_the_installed_cuda_where_there_is_a_gpu_or_a_planned_one(plan):
+    host = {"gpus": [{"name": "NVIDIA GeForce RTX 4090"}]}
+    got = _decide(plan, host=host, request={}, hardware=HW)
+    want = role_plan.role_plan("cudnn", plan, host=host, request={}, hardware=HW, data_path=FROZEN, recheck=True,
+                               overrides={"cudnn": ["cudnn_version", got["version"]],
+                                          "cuda": ["cudnn_cuda_major", got["cuda_version"]]})
+    assert got["check"] == {"ok": want["ok"], "errors": want["errors"]} and got["check"]["ok"]
+    assert _decide(plan, host={"gpus": []}, hardware=HW)["check"] is not None        # planned with dlbox_plan_hardware
+    assert _decide(plan, host={"gpus": []})["check"] is None                         # an image build: no GPU, no plan
+    assert _decide(plan, {"cudnn_version": "8.0"}, host=host, hardware=HW)["check"] is None   # refused before
+
+
+def test_a_cudnn_the_gpus_cannot_run_is_refused_by_the_check(plan):
+    """A Pascal GPU (compute capability 6.1): the resolver refuses cuDNN 9.10's build for it."""
+    got = _decide(plan, {"cudnn_version": "9.10"}, host={"gpus": ["x"]}, hardware={"gpus": ["GTX 1080 Ti"], "os": "debian-12"})
+    want = role_plan.role_plan("cudnn", plan, host={"gpus": ["x"]}, request={}, hardware={"gpus": ["GTX 1080 Ti"], "os": "debian-12"},
+                               data_path=FROZEN, recheck=True, overrides={"cudnn": ["cudnn_version", got["version"]],
+                                                                          "cuda": ["cudnn_cuda_major", got["cuda_version"]]})
+    assert got["check"] == {"ok": want["ok"], "errors": want["errors"]}
+
+
+def test_the_linkers_other_cudnn_is_what_cudnn_problems_said_in_the_preflight(plan):
+    given = {"cudnn_method": "tarball"}
+    sel = _decide(plan, given)
+    linker = {"linker_paths": ["/usr/local/cuda-12.8/lib64/libcudnn.so.9", sel["lib_dir"] + "/libcudnn.so.9",
+                               "/opt/cudnn/9.1.0.70-cuda12/lib/libcudnn.so.9"]}
+    got = _decide(plan, given, linker=linker)
+    assert got["foreign"] == old.cudnn_problems(linker, sel, "preflight")
+    assert got["foreign"] == ["the linker already has libcudnn.so.9 at /usr/local/cuda-12.8/lib64/libcudnn.so.9"]
+    assert sel["foreign"] == [] and _decide(plan, given, linker={"linker_paths": []})["foreign"] == []
+
+
+def test_the_installed_cudnns_problems_are_what_cudnn_problems_said_in_verify(plan):
+    sel = _decide(plan)
+    right = {"header": sel["header"], "header_version": sel["expect"], "library": sel["lib_dir"] + "/libcudnn.so.9",
+             "library_version": sel["expect"], "cudart_version": "12.8"}
+    shadowed = dict(right, library="/usr/local/cuda-12.8/lib64/libcudnn.so.9", cudart_version="11.8")
+    missing = {"header": sel["header"], "header_version": None, "library_version": None, "load_error": "not found"}
+    for installed in (right, shadowed, missing):
+        assert _decide(plan, installed=installed)["problems"] == old.cudnn_problems(installed, sel)
+    assert _decide(plan, installed=right)["problems"] == []
+    assert len(_decide(plan, installed=shadowed)["problems"]) == 2 and sel["problems"] == []
+
+
+def test_needs_the_apt_packages_with_nvidia_repo_only(plan):
+    got = role_decide("cudnn", plan, {}, {"toolkits": TOOLKITS, "arch": "x86_64"})
+    assert got["needs"]["repositories"] == ["cuda"] and got["needs"]["apt"] == got["apt"]["install"]
+    assert all("=" in name for name in got["needs"]["apt"])
+    for given in ({"cudnn_method": "tarball"}, {"cudnn_version": "8.0"}):
+        assert role_decide("cudnn", plan, given, {"toolkits": TOOLKITS})["needs"] == {"apt": [], "repositories": []}
+
+
+def test_offline_asks_the_same_decision_for_the_toolkits_cuda_installs(plan):
+    got = cuda_repo.needs(run={"cuda": True, "cudnn": True, "nccl": False}, given={"cuda_versions": ["12.6", "12.8"]},
+                          plan=plan, host={}, request={}, hardware=HW, data_path=FROZEN)
+    newest_first = [{"version": "12.8", "path": "/usr/local/cuda-12.8"}, {"version": "12.6", "path": "/usr/local/cuda-12.6"}]
+    decided = cudnn.decide(plan, cudnn.options(), {"toolkits": newest_first, "arch": "x86_64"}, data_path=FROZEN)
+    assert got["packages"]["cudnn"] == cudnn.needs(decided)["apt"] + list(cuda_repo.PREREQUISITES)
+    assert decided["cuda_version"] == "12.8"
+
+
+def _tasks(path):
+    return {t["name"]: t for t in yaml.safe_load((TASKS / path).read_text(encoding="utf-8"))}
+
+
+def test_the_tasks_wire_the_decision_and_decide_nothing_themselves():
+    preflight = _tasks("preflight.yml")
+    assert "'cudnn' | dlbox.stack.role_decide(" in preflight["Decide the cuDNN build for the installed CUDA"][
+        "ansible.builtin.set_fact"]["__cudnn_decision"]
+    check = preflight["Check the cuDNN against the GPUs and the driver"]
+    assert check["ansible.builtin.set_fact"] == {"__cudnn_check": "{{ __cudnn_decision.check }}"}
+    assert check["when"] == "__cudnn_decision.check is not none"
+    assert ").foreign" in preflight["Refuse to add a second cuDNN"]["vars"]["__cudnn_foreign"]
+    verify = _tasks("verify.yml")
+    assert ").problems" in next(t for n, t in verify.items() if n.startswith("Check that the header"))["vars"]["__cudnn_problems"]
+    text = "".join(p.read_text(encoding="utf-8") for p in TASKS.glob("*.yml"))
+    assert "dlbox.stack.cudnn_selection" not in text and "dlbox.stack.cudnn_problems" not in text and "role_plan(" not in text
+
+
+@pytest.mark.parametrize("given, gpus, refused", [
+    ({}, [], None),
+    ({"cudnn_version": "8.0"}, [], "cuDNN '8.0' (cudnn_version) is not in data/compat.yml"),
+])
+def test_the_preflights_decision_run_by_ansible(tmp_path, given, gpus, refused):
+    """The preflight's decide, refuse and check tasks with the role's defaults and vars, by real Ansible (local, facts
+    gathered): the decision is kept as __cudnn_decision; the check is skipped on a host without a GPU."""
+    sys.path.insert(0, str(ROOT / "tests" / "unit" / "roles"))
+    from play_runner import run_play  # pylint: disable=import-outside-toplevel,import-error
+
+    preflight = _tasks("preflight.yml")
+    names = ["Decide the cuDNN build for the installed CUDA", "Refuse a cuDNN that does not fit the installed CUDA",
+             "Check the cuDNN against the GPUs and the driver"]
+    variables = dict(yaml.safe_load((ROOT / "roles" / "cudnn" / "defaults" / "main.yml").read_text(encoding="utf-8")),
+                     **yaml.safe_load((ROOT / "roles" / "cudnn" / "vars" / "main.yml").read_text(encoding="utf-8")))
+    variables.update(given, dlbox_plan={"ok": True, "stack": {"cuda": {"version": "12.8"}, "cudnn": {"version": "9.10.2.21"}}},
+                     __cudnn_cuda={"cuda_toolkits": TOOLKITS})
+    play = {"hosts": "all", "gather_facts": True, "gather_subset": ["!all", "platform"], "vars": variables,
+            "tasks": [preflight[n] for n in names]
+            + [{"name": "Show", "ansible.builtin.debug": {"msg": "{{ __cudnn_decision }}"}}]}
+    host = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
+    proc, out = run_play(tmp_path, play, {"box": host})
+    assert out is not None, proc.stderr[-2000:]
+    ran = {t["task"]["name"]: t["hosts"]["box"] for t in out["plays"][0]["tasks"]}
+    if refused:
+        assert ran[names[1]].get("failed") and refused in " ".join(ran[names[1]]["msg"])
+        return
+    assert not ran[names[1]].get("failed") and ran[names[2]].get("skipped")
+    decision = ran["Show"]["msg"]
+    assert decision["cuda_version"] == "12.8" and decision["check"] is None and decision["needs"]["repositories"] == ["cuda"]
+    assert decision["options"]["cudnn_method"] == "nvidia_repo"
+
+
+@pytest.mark.parametrize("cudart, failed", [("12.8", False), ("11.8", True)])
+def test_verify_ymls_check_run_by_ansible(tmp_path, cudart, failed):
+    """verify.yml's check with the installed cuDNN (cudnn_facts' answer given as __cudnn_facts) through the decision,
+    by real Ansible: a library built for another CUDA major is named."""
+    sys.path.insert(0, str(ROOT / "tests" / "unit" / "roles"))
+    from play_runner import run_play  # pylint: disable=import-outside-toplevel,import-error
+
+    decision = role_decide("cudnn", None, {"cudnn_version": "9.10"}, {"toolkits": TOOLKITS, "arch": "x86_64"})
+    check = next(t for n, t in _tasks("verify.yml").items() if n.startswith("Check that the header"))
+    installed = {"header": decision["header"], "header_version": decision["expect"], "library_version": decision["expect"],
+                 "library": decision["lib_dir"] + "/libcudnn.so.9", "cudart_version": cudart}
+    variables = dict(yaml.safe_load((ROOT / "roles" / "cudnn" / "defaults" / "main.yml").read_text(encoding="utf-8")),
+                     **yaml.safe_load((ROOT / "roles" / "cudnn" / "vars" / "main.yml").read_text(encoding="utf-8")))
+    variables.update(cudnn_version="9.10", __cudnn_cuda={"cuda_toolkits": TOOLKITS}, __cudnn_decision=decision,
+                     __cudnn_facts={"cudnn": installed})
+    play = {"hosts": "all", "gather_facts": True, "gather_subset": ["!all", "platform"], "vars": variables, "tasks": [check]}
+    host = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
+    proc, out = run_play(tmp_path, play, {"box": host})
+    assert out is not None, proc.stderr[-2000:]
+    got = out["plays"][0]["tasks"][-1]["hosts"]["box"]
+    assert bool(got.get("failed")) is failed, got
+    if failed:
+        assert "libcudnn.so.9 was built for CUDA 11.8, not CUDA 12" in " ".join(got["msg"])
