@@ -113,6 +113,15 @@ def test_the_preflights_decision_is_what_the_cuda_plan_filter_decided(plan, give
     assert new["unverified"] == [] and new["verify_hint"] == ""
 
 
+def test_the_compile_check_needs_a_compiler_only_when_cuda_verify_compile_asks_for_it(plan):
+    """cuda_verify and cuda_verify_compile both: the preflight handed cuda_plan 'verify: cuda_verify and
+    cuda_verify_compile'; a host without g++ is refused only when the compile will run."""
+    facts = {"hardware": HW, "installed": {"host_compilers": []}}
+    assert not cuda.decide(plan, cuda.options(), facts, data_path=FROZEN)["ok"]
+    for given in ({"cuda_verify_compile": False}, {"cuda_verify": False}):
+        assert cuda.decide(plan, cuda.options(given), facts, data_path=FROZEN)["ok"]
+
+
 @pytest.mark.parametrize("results", [
     [PASSED],
     [PASSED, WRONG_RELEASE],
