@@ -74,6 +74,12 @@ def _hardware_line(host):
     extras = [host.get("os") or "unknown OS", host.get("arch") or "unknown arch"]
     if host.get("nvswitch"):
         extras.append("NVSwitch")
+    fabric = host.get("fabric") or {}
+    if fabric.get("kind") or fabric.get("conflicts"):
+        # which NVLink fabric, and from what (issue 49: the host's evidence before the GPU model)
+        extras.append("NVLink fabric %s (from %s)" % (fabric.get("kind") or "in conflict", {
+            "detected": "what the host shows", "detected+model": "the host's links and the GPU model",
+            "model": "the GPU model", "asked": "dlbox_plan_hardware.fabric"}.get(fabric.get("source"), fabric.get("source"))))
     extras.append("driver %s installed" % host["driver_installed"] if host.get("driver_installed") else "no driver installed")
     return "Hardware:   %s; %s" % (hw, ", ".join(extras))
 

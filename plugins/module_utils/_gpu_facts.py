@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from ansible_collections.dlbox.stack.plugins.module_utils import _nvlink5_facts
+
 NVIDIA_VENDOR_ID = "10de"
 
 # Values nvidia-smi prints when a field does not apply or cannot be read.
@@ -398,6 +400,8 @@ def parse_nvidia_smi_xml(text):
         "cuda_version": cuda_version,
         "attached_gpus": _to_int(_text(root, "attached_gpus")),
         "gpus": gpus,
+        # each GPU's <fabric> (state, status, cliqueId, clusterUuid): NVLink fabric evidence (_nvlink5_facts)
+        "fabric": _nvlink5_facts.fabric_from_nvsmi_xml(root),
     }
 
 
@@ -1330,7 +1334,9 @@ def build_host_facts(raw):
     ``(address, vendor, device, class)``), ``dockerenv``, ``containerenv``, ``cgroup``,
     ``pid1_environ``, ``systemd_container``, ``nv_tegra_release``, ``device_tree_model``,
     ``mountinfo`` or ``root_dev`` and ``blocks`` (see :func:`root_disk`), ``pci_links`` (``{bus id: LnkCap/LnkSta
-    link}`` of the GPUs, see :func:`pcie_capability`), ``probes`` (dict passed through).
+    link}`` of the GPUs, see :func:`pcie_capability`), ``probes`` (dict passed through), ``ib_vpds`` (``{infiniband
+    device: VPD bytes}``) with ``ib_vpd_read``, ``nvidia_smi_nvlink`` (``nvidia-smi nvlink -s``): the NVLink fabric's
+    evidence (``nvlink_fabric``, :func:`_nvlink5_facts.nvlink_fabric_facts`).
     """
     probes = dict(raw.get("probes") or {})
     os_facts = parse_os_release(raw.get("os_release")) if raw.get("os_release") else {
@@ -1416,6 +1422,10 @@ def build_host_facts(raw):
         except ValueError as exc:
             probes["nvidia_smi_topo_error"] = str(exc)
 
+    fabric = smi.get("fabric") if smi is not None else None
+    nvlink_fabric = _nvlink5_facts.nvlink_fabric_facts(
+        raw.get("ib_vpds"), bool(raw.get("ib_vpd_read")), raw.get("nvidia_smi_nvlink"), fabric)
+
     driver = {
         "present": smi is not None,
         "version": (smi or {}).get("driver_version") or modules["nvidia_version"],
@@ -1460,5 +1470,6 @@ def build_host_facts(raw):
         "driver": driver,
         "nvlink": nvlink,
         "topology": topology,
+        "nvlink_fabric": nvlink_fabric,
         "probes": probes,
     }

@@ -191,6 +191,15 @@ ansible_facts:
         topology:
           description: The parsed C(nvidia-smi topo -m) matrix (C(gpus), C(matrix), C(links), C(nvlink)...), or V(null).
           type: dict
+        nvlink_fabric:
+          description:
+            - What the host shows of its NVLink fabric, for the NVLink5 detection (issue 49); each key V(null) when not read.
+            - C(switch_mgmt_ports) the InfiniBand devices of C(/sys/class/infiniband) whose VPD carries C(SMDL=SW_MNG)
+              (the NVSwitch management ports of an HGX B200/B300 board).
+            - C(link_speeds_gbps) each GPU's fastest active link from C(nvidia-smi nvlink -s) (53.125 on NVLink5).
+            - C(fabric) each GPU's C(nvidia-smi -q -x) C(<fabric>) (C(state), C(status), C(clique_id), C(cluster_uuid)).
+          type: dict
+          sample: {switch_mgmt_ports: [mlx5_0, mlx5_1], link_speeds_gbps: [53.125], fabric: []}
         probes:
           description: How each probe ended (C(ok), C(missing), C(failed rc=N), C(skipped)).
           type: dict
@@ -364,8 +373,21 @@ def gather(reader, nvidia_smi_path="nvidia-smi", lspci_path="lspci", mokutil_pat
         status, out = reader.run(nvidia_smi_path, ["topo", "-m"])
         probes["nvidia_smi_topo"] = status
         raw["nvidia_smi_topo"] = out if status == "ok" else None
+        # each GPU's NVLink speeds: NVLink5 reports 53.125 GB/s a link (_nvlink5_facts); a GPU without NVLink prints
+        # nothing, a driver without the subcommand fails (recorded, not an error)
+        status, out = reader.run(nvidia_smi_path, ["nvlink", "-s"])
+        probes["nvidia_smi_nvlink"] = status
+        raw["nvidia_smi_nvlink"] = out if status == "ok" else None
     else:
         probes["nvidia_smi_topo"] = "skipped"
+        probes["nvidia_smi_nvlink"] = "skipped"
+
+    # NVSwitch management ports of an NVLink5 HGX board: the ConnectX-7 functions whose VPD has SMDL=SW_MNG, as NVIDIA's
+    # Fabric Manager start script finds them (the VPD file is readable by root only: without become, none is read)
+    ib_devices = reader.listdir("sys/class/infiniband")
+    raw["ib_vpd_read"] = ib_devices is not None
+    raw["ib_vpds"] = {name: reader.read("sys/class/infiniband/%s/device/vpd" % name, binary=True)
+                      for name in ib_devices or []}
 
     status, out = reader.run(lspci_path, ["-Dnn"])
     probes["lspci"] = status

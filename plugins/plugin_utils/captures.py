@@ -10,7 +10,10 @@ pasted, recognized by its content:
 * ``nvidia-smi --query-gpu=... --format=csv`` (with its header line): ``name``, ``pci.device_id``,
   ``pci.bus_id``, ``compute_cap``, ``driver_version`` where asked for;
 * ``lspci -nn`` / ``lspci -Dnn`` (whole or grepped): NVIDIA GPUs with chip and PCI id, NVSwitches;
-* ``/etc/nv_tegra_release``: the L4T release of a Jetson (name the module in ``gpus``).
+* ``/etc/nv_tegra_release``: the L4T release of a Jetson (name the module in ``gpus``);
+* the NVLink fabric's evidence (issue 49, ``nvlink5_detect``): ``nvidia-smi nvlink -s`` (link speeds), ``lspci -vv``
+  of the ConnectX-7 functions (a VPD with ``SMDL=SW_MNG``: NVSwitch management ports), ``nvidia-smi -q`` text (each
+  GPU's Fabric section); ``nvidia-smi -q -x`` gives its ``<fabric>`` too.
 
 ``hardware_from_captures`` turns them into the ``dlbox_plan_hardware`` shape (GPU items as mappings)
 for ``GpuIndex.host_from_hardware``. When a GPU shows up in several captures (same PCI bus id), it
@@ -24,10 +27,12 @@ import io
 import os
 
 from ansible_collections.dlbox.stack.plugins.module_utils import _gpu_facts as gpu_facts
+from ansible_collections.dlbox.stack.plugins.module_utils import _nvlink5_facts as nvlink5_facts
+from ansible_collections.dlbox.stack.plugins.plugin_utils import fabric_state
 
 __all__ = ["CaptureError", "KINDS", "detect_kind", "parse_capture", "parse_query_gpu_csv", "hardware_from_captures"]
 
-KINDS = ("nvidia-smi-xml", "nvidia-smi-csv", "lspci", "nv_tegra_release")
+KINDS = ("nvidia-smi-xml", "nvidia-smi-csv", "lspci", "nv_tegra_release", "nvidia-smi-nvlink", "lspci-vv-vpd", "nvidia-smi-q")
 _MAX_BYTES = 4 * 1024 * 1024
 
 
@@ -42,6 +47,12 @@ def detect_kind(text):
         return "nvidia-smi-xml"
     if gpu_facts.parse_nv_tegra_release_line(text):
         return "nv_tegra_release"
+    if any(g["links"] for g in nvlink5_facts.parse_nvlink_status(text)):
+        return "nvidia-smi-nvlink"
+    if "Vital Product Data" in text or "SMDL=" in text:
+        return "lspci-vv-vpd"
+    if "NVSMI LOG" in head or any(g["state"] is not None for g in fabric_state.parse_fabric(text)):
+        return "nvidia-smi-q"
     first = head.splitlines()[0].lower() if head else ""
     if "," in first and ("name" in first or "pci.device_id" in first or "compute_cap" in first):
         return "nvidia-smi-csv"
@@ -115,7 +126,17 @@ def parse_capture(text):
         except ValueError as exc:
             raise CaptureError(str(exc)) from exc
         return kind, {"driver_version": parsed.get("driver_version"),
-                      "gpus": [dict(g, vendor_id="10de", source="nvidia-smi-xml") for g in parsed.get("gpus") or []]}
+                      "gpus": [dict(g, vendor_id="10de", source="nvidia-smi-xml") for g in parsed.get("gpus") or []],
+                      "nvlink_fabric": {"fabric": parsed.get("fabric") or []}}
+    if kind == "nvidia-smi-nvlink":
+        speeds = nvlink5_facts.link_speeds(nvlink5_facts.parse_nvlink_status(text))
+        return kind, {"nvlink_fabric": {"link_speeds_gbps": speeds}}
+    if kind == "lspci-vv-vpd":
+        return kind, {"nvlink_fabric": {"switch_mgmt_ports": nvlink5_facts.lspci_vv_switch_mgmt_functions(text)}}
+    if kind == "nvidia-smi-q":
+        fabric = [{k: g.get(k) for k in ("pci_bus_id", "state", "status", "clique_id", "cluster_uuid")}
+                  for g in fabric_state.parse_fabric(text)]
+        return kind, {"nvlink_fabric": {"fabric": fabric}}
     if kind == "nvidia-smi-csv":
         return kind, parse_query_gpu_csv(text)
     if kind == "lspci":
@@ -126,7 +147,7 @@ def parse_capture(text):
     if kind == "nv_tegra_release":
         return kind, {"l4t_release": gpu_facts.parse_nv_tegra_release_line(text)}
     raise CaptureError("is the output of none of: nvidia-smi -q -x, nvidia-smi --query-gpu=... --format=csv, lspci -nn, "
-                       "/etc/nv_tegra_release")
+                       "/etc/nv_tegra_release, nvidia-smi nvlink -s, lspci -vv (VPD), nvidia-smi -q")
 
 
 def _read(path):
@@ -173,6 +194,9 @@ def hardware_from_captures(hardware):
                 seen_bus[bus] = gpu
         if parsed.get("nvswitches"):
             out.setdefault("nvswitch", True)
+        for key, value in (parsed.get("nvlink_fabric") or {}).items():
+            fabric = out.setdefault("nvlink_fabric", {})
+            fabric[key] = list(fabric.get(key) or []) + list(value or [])
         if parsed.get("driver_version"):
             out.setdefault("driver_version", parsed["driver_version"])
         release = parsed.get("l4t_release")

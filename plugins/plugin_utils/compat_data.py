@@ -134,7 +134,9 @@ PYTHON_RANGE = _Record({"min": VERSION, "max": VERSION})
 _NVLINK5_ROWS = {"branch_min": INT, "branch_max": _Optional(INT), "same_version": _List(TEXT)}
 _NVLINK5_HGX = _Record({"forms": _List(TEXT), "kernel_modules": _List(TEXT),
                         "packages": _List(_Record(_NVLINK5_ROWS, {"own_version": _List(TEXT), "x86_64_only": _List(TEXT)}))},
-                       {"distro_packages": _List(TEXT)})
+                       {"distro_packages": _List(TEXT),
+                        # the NVLSM release series NVIDIA pairs with a driver branch (stack_resolver._nvlsm_series)
+                        "nvlsm": _List(_Record({"branch_min": INT, "branch_max": _Optional(INT), "series": _List(TEXT)}))})
 _NVLINK5_NVL = _Record({"names": _List(TEXT), "service": TEXT, "nodes_config": TEXT, "packages": _List(_Record(_NVLINK5_ROWS))})
 # Package names of a distribution's own driver archive (driver_package_names.distro.<family>).
 DISTRO_DRIVER_NAMES = _Record(

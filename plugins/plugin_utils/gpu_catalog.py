@@ -475,6 +475,11 @@ class GpuIndex(object):
             "driver": {"present": bool(driver_version), "version": str(driver_version) if driver_version else None},
             "planning": True,
         }
+        # the NVLink fabric's evidence from captures (nvlink -s, lspci -vv, -q) and the fabric asked for (issue 49)
+        if hardware.get("nvlink_fabric"):
+            host["nvlink_fabric"] = dict(hardware["nvlink_fabric"])
+        if hardware.get("fabric"):
+            host["fabric_asked"] = hardware["fabric"]
         if errors:
             host["planning_errors"] = errors
         return host

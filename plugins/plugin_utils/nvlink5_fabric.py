@@ -39,6 +39,7 @@ def fabric_set(fabric_manager, driver):
     if nvlink5:
         return {"kind": "hgx", "same_version": list(nvlink5.get("same_version") or []),
                 "own_version": list(nvlink5.get("own_version") or []),
+                "own_version_series": dict(nvlink5.get("own_version_series") or {}),
                 "kernel_modules": list(nvlink5.get("kernel_modules") or []), "imex": None,
                 "distro_packages": list(nvlink5.get("distro_packages") or [])}
     imex = (driver or {}).get("imex")
@@ -116,6 +117,22 @@ def versions(fabric, madison_text, driver_version, pending=False, installed=None
         if now and now not in mine and all(debian_version_compare(now, v) > 0 for v in mine):
             out["foreign"].append({"name": name, "installed": now, "available": mine})
             continue
+        series = (fabric.get("own_version_series") or {}).get(name)
+        if series:
+            # the release series NVIDIA pairs with the driver branch (data fabric_manager.nvlink5.hgx.nvlsm): its newest
+            # build the repositories have, pinned; none of it: refused before any change
+            paired = [v for v in mine if in_series(v, series)]
+            if not paired:
+                out["problems"].append("%s of the release series %s that NVIDIA pairs with this driver branch (the "
+                                       "repositories have %s)" % (name, " or ".join(series), ", ".join(sorted(set(mine)))))
+                continue
+            newest = paired[0]
+            for version in paired[1:]:
+                if debian_version_compare(version, newest) > 0:
+                    newest = version
+            out["versions"][name] = newest
+            out["install_names"].append("%s=%s" % (name, newest))
+            continue
         out["install_names"].append(name)
     if out["problems"] and optional(fabric):
         # NSCQ alone (HGX A100/H100/H200): installed when apt has it at the driver's version, else left out and said
@@ -126,6 +143,16 @@ def versions(fabric, madison_text, driver_version, pending=False, installed=None
         out["install_names"], out["versions"], out["problems"] = [], {}, []
     out["ok"] = not out["problems"] and not out["foreign"]
     return out
+
+
+def in_series(version, series):
+    """Is a date-based version (``2025.06.5-1``, ``1:2025.06.5-1``) of one of the release series (``2025.06``)?
+
+    >>> in_series("2025.06.10-1", ["2025.06"]), in_series("2025.03.9-1", ["2025.06"]), in_series("2025.060-1", ["2025.06"])
+    (True, False, False)
+    """
+    upstream = str(version or "").split(":", 1)[-1]
+    return any(upstream == s or upstream.startswith(str(s) + ".") or upstream.startswith(str(s) + "-") for s in series or [])
 
 
 def foreign_refusal(foreign, driver_version):
@@ -177,6 +204,10 @@ def after(fabric, installed, driver_version):
         out["holds"].append(name)
         if name in fabric["same_version"] and nd.upstream_version(version) != want:
             out["problems"].append("%s is %s, the driver %s: it must have exactly the driver's version." % (name, version, want))
+        series = (fabric.get("own_version_series") or {}).get(name)
+        if series and not in_series(version, series):
+            out["problems"].append("%s is %s, not of the release series %s that NVIDIA pairs with driver %s."
+                                   % (name, version, " or ".join(series), want))
     out["installed"] = all(n in out["versions"] for n in names(fabric))
     return out
 

@@ -103,7 +103,9 @@ REQUEST_KEYS = {
     "jetpack": lambda v, k, x: _version_problem(v, k, x, _RELEASE, "6.2"),
 }
 
-HARDWARE_KEYS = ("gpus", "nvswitch", "os", "arch", "driver_version", "l4t", "captures")
+HARDWARE_KEYS = ("gpus", "nvswitch", "os", "arch", "driver_version", "l4t", "captures", "fabric")
+# dlbox_plan_hardware.fabric: which NVLink fabric the host has, where its evidence conflicts (nvlink5_detect.KINDS)
+FABRIC_KINDS = ("hgx", "nvl", "pcie", "none")
 
 
 def _unknown_key(var, key, known):
@@ -163,6 +165,9 @@ def check_hardware(data, hardware, var="dlbox_plan_hardware"):
     if captures is not None and (not isinstance(captures, list) or not all(isinstance(c, str) and c.strip() for c in captures)):
         errors.append("%s.captures must be a list of file paths on the controller (nvidia-smi -q -x, nvidia-smi "
                       "--query-gpu=... --format=csv, lspci -nn or /etc/nv_tegra_release outputs), not %r." % (var, captures))
+    if hardware.get("fabric") is not None and hardware["fabric"] not in FABRIC_KINDS:
+        errors.append("%s.fabric: %r is not one of %s (hgx: an NVLink5 HGX board; nvl: a GB200/GB300 NVL compute tray; "
+                      "pcie: NVSwitches on PCIe; none: no NVSwitch fabric)." % (var, hardware["fabric"], ", ".join(FABRIC_KINDS)))
     if "nvswitch" in hardware and not isinstance(hardware["nvswitch"], bool):
         errors.append("%s.nvswitch: %r is not true or false." % (var, hardware["nvswitch"]))
     os_key = hardware.get("os")

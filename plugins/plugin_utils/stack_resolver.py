@@ -39,6 +39,7 @@ from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_index import (
     CompatIndex,
 )
 from ansible_collections.dlbox.stack.plugins.plugin_utils.nvidia_driver_plan import branch_component, driver_packages
+from ansible_collections.dlbox.stack.plugins.plugin_utils import nvlink5_detect
 from ansible_collections.dlbox.stack.plugins.plugin_utils.stack_input import (
     LATEST_WORDS,
     NONE_WORDS,
@@ -107,18 +108,13 @@ def archive_ships_fabric_manager(plan):
     return bool(names.get("fabric_manager", True))
 
 
-def nvlink5_system(plan):
-    """The NVLink5 system these GPUs belong to, from the GPU model (data fabric_manager.nvlink5): ``"hgx"`` (SXM
-    modules of an HGX B200/B300 board: Fabric Manager with NVLSM, libnvsdm and NSCQ), ``"nvl"`` (GB200/GB300 NVL
-    compute trays: IMEX, no local Fabric Manager) or None. None as well while the data says these systems are not
-    supported (``rule_nvlink5`` refuses them then).
-
-    Their NVSwitches are no PCI devices of class 0680 (a real 8x B200 host shows none:
-    openfabric-systems/simllm vastai_hgx_b200_8x), so the model is what the plan has, on a cloud instance too.
+def nvlink5_model_system(plan):
+    """The NVLink5 system these GPUs belong to by their model (data fabric_manager.nvlink5): ``"hgx"`` (SXM modules of an
+    HGX B200/B300 board: Fabric Manager with NVLSM, libnvsdm and NSCQ), ``"nvl"`` (GB200/GB300 NVL compute trays: IMEX,
+    no local Fabric Manager) or None. The fallback of :func:`fabric_decision` where the host shows nothing (a fresh
+    host, a cloud instance without the VPD file, a plan from GPU names).
     """
     nvl5 = plan.index.fabric.get("nvlink5") or {}
-    if not nvl5 or not nvl5.get("supported", True) or not (nvl5.get("hgx") or nvl5.get("nvl")):
-        return None
     names = set((nvl5.get("nvl") or {}).get("names") or [])
     if any(g.get("catalog_name") in names for g in plan.kinds):
         return "nvl"
@@ -126,6 +122,35 @@ def nvlink5_system(plan):
     if any(g.get("form") in forms and g.get("cc") and compare_versions(g["cc"], nvl5["cc_min"]) >= 0 for g in plan.kinds):
         return "hgx"
     return None
+
+
+def fabric_decision(plan):
+    """Which NVLink fabric this host has (``nvlink5_detect.decide``): the host's evidence (``nvlink_fabric``, PCI
+    NVSwitches, or the same from captures) before the GPU model, ``dlbox_plan_hardware.fabric`` before both. Kept on
+    the plan once made."""
+    cached = getattr(plan, "_fabric_decision", None)
+    if cached is not None and cached[0] is plan.kinds:  # a derived plan with other GPUs decides again
+        return cached[1]
+    decision = nvlink5_detect.decide(plan.host, nvlink5_model_system(plan) if plan.kinds else None,
+                                     plan.host.get("fabric_asked"))
+    plan._fabric_decision = (plan.kinds, decision)  # pylint: disable=protected-access,attribute-defined-outside-init
+    return decision
+
+
+def nvlink5_system(plan):
+    """The NVLink5 system of this host: ``"hgx"``, ``"nvl"`` or None, from :func:`fabric_decision` (detected evidence
+    first, then the GPU model). None as well while the data says these systems are not supported (``rule_nvlink5``
+    refuses them then).
+
+    Their NVSwitches are no PCI devices of class 0680 (a real 8x B200 host shows none:
+    openfabric-systems/simllm vastai_hgx_b200_8x); the management ports' VPD, the link speed and the fabric's cluster
+    say what the host is, and the model where the host shows nothing.
+    """
+    nvl5 = plan.index.fabric.get("nvlink5") or {}
+    if not nvl5 or not nvl5.get("supported", True) or not (nvl5.get("hgx") or nvl5.get("nvl")):
+        return None
+    kind = fabric_decision(plan)["kind"]
+    return kind if kind in ("hgx", "nvl") else None
 
 
 def nvlink5_label(plan, system):
@@ -979,6 +1004,16 @@ def _nvlink5_driver_floor(plan, report, kind):
                     "version in NVIDIA's repository, never older." % (nvlink5_label(plan, kind), floor, branch))
 
 
+def _nvlsm_series(plan, branch):
+    """The NVLSM release series (``YYYY.MM`` of its date-based versions) NVIDIA pairs with a driver branch (data
+    ``fabric_manager.nvlink5.hgx.nvlsm``), or None when the data pairs none."""
+    rows = (((plan.index.fabric.get("nvlink5") or {}).get("hgx") or {}).get("nvlsm")) or []
+    for row in rows:
+        if branch >= int(row["branch_min"]) and (row.get("branch_max") is None or branch <= int(row["branch_max"])):
+            return [str(v) for v in row.get("series") or []] or None
+    return None
+
+
 def _nvlink5_packages(plan, report, branch):
     """HGX B200/B300: what the NVLink5 fabric needs besides Fabric Manager, from the data's row for the branch:
     ``{same_version: [...], own_version: [...], kernel_modules: [...], left_out: [...]}``; None (with an error) when
@@ -999,9 +1034,9 @@ def _nvlink5_packages(plan, report, branch):
     same = [n for n in fill(row.get("same_version")) if n not in left_out]
     own = [n for n in fill(row.get("own_version")) if n not in left_out]
     report.note("%s: its NVSwitches are no PCI devices (no class 0680; they sit behind ConnectX-7 management ports), so the "
-                "fabric is planned from the GPU model: Fabric Manager with %s at the driver's exact version and %s at the "
+                "fabric is planned from %s: Fabric Manager with %s at the driver's exact version and %s at the "
                 "version NVIDIA pairs with it; NVLSM needs the kernel modules %s loaded.%s" % (
-                    nvlink5_label(plan, "hgx"), ", ".join(same), ", ".join(own),
+                    nvlink5_label(plan, "hgx"), _fabric_source_words(plan), ", ".join(same), ", ".join(own),
                     ", ".join((nvl5.get("hgx") or {}).get("kernel_modules") or []),
                     " %s has no %s build: left out." % (plan.arch, ", ".join(left_out)) if left_out else ""))
     if not nvl5.get("installed_by_roles", True):
@@ -1016,6 +1051,13 @@ def _nvlink5_packages(plan, report, branch):
                     % (", ".join(same + own), ", ".join((nvl5.get("hgx") or {}).get("kernel_modules") or [])))
     out = {"same_version": same, "own_version": own, "left_out": left_out,
            "kernel_modules": list((nvl5.get("hgx") or {}).get("kernel_modules") or [])}
+    series = _nvlsm_series(plan, branch) if "nvlsm" in own else None
+    if series:
+        out["own_version_series"] = {"nvlsm": series}
+    elif "nvlsm" in own:
+        report.warn("%s: data/compat.yml pairs no NVLSM release with driver branch R%s (fabric_manager.nvlink5.hgx.nvlsm): "
+                    "the role installs the repositories' newest nvlsm unchecked; confirm in NVIDIA's Fabric Manager release "
+                    "notes for R%s that this NVLSM is the one for the driver." % (nvlink5_label(plan, "hgx"), branch, branch))
     # infiniband-diags (ibstat, run by Fabric Manager's start script): the distribution's, unversioned, not held
     if (nvl5.get("hgx") or {}).get("distro_packages"):
         out["distro_packages"] = list(nvl5["hgx"]["distro_packages"])
@@ -1084,6 +1126,24 @@ def pick_container_toolkit(plan, report):
             "packages": list(entry.get("packages") or []), "docker_cdi_min": entry.get("docker_cdi_min")}
 
 
+def _fabric_source_words(plan):
+    """'the GPU model' / 'what the host shows (...)' for the plan's notes."""
+    decision = fabric_decision(plan)
+    if decision["source"] in ("detected", "detected+model"):
+        return "what the host shows (%s)%s" % ("; ".join(decision["evidence"]),
+                                               " and the GPU model" if decision["source"] == "detected+model" else "")
+    if decision["source"] == "asked":
+        return "dlbox_plan_hardware.fabric"
+    return "the GPU model"
+
+
+def _fabric_summary(plan):
+    """The plan's ``host.fabric``: which NVLink fabric, from what (``source``), the evidence and any conflict."""
+    decision = fabric_decision(plan)
+    return {"kind": decision["kind"], "source": decision["source"], "evidence": list(decision["evidence"]),
+            "conflicts": list(decision["conflicts"])}
+
+
 def _host_summary(plan, stack):
     """The host part of the plan; a Jetson module runs the Ubuntu of its JetPack."""
     groups = []
@@ -1104,6 +1164,7 @@ def _host_summary(plan, stack):
         "os": "ubuntu-%s" % stack["jetpack"]["ubuntu"] if stack.get("jetpack") else plan.os_key,
         "driver_installed": plan.installed,
         "nvswitch": plan.nvswitch,
+        **({"fabric": _fabric_summary(plan)} if plan.kinds and fabric_decision(plan)["source"] != "none" else {}),
         "jetson": plan.jetson or None,
         "planning": bool(plan.host.get("planning")),
     }
@@ -1288,13 +1349,32 @@ def component_note(plan, report):
                             plan.index.branch[restricted[0]].get("eol") or "?")) if restricted else ""))
 
 
+def fabric_report(plan, report):
+    """The plan says which fabric evidence it used; conflicting evidence is refused (not guessed), or noted where
+    dlbox_plan_hardware.fabric settled it."""
+    decision = fabric_decision(plan)
+    label = ", ".join(gpu_label(g) for g in plan.kinds) or "this host"
+    if decision["conflicts"] and decision["source"] != "asked":
+        report.add([nvlink5_detect.refusal(decision, label)])
+        return
+    if decision["conflicts"]:
+        report.note("dlbox_plan_hardware.fabric: %s settles conflicting NVLink fabric evidence (%s)."
+                    % (plan.host.get("fabric_asked"), "; ".join(decision["conflicts"])))
+    if decision["source"] == "detected" and decision["kind"] in ("hgx", "nvl") and decision["model"] != decision["kind"]:
+        report.note("The NVLink fabric is %s by what the host shows (%s); the GPU model alone would not have said so."
+                    % (decision["kind"], "; ".join(decision["evidence"])))
+
+
 def resolve_gpus(plan, report):
     """The stack of a host with discrete NVIDIA GPUs: driver, CUDA, cuDNN, frameworks, NCCL, Fabric Manager."""
     stack = {}
     report.add(rule_gpus_supported(plan))
     legacy_notes(plan, report)
+    fabric_report(plan, report)
     if nvlink5_system(plan) == "hgx" and not plan.nvswitch:
-        plan.nvswitch = True  # NVLink5 NVSwitches are not PCI devices: the GPU model says they are there
+        plan.nvswitch = True  # NVLink5 NVSwitches are not PCI devices: the management ports or the GPU model say so
+    if fabric_decision(plan)["kind"] == "pcie" and not plan.nvswitch:
+        plan.nvswitch = True  # dlbox_plan_hardware.fabric: pcie
     plan.decided(driver=pick_driver(plan, report))
     if plan.driver is not None:
         flavour = pick_modules(plan, report)

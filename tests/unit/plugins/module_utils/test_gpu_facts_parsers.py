@@ -799,7 +799,7 @@ def test_build_host_facts_empty_input_has_every_key():
     facts = hf.build_host_facts({})
     assert sorted(facts) == sorted([
         "arch", "os", "kernel", "cpu", "memory", "disks", "root_disk", "secure_boot", "virtualization", "jetson", "modules",
-        "gpus", "nvswitches", "driver", "nvlink", "topology", "probes", "zfs",
+        "gpus", "nvswitches", "driver", "nvlink", "topology", "probes", "zfs", "nvlink_fabric",
     ])
 
 

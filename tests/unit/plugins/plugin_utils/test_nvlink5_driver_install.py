@@ -87,11 +87,12 @@ def test_b200_first_decision_asks_madison_for_every_fabric_package_and_allows_th
     assert "nvlsm" not in pinned
 
 
-def test_b200_install_names_pin_nscq_and_nvsdm_to_the_driver_version_and_take_nvlsm_as_packaged(data):
+def test_b200_install_names_pin_nscq_and_nvsdm_to_the_driver_version_and_nvlsm_to_the_paired_release(data):
     out = decide(data, plan_for(data, b200_hardware()), simulation={"rc": 0, "stdout": SIM}, madison=MADISON)
     assert out["ok"], out["errors"]
     assert out["fm_install_names"] == ["nvidia-fabricmanager=580.95.05-1"]
-    assert out["fabric_install_names"] == ["libnvidia-nscq=580.95.05-1", "libnvsdm=580.95.05-1", "nvlsm"]
+    # NVLSM: the newest build of the release series NVIDIA pairs with R580 (data fabric_manager.nvlink5.hgx.nvlsm: 2025.06)
+    assert out["fabric_install_names"] == ["libnvidia-nscq=580.95.05-1", "libnvsdm=580.95.05-1", "nvlsm=2025.06.5-1"]
 
 
 @pytest.mark.parametrize(("missing", "named"), [("libnvsdm", "libnvsdm at exactly the driver's version 580.95.05"),
@@ -108,7 +109,8 @@ def test_b200_a_companion_missing_at_the_driver_version_is_refused_before_any_ch
 # An NVLSM of another version than the repository's (issue 49): apt keeps an installed version newer than its candidate
 # and Fabric Manager's start script runs the installed /opt/nvidia/nvlsm/sbin/nvlsm, so one the repositories do not have
 # (another repository's, a local .deb; 2025.09.1-1 is the test's, 2025.03.2-1 an older one apt upgrades) is refused
-# before any change, naming nvlsm and both versions; the repository's, or an older one, is installed as packaged.
+# before any change, naming nvlsm and both versions; over the repository's, or an older one, the repository's build of
+# the release NVIDIA pairs with the branch is installed (pinned).
 @pytest.mark.parametrize(("nvlsm", "refused"), [
     ("2025.09.1-1", True), ("1:2025.06.5-1", True), ("2025.06.5-1", False), ("2025.03.2-1", False), (None, False)])
 def test_b200_an_nvlsm_the_repositories_do_not_have_is_refused_before_any_change(data, nvlsm, refused):
@@ -120,7 +122,7 @@ def test_b200_an_nvlsm_the_repositories_do_not_have_is_refused_before_any_change
         assert ("has nvlsm %s installed, and the repositories have nvlsm 2025.06.5-1" % nvlsm) in out["errors"][0]
         assert "apt-get install --allow-downgrades nvlsm=2025.06.5-1" in out["errors"][0] and "Nothing was changed" in out["errors"][0]
     else:
-        assert out["fabric_install_names"][-1] == "nvlsm"
+        assert out["fabric_install_names"][-1] == "nvlsm=2025.06.5-1"
 
 
 def test_b200_after_the_install_a_companion_of_another_version_is_a_problem_and_all_are_held(data):
