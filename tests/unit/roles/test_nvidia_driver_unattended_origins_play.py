@@ -72,3 +72,28 @@ def test_the_role_names_the_older_kernel_the_next_point_release_leaves_without_i
     assert not note.get("skipped"), note
     assert "6.8.0-1001-generic (its signed module requires exactly the installed driver" in note["msg"], note["msg"]
     assert "6.8.0-1002-generic (" not in note["msg"]
+
+
+def test_the_update_names_the_kernel_its_release_leaves_without_the_module(tmp_path):
+    # update.yml's task on the preflight's kernel facts (as nvidia_driver_facts reads them: the module packages with their
+    # Depends, the kernels in /boot) and the update's simulation, which removes 6.8.0-149's module (RECORDED Depends)
+    tasks = yaml.safe_load((ROOT / "roles" / "nvidia_driver" / "tasks" / "update.yml").read_text(encoding="utf-8"))
+    task = next(t for t in tasks if t.get("name") == "Say which kernels in /boot the update leaves without the NVIDIA module")
+    old = "linux-image-6.8.0-149-generic | linux-image-unsigned-6.8.0-149-generic, nvidia-kernel-common-580 (<= 580.178.04-1), " \
+          "nvidia-kernel-common-580 (>= 580.178.04)"
+    packages = [{"name": "linux-image-6.8.0-149-generic", "version": "6.8.0-149.149", "installed": True, "depends": ""},
+                {"name": "linux-image-6.8.0-151-generic", "version": "6.8.0-151.151", "installed": True, "depends": ""},
+                {"name": "linux-modules-nvidia-580-open-6.8.0-149-generic", "version": "6.8.0-149.149", "installed": True, "depends": old},
+                {"name": "linux-modules-nvidia-580-open-6.8.0-151-generic", "version": "6.8.0-151.151", "installed": True,
+                 "depends": old.replace("149", "151")}]
+    sim = ("Remv linux-modules-nvidia-580-open-6.8.0-149-generic [6.8.0-149.149]\n"
+           "Inst linux-modules-nvidia-580-open-6.8.0-151-generic [6.8.0-151.151] (6.8.0-151.151+1 Ubuntu:24.04/noble-updates [amd64])\n")
+    hostvars = {"host": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                         "__nvidia_driver_facts": {"kernel": {"packages": packages, "boot": ["6.8.0-149-generic", "6.8.0-151-generic"]}},
+                         "__nvidia_driver_decided": {"signing": {"path": "precompiled"}},
+                         "__nvidia_driver_update": {"action": "update", "available_version": "580.196.07"},
+                         "__nvidia_driver_update_sim": {"stdout": sim, "rc": 0}}}
+    proc, out = run_play(tmp_path, {"hosts": "all", "gather_facts": False, "tasks": [task]}, hostvars)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    msg = out["plays"][0]["tasks"][0]["hosts"]["host"]["msg"]
+    assert "After the update to 580.196.07" in msg and "6.8.0-149-generic (" in msg and "6.8.0-151-generic (" not in msg, msg
