@@ -46,8 +46,9 @@ def _task(tasks, name):
 
 def _play(tmp_path):
     decide = _task(PREFLIGHT, "Decide what to install and set")["vars"]
-    paths = [str(tmp_path / "none")] * 3 + ["{{ __jetpack_decided.preinstalled_list }}", "{{ __jetpack_preinstalled_aside }}",
-                                              str(tmp_path / "none"), "{{ __jetpack_preinstalled_aside }}.upgraded"]
+    none = str(tmp_path / "none")
+    paths = [none, none, none, "{{ __jetpack_decided.preinstalled_list }}", "{{ __jetpack_preinstalled_aside }}", none,
+             "{{ __jetpack_preinstalled_aside }}.upgraded"]
     tasks = [
         {"name": "read the lists (preflight's slurp)", "ansible.builtin.slurp": {"src": "{{ item }}"}, "loop": paths,
          "register": "__jetpack_files", "failed_when": False},

@@ -25,7 +25,7 @@ def _suite(l4t):
 def test_every_l4t_of_a_supported_jetpack_is_in_a_known_suite():
     unknown = {}
     for entry in load_compat()["jetpack"]:
-        if int(str(entry["version"]).split(".")[0]) < 6:
+        if int(str(entry["version"]).split(".", maxsplit=1)[0]) < 6:
             continue
         for l4t in entry["l4t"]:
             if _suite(l4t) not in KNOWN_SUITES:
