@@ -139,9 +139,8 @@ def _loaded(rendered):
 
 
 def test_a_failed_check_is_named_with_its_last_twelve_lines():
-    assert cuda.unverified([PASSED, LONG]) == [
-        "CUDA 12.6 (/usr/local/cuda-12.6/bin/nvcc) rc 3: " + " | ".join(["line %d" % i for i in range(9, 20)]
-                                                                       + ["cuda-verify: could not compile"])]
+    last_twelve = ["line %d" % i for i in range(9, 20)] + ["cuda-verify: could not compile"]
+    assert cuda.unverified([PASSED, LONG]) == ["CUDA 12.6 (/usr/local/cuda-12.6/bin/nvcc) rc 3: " + " | ".join(last_twelve)]
 
 
 def test_error_802_names_fabric_manager_on_an_nvswitch_host_from_its_facts_or_the_plan(plan):

@@ -49,8 +49,9 @@ def _decide(plan, given=None, **facts):
                         data_path=FROZEN)
 
 
-def _old_selection(plan, opts, toolkits=TOOLKITS, arch="x86_64"):
+def _old_selection(plan, opts, arch="x86_64"):
     """What the preflight's YAML handed cudnn_selection."""
+    toolkits = TOOLKITS
     given = str(opts["cudnn_version"])
     stack = (plan or {}).get("stack") or {}
     return old.cudnn_selection(toolkits, given or ((stack.get("cudnn") or {}).get("version") or ""),
@@ -163,11 +164,11 @@ def test_the_tasks_wire_the_decision_and_decide_nothing_themselves():
     assert "dlbox.stack.cudnn_selection" not in text and "dlbox.stack.cudnn_problems" not in text and "role_plan(" not in text
 
 
-@pytest.mark.parametrize("given, gpus, refused", [
-    ({}, [], None),
-    ({"cudnn_version": "8.0"}, [], "cuDNN '8.0' (cudnn_version) is not in data/compat.yml"),
+@pytest.mark.parametrize("given, refused", [
+    ({}, None),
+    ({"cudnn_version": "8.0"}, "cuDNN '8.0' (cudnn_version) is not in data/compat.yml"),
 ])
-def test_the_preflights_decision_run_by_ansible(tmp_path, given, gpus, refused):
+def test_the_preflights_decision_run_by_ansible(tmp_path, given, refused):
     """The preflight's decide, refuse and check tasks with the role's defaults and vars, by real Ansible (local, facts
     gathered): the decision is kept as __cudnn_decision; the check is skipped on a host without a GPU."""
     sys.path.insert(0, str(ROOT / "tests" / "unit" / "roles"))
