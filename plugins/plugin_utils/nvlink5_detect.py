@@ -67,9 +67,9 @@ def evidence(host):
                           ("%g" % fast), ("%g" % NVLINK5_MIN_GBPS))})
     domain = [g for g in fabric.get("fabric") or [] if facts.in_multinode_domain(g)]
     if domain:
-        found.append({"says": "domain", "what": "%d GPU(s) in a multi-node NVLink domain (fabric Completed, cluster %s, "
-                                             "clique %s)" % (len(domain), domain[0].get("cluster_uuid"),
-                                                             domain[0].get("clique_id"))})
+        what = "%d GPU(s) in a multi-node NVLink domain (fabric Completed, cluster %s, clique %s)" % (
+            len(domain), domain[0].get("cluster_uuid"), domain[0].get("clique_id"))
+        found.append({"says": "domain", "what": what})
     return found
 
 
