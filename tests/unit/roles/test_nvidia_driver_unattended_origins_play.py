@@ -35,43 +35,42 @@ module.exit_json(changed=False, ansible_facts=module.params["facts"])
 '''
 
 
-def _run(tmp_path, machine, boot):
+def test_the_role_warns_of_the_kernel_that_comes_alone_and_names_the_older_kernel_without_a_module(tmp_path):
+    # two FIXTURE hosts in one run (each its apt and dpkg by the play's per-host environment): "alone" has the driver's
+    # point release in noble-updates only; "older" has it in -security too, and kernel 6.8.0-1001 with the module of
+    # its day in /boot
+    machines = {"alone": (UU.host(tmp_path / "alone", UU.month_archive(), driver_in_security=False), ["6.8.0-1002-generic"]),
+                "older": (UU.host(tmp_path / "older", UU.month_archive(), driver_in_security=True, older=True),
+                          ["6.8.0-1001-generic", "6.8.0-1002-generic"])}
     tasks = yaml.safe_load((ROOT / "roles" / "nvidia_driver" / "tasks" / "install.yml").read_text(encoding="utf-8"))
     first = next(i for i, t in enumerate(tasks) if t.get("name") == FIRST)
     (tmp_path / "library").mkdir()
     (tmp_path / "library" / "fixture_facts.py").write_text(FACTS_MODULE, encoding="utf-8")
     facts = {"distribution": "Ubuntu", "distribution_release": "noble", "kernel": "6.8.0-1002-generic"}
-    hostvars = {"host": {
-        "ansible_connection": "local", "ansible_python_interpreter": sys.executable, "nvidia_driver_unattended_blacklist": True,
-        "__nvidia_driver_decided": {"signing": {"path": "precompiled"}, "packages_only": False, "build_only": False, "blacklist": []},
-        "__nvidia_driver_hold_changes": {"keep_user": [], "wanted": []},
-        "__nvidia_driver_facts": {"installed": [{"name": n} for n in machine["installed"]], "kernel": {"boot": boot}}}}
-    play = {"hosts": "all", "gather_facts": False, "tasks": [{"name": "Facts of the FIXTURE host", "fixture_facts": {"facts": facts}}]
-            + tasks[first:]}
-    env = {"APT_CONFIG": machine["env"]["APT_CONFIG"], "DPKG_ADMINDIR": os.path.join(machine["root"], "var", "lib", "dpkg"),
-           "ANSIBLE_LIBRARY": str(tmp_path / "library")}
-    proc, out = run_play(tmp_path, play, hostvars, env=env)
+    hostvars = {}
+    for name, (machine, boot) in machines.items():
+        hostvars[name] = {
+            "ansible_connection": "local", "ansible_python_interpreter": sys.executable, "nvidia_driver_unattended_blacklist": True,
+            "fixture_apt_config": machine["env"]["APT_CONFIG"], "fixture_dpkg": os.path.join(machine["root"], "var", "lib", "dpkg"),
+            "__nvidia_driver_decided": {"signing": {"path": "precompiled"}, "packages_only": False, "build_only": False, "blacklist": []},
+            "__nvidia_driver_hold_changes": {"keep_user": [], "wanted": []},
+            "__nvidia_driver_facts": {"installed": [{"name": n} for n in machine["installed"]], "kernel": {"boot": boot}}}
+    play = {"hosts": "all", "gather_facts": False,
+            "environment": {"APT_CONFIG": "{{ fixture_apt_config }}", "DPKG_ADMINDIR": "{{ fixture_dpkg }}"},
+            "tasks": [{"name": "Facts of the FIXTURE host", "fixture_facts": {"facts": facts}}] + tasks[first:]}
+    proc, out = run_play(tmp_path, play, hostvars, env={"ANSIBLE_LIBRARY": str(tmp_path / "library")})
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    return dict((t["task"]["name"], t["hosts"]["host"]) for p in out["plays"] for t in p["tasks"])
-
-
-def test_the_role_warns_of_the_security_kernel_that_comes_alone_under_the_default_origins(tmp_path):
-    machine = UU.host(tmp_path, UU.month_archive(), driver_in_security=False)
-    results = _run(tmp_path, machine, ["6.8.0-1002-generic"])
-    warning = results["Say which kernel an upgrade would bring without its signed module"]
+    results = dict((t["task"]["name"], t["hosts"]) for p in out["plays"] for t in p["tasks"])
+    warning = results["Say which kernel an upgrade would bring without its signed module"]["alone"]
     assert not warning.get("skipped"), warning
     assert "Kernel 6.8.0-1003-generic" in warning["msg"] and "WITHOUT its NVIDIA module" in warning["msg"], warning["msg"]
     assert "o=Ubuntu,a=noble-security" in warning["msg"] and "noble-updates" in warning["msg"]
-    assert results["Say which kernels in /boot the next point release leaves without the NVIDIA module"].get("skipped")
-
-
-def test_the_role_names_the_older_kernel_the_next_point_release_leaves_without_its_module(tmp_path):
-    machine = UU.host(tmp_path, UU.month_archive(), driver_in_security=True, older=True)
-    results = _run(tmp_path, machine, ["6.8.0-1001-generic", "6.8.0-1002-generic"])
-    note = results["Say which kernels in /boot the next point release leaves without the NVIDIA module"]
-    assert not note.get("skipped"), note
-    assert "6.8.0-1001-generic (its signed module requires exactly the installed driver" in note["msg"], note["msg"]
-    assert "6.8.0-1002-generic (" not in note["msg"]
+    note = "Say which kernels in /boot the next point release leaves without the NVIDIA module"
+    assert results[note]["alone"].get("skipped")
+    older = results[note]["older"]
+    assert not older.get("skipped"), older
+    assert "6.8.0-1001-generic (its signed module requires exactly the installed driver" in older["msg"], older["msg"]
+    assert "6.8.0-1002-generic (" not in older["msg"]
 
 
 def test_the_update_names_the_kernel_its_release_leaves_without_the_module(tmp_path):
