@@ -16,7 +16,7 @@ from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import Laz
 fs = LazyModule("plugin_utils.fleet_summary")
 
 KEYS = ("summary_report", "dlbox_failure", "dlbox_scenario", "dlbox_rollout_done", "dlbox_fitness", "dlbox_edge",
-        "dlbox_plan", "dlbox_refusal", "dlbox_rollout_step")
+        "dlbox_plan", "dlbox_refusal", "dlbox_rollout_step", "dlbox_rollout_lost")
 
 
 def _pick(hostvars, hosts):
@@ -34,16 +34,17 @@ def _pick(hostvars, hosts):
     return picked
 
 
-def fleet_summary(hostvars, hosts, scenario=None, lost=None, stopped=None, played=None):
+def fleet_summary(hostvars, hosts, scenario=None, lost=None, stopped=None, played=None, running=None):
     """{"rows", "counts", "stopped", "text", "markdown"} for ``hosts`` from ``hostvars`` (only the keys the summary
     reads); ``scenario``: that of the hosts that did not note theirs, a name or a mapping host -> name; ``lost``: the
-    hosts found unreachable; ``stopped``: why the rollout stopped; ``played``: the hosts of the plays run so far."""
+    hosts found unreachable; ``stopped``: why the rollout stopped; ``played``: the hosts of the plays run so far;
+    ``running``: the batch under way (a summary written at its start, standing only if the run ends within it)."""
     if isinstance(scenario, Mapping):
         scenario = dict(scenario)
     picked = _pick(hostvars, hosts)
     try:
         return fs.fleet_summary(list(hosts), picked, scenario, lost=list(lost or []), stopped=stopped or None,
-                                played=None if played is None else list(played))
+                                played=None if played is None else list(played), running=list(running or []))
     except fs.FleetSummaryError as exc:
         raise AnsibleFilterError(str(exc)) from exc
 

@@ -19,7 +19,9 @@ Its input is what the run left in each host's variables:
 - ``dlbox_plan``: the host's plan (plan.yml); a plan that is not ``ok`` refused the host before any change, for the
   plan's ``errors``;
 - ``dlbox_refusal``: ``{"task": ..., "message": ...}`` where a scenario's own preflight refused the host before any
-  change (edge.yml's Jetson preflight).
+  change (edge.yml's Jetson preflight);
+- ``dlbox_rollout_lost``: true where the host's own result at the end of its batch said it was unreachable
+  (rollout_finish.yml: lost after its changes, or never back from its reboot); its ``dlbox_rollout_step`` says where.
 
 Each host of the rollout has one status: ``changed``, ``unchanged`` (its scenario got to the end of its batch),
 ``failed`` (the task and its message), ``unreachable`` (lost mid-run: the step it was lost at; the run was interrupted
@@ -127,14 +129,19 @@ def _refusal(hv, host):
     return None
 
 
-def fleet_rows(hosts, hostvars, scenario=None, lost=None, stopped=None, played=None):
+RUNNING = ("lost during its batch: the run ended before the batch's end (Ansible ends the run when every host of a "
+           "batch is lost), so the step it was lost at was not recorded")
+
+
+def fleet_rows(hosts, hostvars, scenario=None, lost=None, stopped=None, played=None, running=None):
     """One row per host of ``hosts`` (in that order) from ``hostvars`` (host -> its variables).
 
     ``scenario``: the scenario of the hosts that did not note theirs (not run), one name or a mapping host -> name
     (site.yml's plays, one per group); ``lost``: the hosts the rollout found unreachable at the end of their batch
     (their ``dlbox_rollout_step`` says where); ``stopped``: why the rollout stopped ("" or None: it did not);
     ``played``: the hosts of the plays that have run so far (None: all of ``hosts``), to tell a host whose batch did
-    not run from one whose group did not."""
+    not run from one whose group did not; ``running``: the hosts of the batch under way, in a summary written at its
+    start (it stands only if the run ends before the batch's end: those hosts were lost)."""
     if not isinstance(hosts, (list, tuple)) or not all(isinstance(h, str) for h in hosts):
         raise FleetSummaryError("fleet_summary: hosts must be a list of host names, not %r" % (hosts,))
     if not (scenario is None or isinstance(scenario, str)
@@ -142,6 +149,7 @@ def fleet_rows(hosts, hostvars, scenario=None, lost=None, stopped=None, played=N
         raise FleetSummaryError("fleet_summary: scenario must be a name such as workstation or a mapping host -> name,"
                                 " not %r" % (scenario,))
     lost = set(lost or [])
+    running = set(running or [])
     played = set(hosts if played is None else played)
     rows = []
     for host in hosts:
@@ -161,8 +169,10 @@ def fleet_rows(hosts, hostvars, scenario=None, lost=None, stopped=None, played=N
             status, reason = "refused", refused + " (nothing was changed)"
         elif failure:
             status = "failed"
-        elif host in lost:
+        elif hv.get("dlbox_rollout_lost") or host in lost:
             status, reason = "unreachable", "lost at: %s (interrupted there)" % step
+        elif host in running and not done:
+            status, reason, step = "unreachable", RUNNING, "during its batch"
         elif done:
             # edge.yml has no summary role: what changed is not known there, and the row says changed
             status = "changed" if changed is None or changed else "unchanged"
@@ -250,9 +260,13 @@ def fleet_markdown(rows, title="Fleet summary", stopped=None):
     return "\n".join(lines)
 
 
-def fleet_summary(hosts, hostvars, scenario=None, lost=None, stopped=None, played=None):
+def fleet_summary(hosts, hostvars, scenario=None, lost=None, stopped=None, played=None, running=None):
     """{"rows", "counts", "stopped", "text", "markdown"} for the hosts of a rollout (arguments: :func:`fleet_rows`)."""
-    rows = fleet_rows(hosts, hostvars, scenario, lost=lost, stopped=stopped, played=played)
+    running = [h for h in running or [] if h in hosts]
+    if running and not stopped:
+        stopped = ("the run ended during a batch (%s), before its end: no host of it was left to finish it (lost)"
+                   % ", ".join(running))
+    rows = fleet_rows(hosts, hostvars, scenario, lost=lost, stopped=stopped, played=played, running=running)
     return {"rows": rows, "counts": fleet_counts(rows), "stopped": stopped or None,
             "text": fleet_text(rows, stopped), "markdown": fleet_markdown(rows, stopped=stopped)}
 
@@ -349,8 +363,9 @@ def batches(hosts, serial):
 
 
 def _batch_stats(batch, index, alive, hostvars, budget, done_ok):
-    """One batch counted: failed (recorded failures and preflight refusals), unreachable (not alive, neither failed
-    nor refused by the plan, and, where ``done_ok``, not at the end of the batch), refused (by the plan)."""
+    """One batch counted: failed (recorded failures and preflight refusals), unreachable (its result at the end of
+    the batch said so, ``dlbox_rollout_lost``; or not alive, neither failed nor refused by the plan, and, where
+    ``done_ok``, not at the end of the batch: Ansible dropped it mid-batch), refused (by the plan)."""
     failed, unreachable, refused = [], [], []
     for host in batch:
         hv = hostvars.get(host) or {}
@@ -359,7 +374,7 @@ def _batch_stats(batch, index, alive, hostvars, budget, done_ok):
             refused.append(host)
         elif hv.get("dlbox_failure") or hv.get("dlbox_refusal"):
             failed.append(host)
-        elif host not in alive and not (done_ok and hv.get("dlbox_rollout_done")):
+        elif hv.get("dlbox_rollout_lost") or (host not in alive and not (done_ok and hv.get("dlbox_rollout_done"))):
             unreachable.append(host)
     bad = len(failed) + len(unreachable)
     candidates = len(batch) - len(refused)

@@ -1,0 +1,113 @@
+"""Hosts lost in a rollout, and failures after the rescued block (issue 50 red team HIGH 2, MEDIUM 4): the summary is
+rewritten after every batch whatever happened in it, and a host is unreachable only where its result said so.
+
+Real ansible-playbook over the local connection against the stand-in scenario (tests/integration/rollout_standin/
+rollout.yml: workstation.yml's play keywords and skeleton with playbooks/tasks/rollout_*.yml). FIXTURE: a host "lost"
+is given an SSH port that refuses (test_lost: in its changes; test_lost_after: after them, as a host never back from
+its reboot); a resume that fails is a resume command that exits 1 for one host.
+
+Before: with batches of 1, a host lost in its batch ended the run (Ansible: every host of the batch lost) and
+summary.json stayed the one of the batch before (stopped null, the lost host "not run: its batch has not run yet"); a
+resume that failed under a budget of 0 ended the play before the summary (no summary.json), and under a larger budget
+labelled the host "unreachable".
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+PLAYBOOK = ROOT / "tests" / "integration" / "rollout_standin" / "rollout.yml"
+sys.path.insert(0, str(ROOT / "tools"))
+from dlboxdata import collection  # noqa: E402  pylint: disable=wrong-import-position,import-error
+
+
+def rollout(work, hosts, extra_vars, **group_vars):
+    """The stand-in rollout of ``hosts`` (name -> host variables); (process, summary.json or None)."""
+    (work / "reports").mkdir(parents=True, exist_ok=True)
+    inventory = {"all": {"vars": dict({"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                                       "test_dir": str(work), "dlbox_report_dir": str(work / "reports")},
+                                      **group_vars),
+                         "hosts": hosts}}
+    (work / "hosts.yml").write_text(json.dumps(inventory))
+    collection.importable()
+    base = next(p for p in sys.path if (Path(p) / "ansible_collections" / "dlbox" / "stack").resolve() == ROOT)
+    env = {"PATH": "%s:/usr/bin:/bin" % BIN, "ANSIBLE_CONFIG": str(work / "none.cfg"), "ANSIBLE_NOCOLOR": "1",
+           "HOME": str(work), "ANSIBLE_LOCAL_TEMP": str(work / "tmp"), "ANSIBLE_COLLECTIONS_PATH": base,
+           "LC_ALL": "C.UTF-8", "ANSIBLE_INTERNAL_POLL_INTERVAL": "0.005"}
+    proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(work / "hosts.yml"), str(PLAYBOOK),
+                           "-e", json.dumps(extra_vars)],
+                          capture_output=True, text=True, check=False, env=env, timeout=300, cwd=work)
+    report = work / "reports" / "rollout" / "summary.json"
+    return proc, (json.loads(report.read_text()) if report.is_file() else None)
+
+
+def rows(summary):
+    return {row["host"]: row for row in summary["hosts"]}
+
+
+def marked(work):
+    return sorted(p.name[len("marker-"):] for p in work.glob("marker-*"))
+
+
+def test_batches_of_1_a_host_lost_in_its_changes_ends_the_run_and_the_summary_says_so(tmp_path):
+    proc, summary = rollout(tmp_path, {"h1": {}, "h2": {"test_lost": True}, "h3": {}}, {"dlbox_serial": 1})
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "Traceback" not in out, out[-3000:]
+    assert summary is not None, out[-3000:]
+    got = rows(summary)
+    assert {h: r["status"] for h, r in got.items()} == {"h1": "changed", "h2": "unreachable", "h3": "not run"}, got
+    assert got["h2"]["reason"].startswith("lost during its batch: the run ended before the batch's end"), got["h2"]
+    assert summary["stopped"] and "(h2)" in summary["stopped"], summary["stopped"]
+    assert got["h3"]["reason"] == "the rollout stopped before its batch: " + summary["stopped"], got["h3"]
+    assert summary["counts"]["unreachable"] == 1 and summary["counts"]["not_run"] == 1
+    assert marked(tmp_path) == ["h1"]
+    # the summary written at a batch's start is not shown (only the end of a batch shows it)
+    assert "lost during its batch" not in proc.stdout
+
+
+def test_batches_of_1_a_host_lost_after_its_changes_is_counted_and_the_summary_rewritten(tmp_path):
+    """As a host never back from its reboot: it stays in its batch (its result said unreachable), is counted against
+    the budget (1 of 1: the rollout stops), shown unreachable at its step, and fails with that reason."""
+    proc, summary = rollout(tmp_path, {"h1": {}, "h2": {"test_lost_after": True}, "h3": {}}, {"dlbox_serial": 1})
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "Traceback" not in out, out[-3000:]
+    got = rows(summary)
+    assert {h: r["status"] for h, r in got.items()} == {"h1": "changed", "h2": "unreachable", "h3": "not run"}, got
+    assert got["h2"]["step"] == "standin: baseline (common)", got["h2"]
+    assert got["h2"]["reason"] == "lost at: standin: baseline (common) (interrupted there)", got["h2"]
+    assert [(b["index"], b["unreachable"], b["stop"]) for b in summary["batches"]] == [(1, [], False), (2, ["h2"], True)]
+    assert "batch 2 (h2)" in summary["stopped"], summary["stopped"]
+    assert marked(tmp_path) == ["h1", "h2"]
+    assert 'h2 was lost (unreachable) at "standin: baseline (common)"' in out, out[-3000:]
+    assert "\nFleet summary:\n" in proc.stdout
+
+
+def test_a_resume_that_fails_under_a_budget_of_0_is_a_failure_and_the_summary_is_written(tmp_path):
+    proc, summary = rollout(tmp_path, {"h1": {}, "h2": {}, "h3": {}}, {"dlbox_max_fail_percentage": 0},
+                            dlbox_resume_command="test {{ inventory_hostname }} != h2")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "Traceback" not in out, out[-3000:]
+    assert summary is not None, out[-3000:]
+    got = rows(summary)
+    assert {h: r["status"] for h, r in got.items()} == {"h1": "changed", "h2": "failed", "h3": "changed"}, got
+    assert got["h2"]["failure"]["task"] == "Run the resume command", got["h2"]
+    assert [(b["failed"], b["unreachable"], b["stop"]) for b in summary["batches"]] == [(["h2"], [], True)]
+    assert "dlbox_max_fail_percentage=0%" in summary["stopped"]
+
+
+def test_a_resume_that_fails_within_the_budget_is_failed_not_unreachable(tmp_path):
+    proc, summary = rollout(tmp_path, {"h1": {}, "h2": {}, "h3": {}, "h4": {}},
+                            {"dlbox_serial": 3, "dlbox_max_fail_percentage": 34},
+                            dlbox_resume_command="test {{ inventory_hostname }} != h2")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "Traceback" not in out, out[-3000:]
+    got = rows(summary)
+    assert {h: r["status"] for h, r in got.items()} == {"h1": "changed", "h2": "failed", "h3": "changed",
+                                                         "h4": "changed"}, got
+    assert [(b["failed"], b["unreachable"], b["stop"]) for b in summary["batches"]] == [(["h2"], [], False),
+                                                                                      ([], [], False)]
