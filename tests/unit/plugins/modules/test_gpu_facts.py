@@ -433,3 +433,32 @@ def test_l3_from_the_kernels_cache_folders(root, bin_dir, capsys):
     facts = run_module(capsys, {"root": str(root), "nvidia_smi_path": missing(bin_dir, "nvidia-smi"),
                                 "lspci_path": missing(bin_dir, "lspci"), "mokutil_path": missing(bin_dir, "mokutil")})
     assert facts["cpu"]["l3_kb"] == 16384
+
+
+# ------------------------------------------------------------------------------------------
+# NVLink fabric evidence (issue 49): management ports' VPD, nvidia-smi nvlink -s, <fabric>
+# ------------------------------------------------------------------------------------------
+
+def test_nvlink_fabric_evidence_read_from_sysfs_and_nvidia_smi(root, bin_dir, capsys):
+    """The VPD files hold the [VA] field's text verbatim; the recorded lspci -vv of a DGX B200's management port and
+    of a ConnectX-7 network card (tests/fixtures/nvlink5/SOURCES.md) stand in for them; nvlink -s of a GB200 tray."""
+    write(root / "sys/class/infiniband/mlx5_0/device/vpd",
+          (FIXTURES / "nvlink5/lspci-vv-dgxb200-lpf-siderolabs-excerpt.txt").read_bytes())
+    write(root / "sys/class/infiniband/mlx5_4/device/vpd",
+          (FIXTURES / "nvlink5/lspci-vv-cx7-nic-no-smdl-mlx5-vpd-patch-excerpt.txt").read_bytes())
+    outputs = (FIXTURES / "nvidia-smi/h200-driver-580-device.xml", FIXTURES / "nvidia-smi/topo-1x-h200-device.txt",
+               FIXTURES / "nvlink5/nvlink-s-gb200-k8stestinfra371.txt")
+    smi = script(bin_dir, "nvidia-smi", 'case "$1" in\n  -q) cat "%s" ;;\n  topo) cat "%s" ;;\n  nvlink) cat "%s" ;;\n'
+                 '  *) exit 2 ;;\nesac\n' % outputs)
+    facts = run_module(capsys, {"root": str(root), "nvidia_smi_path": smi, "lspci_path": missing(bin_dir, "lspci"),
+                                "mokutil_path": missing(bin_dir, "mokutil")})
+    fabric = facts["nvlink_fabric"]
+    assert fabric["switch_mgmt_ports"] == ["mlx5_0"] and fabric["link_speeds_gbps"] == [53.125, 53.125]
+    assert [f["state"] for f in fabric["fabric"]] == [None] and facts["probes"]["nvidia_smi_nvlink"] == "ok"
+
+
+def test_nvlink_fabric_not_read_without_infiniband_or_driver(root, bin_dir, capsys):
+    facts = run_module(capsys, {"root": str(root), "nvidia_smi_path": missing(bin_dir, "nvidia-smi"),
+                                "lspci_path": missing(bin_dir, "lspci"), "mokutil_path": missing(bin_dir, "mokutil")})
+    assert facts["nvlink_fabric"] == {"switch_mgmt_ports": None, "link_speeds_gbps": None, "fabric": None}
+    assert facts["probes"]["nvidia_smi_nvlink"] == "skipped"
