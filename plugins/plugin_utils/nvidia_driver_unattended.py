@@ -312,8 +312,9 @@ def message(out):
         parts.append("Driver point release: %s." % (
             "moves unattended with its module" if out["driver"]["moves"] else "stays (%s)" % "; ".join(out["driver"]["why"])))
     for item in out["kernels_alone"]:
-        parts.append("Kernel %s: %s unattended WITHOUT its NVIDIA module (%s)." % (
-            item["kernel"], "would come" if out["enabled"] else "an apt upgrade from the same origins would bring it", item["why"]))
+        parts.append("Kernel %s: %s WITHOUT its NVIDIA module (%s)." % (
+            item["kernel"], "would come unattended" if out["enabled"] else "would come, were unattended-upgrades on,",
+            item["why"]))
     for abi in out["kernels_with_module"]:
         parts.append("Kernel %s: comes with its NVIDIA module." % abi)
     for item in out["kernels_not_taken"]:

@@ -54,7 +54,9 @@ def test_the_role_warns_of_the_kernel_that_comes_alone_and_names_the_older_kerne
             "fixture_apt_config": machine["env"]["APT_CONFIG"], "fixture_dpkg": os.path.join(machine["root"], "var", "lib", "dpkg"),
             "__nvidia_driver_decided": {"signing": {"path": "precompiled"}, "packages_only": False, "build_only": False, "blacklist": []},
             "__nvidia_driver_hold_changes": {"keep_user": [], "wanted": []},
-            "__nvidia_driver_facts": {"installed": [{"name": n} for n in machine["installed"]], "kernel": {"boot": boot}}}
+            # unattended-upgrades installed (the role reads dpkg's list; this machine's own program does not count)
+            "__nvidia_driver_facts": {"installed": [{"name": n} for n in machine["installed"] + ["unattended-upgrades"]],
+                                      "kernel": {"boot": boot}}}
     play = {"hosts": "all", "gather_facts": False,
             "environment": {"APT_CONFIG": "{{ fixture_apt_config }}", "DPKG_ADMINDIR": "{{ fixture_dpkg }}"},
             "tasks": [{"name": "Facts of the FIXTURE host", "fixture_facts": {"facts": facts}}] + tasks[first:]}

@@ -158,7 +158,7 @@ def test_off_or_not_installed_says_nothing_moves():
     dump = _read("unattended", UBUNTU_DUMP).replace('APT::Periodic::Unattended-Upgrade "1"', 'APT::Periodic::Unattended-Upgrade "0"')
     sim = _signed_sim("noble", ["-updates"], ["-updates", "-security"])
     off = nu.decide(sim, _ubuntu_policy("noble", "24.04"), dump, "Ubuntu", "noble", INSTALLED)
-    assert not off["enabled"] and "not enabled" in off["message"] and "an apt upgrade from the same origins" in off["message"]
+    assert not off["enabled"] and "not enabled" in off["message"] and "were unattended-upgrades on" in off["message"]
     assert "not installed" in _decide(sim, program=False)["message"]
 
 
