@@ -170,7 +170,9 @@ def fleet_rows(hosts, hostvars, scenario=None, lost=None, stopped=None, played=N
         elif failure:
             status = "failed"
         elif hv.get("dlbox_rollout_lost") or host in lost:
-            status, reason = "unreachable", "lost at: %s (interrupted there)" % step
+            status, reason = "unreachable", ("lost %s: nothing was changed on it" % step
+                                             if step.startswith("before any change (") else
+                                             "lost at: %s (interrupted there)" % step)
         elif host in running and not done:
             status, reason, step = "unreachable", RUNNING, "during its batch"
         elif done:
@@ -362,7 +364,7 @@ def batches(hosts, serial):
     return out
 
 
-def _batch_stats(batch, index, alive, hostvars, budget, done_ok):
+def _batch_stats(batch, index, alive, hostvars, budget, done_ok, missed=False):
     """One batch counted: failed (recorded failures and preflight refusals), unreachable (its result at the end of
     the batch said so, ``dlbox_rollout_lost``; or not alive, neither failed nor refused by the plan, and, where
     ``done_ok``, not at the end of the batch: Ansible dropped it mid-batch), refused (by the plan)."""
@@ -380,13 +382,17 @@ def _batch_stats(batch, index, alive, hostvars, budget, done_ok):
     candidates = len(batch) - len(refused)
     percent = 100.0 * bad / len(batch)
     over = percent > budget
-    whole = candidates > 0 and bad == candidates
+    # Ansible's own rule (playbook_executor): a batch that has no host left at its end (every one failed or was lost
+    # in it) ends the run, whatever max_fail_percentage says. A batch counted late (``missed``: none of its hosts got to
+    # its end, yet Ansible went on, as where its hosts were lost in an earlier play) stops the rollout only over budget.
+    whole = not missed and candidates > 0 and bad == candidates
     message = None
     if over or whole:
         what = "%d of the %d hosts of batch %d (%s) failed or were unreachable" % (
             bad, len(batch), index, ", ".join(failed + unreachable))
         message = ("%s: %.0f%%, more than the failure budget dlbox_max_fail_percentage=%s%%" % (what, percent, budget)
-                   if over else "%s: every host of the batch (Ansible ends the run whatever the budget)" % what)
+                   if over else "%s: no host of the batch was left (Ansible ends the run when every host of a batch "
+                   "fails or is lost in it, whatever the budget)" % what)
     return {"index": index, "hosts": list(batch), "failed": failed, "unreachable": unreachable, "refused": refused,
             "percent": round(percent, 1), "budget": budget, "stop": bool(over or whole), "message": message}
 
@@ -398,7 +404,8 @@ def batch_verdict(play_hosts, alive, hostvars, serial, budget, counted=None):
 
     It stops when failed + unreachable hosts are more than ``budget`` percent of the batch (Ansible's rule, over
     ``len(batch)``, with the unreachable counted too), or when every host of the batch that the plan did not refuse
-    failed or is unreachable (Ansible's own rule: playbook_executor ends the run whatever max_fail_percentage says).
+    failed or is unreachable (Ansible's own rule: playbook_executor ends the run when no host of a batch is left,
+    whatever max_fail_percentage says; a batch counted late, whose hosts Ansible had dropped before, only over budget).
 
     ``counted``: the indices of this play's batches counted before. An earlier batch that was not (every host it had
     left was lost, so none got to its end; Ansible goes on when some of its hosts had failed in an earlier play) is
@@ -411,7 +418,7 @@ def batch_verdict(play_hosts, alive, hostvars, serial, budget, counted=None):
     if index is None:
         raise FleetSummaryError("fleet_summary: none of the batch's hosts %r is a host of the play" % (alive,))
     counted = set(counted or [])
-    missed = [_batch_stats(all_batches[i], i + 1, [], hostvars, budget, True)
+    missed = [_batch_stats(all_batches[i], i + 1, [], hostvars, budget, True, missed=True)
               for i in range(index) if i + 1 not in counted]
     out = _batch_stats(all_batches[index], index + 1, alive, hostvars, budget, False)
     for earlier in missed:

@@ -111,3 +111,55 @@ def test_a_resume_that_fails_within_the_budget_is_failed_not_unreachable(tmp_pat
                                                          "h4": "changed"}, got
     assert [(b["failed"], b["unreachable"], b["stop"]) for b in summary["batches"]] == [(["h2"], [], False),
                                                                                       ([], [], False)]
+
+
+def test_a_group_down_from_the_start_is_unreachable_in_the_summary_and_the_run_goes_on(tmp_path):
+    """HIGH 1: site.yml itself, the workstations' only host down (its SSH port refuses) from the fitness report on. It
+    used to end the whole run there (rc 4, Ansible: every host of a play lost), no summary. Now it is left out of the
+    later plays, unreachable before any change in the summary, and the servers' play runs (its host refused by the
+    plan, so nothing changes on this machine)."""
+    (tmp_path / "reports").mkdir()
+    inventory = {"all": {
+        "vars": {"ansible_python_interpreter": sys.executable, "dlbox_report_dir": str(tmp_path / "reports"),
+                 "dlbox_plan_hardware": {"gpus": ["RTX 4090"], "os": "debian-12"}},
+        "children": {
+            "workstations": {"hosts": {"w1": {"ansible_connection": "ssh", "ansible_host": "127.0.0.1",
+                                              "ansible_port": 1}}},
+            "servers": {"hosts": {"s1": {"ansible_connection": "local", "dlbox_plan_request": {"cuda": "9.0"}}}}}}}
+    (tmp_path / "hosts.yml").write_text(json.dumps(inventory))
+    collection.importable()
+    base = next(p for p in sys.path if (Path(p) / "ansible_collections" / "dlbox" / "stack").resolve() == ROOT)
+    env = {"PATH": "%s:/usr/bin:/bin" % BIN, "ANSIBLE_CONFIG": str(tmp_path / "none.cfg"), "ANSIBLE_NOCOLOR": "1",
+           "HOME": str(tmp_path), "ANSIBLE_LOCAL_TEMP": str(tmp_path / "tmp"), "ANSIBLE_COLLECTIONS_PATH": base,
+           "LC_ALL": "C.UTF-8", "ANSIBLE_INTERNAL_POLL_INTERVAL": "0.005"}
+    proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(tmp_path / "hosts.yml"),
+                           str(ROOT / "playbooks" / "site.yml")],
+                          capture_output=True, text=True, check=False, env=env, timeout=300, cwd=tmp_path)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 2, out[-4000:]                         # s1 refused (failed), not 4 (unreachable)
+    assert "PLAY [Refuse the stacks that do not fit]" in out and "Could not match" not in out, out[-4000:]
+    summary = json.loads((tmp_path / "reports" / "rollout" / "summary.json").read_text())
+    got = rows(summary)
+    assert got["w1"]["status"] == "unreachable" and got["w1"]["scenario"] == "workstation", got["w1"]
+    assert got["w1"]["reason"] == ("lost before any change (it did not answer: the fitness report): nothing was changed"
+                                   " on it"), got["w1"]
+    assert got["s1"]["status"] == "refused", got["s1"]
+    assert summary["batches"] == []
+    assert "w1 " in out.split("PLAY RECAP")[-1] and "unreachable=0" in out.split("PLAY RECAP")[-1].split("w1 ")[1]
+
+
+def test_a_batch_counted_late_stops_the_rollout_only_over_its_budget():
+    """A batch none of whose hosts got to its end while Ansible went on (its host dropped in an earlier play) is not
+    Ansible's 'every host of the batch' stop: within the budget the rollout goes on; the message of a whole batch
+    lost in it no longer says Ansible ends the run whatever the budget without saying when."""
+    collection.importable()
+    from ansible_collections.dlbox.stack.plugins.plugin_utils import fleet_summary as fs  # pylint: disable=import-error
+    hostvars = {"h1": {}, "h2": {"dlbox_rollout_done": True}}
+    late = fs.batch_verdict(["h1", "h2"], ["h2"], hostvars, 1, 100, counted=[])
+    assert late["missed"] == [1] and late["unreachable"] == ["h1"] and late["stop"] is False, late
+    over = fs.batch_verdict(["h1", "h2"], ["h2"], hostvars, 1, 50, counted=[])
+    assert over["stop"] is True and "more than the failure budget" in over["message"], over
+    whole = fs.batch_verdict(["h1", "h2"], ["h1"], {"h1": {"dlbox_failure": {"task": "t", "message": "m"}}, "h2": {}},
+                             1, 100, counted=[])
+    assert whole["stop"] is True and "Ansible ends the run when every host of a batch fails or is lost in it" in \
+        whole["message"], whole
