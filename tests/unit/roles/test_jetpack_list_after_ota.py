@@ -49,16 +49,19 @@ def _play(tmp_path):
     none = str(tmp_path / "none")
     paths = [none, none, none, "{{ __jetpack_decided.preinstalled_list }}", "{{ __jetpack_preinstalled_aside }}", none,
              "{{ __jetpack_preinstalled_aside }}.upgraded"]
+    skip = "item != %r" % none
     tasks = [
+        # the paths this play leaves out are skipped, not slurped (a missing file's result has no content either):
+        # one module run fewer for each, twice a run
         {"name": "read the lists (preflight's slurp)", "ansible.builtin.slurp": {"src": "{{ item }}"}, "loop": paths,
-         "register": "__jetpack_files", "failed_when": False},
+         "register": "__jetpack_files", "failed_when": False, "when": skip},
         _task(REPOSITORY, "Look for the sources list a flashed JetPack has"),
         _task(REPOSITORY, "Look for the copy of the flashed list an earlier run set aside"),
         _task(REPOSITORY, "Move a list written again at its own path beside the copy set aside (an upgrade of nvidia-l4t-apt-source)"),
         _task(SWITCH["block"], "Set that list aside"),
         _task(SWITCH["block"], "Leave a list without sources at its own path (what nvidia-l4t-apt-source's postinst edits in place)"),
         {"name": "read the lists again", "ansible.builtin.slurp": {"src": "{{ item }}"}, "loop": paths,
-         "register": "__jetpack_files", "failed_when": False},
+         "register": "__jetpack_files", "failed_when": False, "when": skip},
         {"name": "the flashed list preflight gives the plan", "ansible.builtin.debug": {"msg": "{{ __jetpack_flashed }}"},
          "vars": {k: decide[k] for k in ("__jetpack_text", "__jetpack_flashed_lists", "__jetpack_flashed")}},
     ]
