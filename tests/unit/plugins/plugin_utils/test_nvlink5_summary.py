@@ -101,5 +101,6 @@ def test_the_summary_and_the_fleet_summary_show_them():
 
 def test_the_summary_role_hands_the_kept_facts_to_the_summary():
     report = yaml.safe_load((FIXTURES.parents[1] / "roles" / "summary" / "tasks" / "report.yml").read_text(encoding="utf-8"))
-    together = next(t for t in report if t.get("name") == "Put the summary together")["ansible.builtin.set_fact"]["summary_report"]
+    tasks = [t for top in report for t in [top] + list(top.get("block") or [])]
+    together = next(t for t in tasks if t.get("name") == "Put the summary together")["ansible.builtin.set_fact"]["summary_report"]
     assert "fabric=nvidia_driver_fabric | default(none)" in together and "imex=nvidia_driver_imex | default(none)" in together
