@@ -163,3 +163,33 @@ def test_a_batch_counted_late_stops_the_rollout_only_over_its_budget():
                              1, 100, counted=[])
     assert whole["stop"] is True and "Ansible ends the run when every host of a batch fails or is lost in it" in \
         whole["message"], whole
+
+
+def test_a_report_folder_that_cannot_be_written_fails_the_hosts_before_any_change(tmp_path):
+    """MEDIUM 5: dlbox_report_dir under /proc (never writable): checked on the controller before any change; the hosts
+    fail untouched with the reason, and the reports' own writes fail no host (a warning; was: the first report write
+    failed every host of the batch)."""
+    proc, _summary = rollout(tmp_path, {"h1": {}, "h2": {}}, {}, dlbox_report_dir="/proc/dlbox-h93")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "Traceback" not in out, out[-3000:]
+    assert marked(tmp_path) == [], out[-3000:]                                   # nothing changed
+    assert 'h1 failed at "Check the rollout variables"' in out and 'h2 failed at "Check the rollout variables"' in out
+    assert "The report folder cannot be written on the controller (dlbox_report_dir)" in out, out[-3000:]
+    assert "WARNING: the fleet summary could not be written to /proc/dlbox-h93/rollout" in out, out[-3000:]
+    recap = out.split("PLAY RECAP")[-1]
+    assert "failed=1" in recap.split("h2 ")[1].splitlines()[0], recap
+
+
+def test_dlbox_serial_as_an_inventory_variable_is_refused_naming_it_before_any_change(tmp_path):
+    """MEDIUM 7: dlbox_serial in the inventory does not reach the play keyword (one batch of all hosts): refused before
+    any change, saying it must be an extra variable (was: one batch, miscounted)."""
+    proc, summary = rollout(tmp_path, {"h1": {}, "h2": {}, "h3": {}}, {}, dlbox_serial=1)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "Traceback" not in out, out[-3000:]
+    assert marked(tmp_path) == [], out[-3000:]
+    assert "dlbox_serial (1) must be an extra variable (-e dlbox_serial=... or -e @rollout.yml)" in out, out[-3000:]
+    assert {r["status"] for r in summary["hosts"]} == {"failed"}
+    # the same value as an extra variable is fine
+    proc, summary = rollout(tmp_path / "extra", {"h1": {}, "h2": {}}, {"dlbox_serial": 1})
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    assert [b["hosts"] for b in summary["batches"]] == [["h1"], ["h2"]]
