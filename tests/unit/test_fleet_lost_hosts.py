@@ -107,10 +107,10 @@ def test_a_resume_that_fails_within_the_budget_is_failed_not_unreachable(tmp_pat
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0 and "Traceback" not in out, out[-3000:]
     got = rows(summary)
-    assert {h: r["status"] for h, r in got.items()} == {"h1": "changed", "h2": "failed", "h3": "changed",
-                                                         "h4": "changed"}, got
-    assert [(b["failed"], b["unreachable"], b["stop"]) for b in summary["batches"]] == [(["h2"], [], False),
-                                                                                      ([], [], False)]
+    want = {"h1": "changed", "h2": "failed", "h3": "changed", "h4": "changed"}
+    assert {h: r["status"] for h, r in got.items()} == want, got
+    counted = [(b["failed"], b["unreachable"], b["stop"]) for b in summary["batches"]]
+    assert counted == [(["h2"], [], False), ([], [], False)]
 
 
 def test_a_group_down_from_the_start_is_unreachable_in_the_summary_and_the_run_goes_on(tmp_path):
