@@ -16,12 +16,11 @@ FIXTURE parts (NOT a GPU): each container is the FIXTURE GPU host of tests/fixtu
 machine: nvidia-smi exits 9 until a boot loads the installed driver, as NVIDIA documents it); its reboot stub gives a new
 boot id and loads the module; the driver packages come from the fixture CUDA repository (tests/aptrepo, markers).
 Host 1's group would allow the reboot, but the host itself does not (dlbox_reboot_allowed: false): its new driver
-stays a pending reboot. The real installs from Debian's archive, common's build tools (build-essential) and the driver's
-DKMS kernel headers meta (linux-headers-amd64, with gcc), are host 1's in run 1 and host 2's in run 2; hosts 3 and 4,
-whose part is the reboot order, ask common only for probes the image has (common_packages) and are offered no kernel
-headers (an apt pin): half the compiler installs (issue 50: the test's cost in make test). The order is read from
-the drain/resume hooks' log on the controller (dlbox_drain_command, dlbox_resume_command), the reboot stubs' boot ids
-and events, and the run's own output. Last, doctor.yml reads one of
+stays a pending reboot. Common's build tools (build-essential, the real apt install) are host 1's in run 1 and host 2's
+in run 2; hosts 3 and 4 ask common only for probes the image has (common_packages), which halves the test's compiler
+installs (issue 50: the test's cost in make test). The order is read from the drain/resume hooks' log on the
+controller (dlbox_drain_command, dlbox_resume_command), the reboot stubs' boot ids and events, and the run's own
+output. Last, doctor.yml reads one of
 the hosts over the same SSH (its collector's stream comes back through a terminal, CR LF). The budget's other cases,
 the artifacts through ansible-runner and drain-and-wait run without Docker in test_rollout_budget.py.
 """
@@ -119,12 +118,6 @@ def fleet(tmp_path_factory, collection_installed):
         port = _run(["docker", "port", name, "22/tcp"]).stdout.split()[0]
         assert port.startswith("127.0.0.1:"), port             # published on the loopback only
         ports[name] = int(port.rsplit(":", 1)[1])
-        if name in HOSTS[2:]:
-            # hosts 3 and 4: Debian's archive offers them no kernel headers (an apt pin, FIXTURE), so the driver's DKMS
-            # path does not install linux-headers-amd64 and the compiler with it (host 1 in run 1 and host 2 in run 2
-            # do: the installs this test has to show are theirs)
-            _exec(name, "printf 'Package: linux-headers-*\\nPin: release *\\nPin-Priority: -1\\n'"
-                        " > /etc/apt/preferences.d/99dlbox-fleet-test")
 
     def serve(name):
         _exec(name, "mkdir -p /srv/fixture-repos")
