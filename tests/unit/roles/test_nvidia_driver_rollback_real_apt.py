@@ -55,12 +55,10 @@ class Host:
     """A dpkg root and an apt configuration under ``base``; ``bin`` holds apt-get, apt-mark, apt-cache, dpkg and
     dpkg-query wrappers that work on it."""
 
-    def __init__(self, base):
+    def __init__(self, base, repo):
+        """``repo``: the archive (built_repo), read only: the two hosts of this file share it."""
         self.base, self.root, self.bin = base, base / "root", base / "bin"
-        self.repo = base / "repo"
-        subprocess.run([sys.executable, str(ROOT / "tests" / "aptrepo" / "build_repo.py"),
-                        str(ROOT / "tests" / "aptrepo" / "specs" / "cuda-ubuntu2404.yml"), str(self.repo), "--key-dir", str(base / "keys")],
-                       check=True, capture_output=True)
+        self.repo = repo
         for sub in ("etc/apt/apt.conf.d", "etc/apt/preferences.d", "etc/apt/sources.list.d", "etc/dpkg/dpkg.cfg.d",
                     "var/lib/apt/lists/partial", "var/cache/apt/archives/partial", "var/lib/dpkg/info", "var/lib/dpkg/updates",
                     "var/lib/dpkg/triggers", "var/log/apt", "keep"):
@@ -75,7 +73,7 @@ class Host:
             'APT::Architectures { "amd64"; };\nDebug::NoLocking "true";\nAPT::Sandbox::User "root";\n'
             'DPkg::Options { "--force-confdef"; "--force-confold"; };\n' % (self.root, self.root, self.bin, self.root), encoding="utf-8")
         (self.root / "etc/apt/sources.list").write_text("deb [trusted=yes] file:%s ./\n" % self.repo, encoding="utf-8")
-        wrappers = {"dpkg": 'exec /usr/bin/dpkg --root="%s" --force-script-chrootless "$@"' % self.root,
+        wrappers = {"dpkg": 'exec /usr/bin/dpkg --root="%s" --force-script-chrootless --force-unsafe-io "$@"' % self.root,
                     "dpkg-query": 'exec /usr/bin/dpkg-query --admindir="%s/var/lib/dpkg" "$@"' % self.root}
         for tool in ("apt-get", "apt-mark", "apt-cache"):
             wrappers[tool] = 'APT_CONFIG="%s" exec /usr/bin/%s "$@"' % (self.apt_conf, tool)
@@ -139,9 +137,9 @@ def _rollback_tasks(dest):
     return dest / "rollback_request.yml"
 
 
-def _changed_host(base):
+def _changed_host(base, repo):
     """Steps 1 and 2: R580 installed and held under its pin, kept, then changed to R595 as install.yml does."""
-    host = Host(base)
+    host = Host(base, repo)
     pin_old = p.branch_pin(580, FAMILY, "test", "NVIDIA")
     # 1. R580 under the role's pin, held as the role holds it
     host.pin_file.write_text(pin_old, encoding="utf-8")
@@ -188,9 +186,19 @@ def _roll_back(base, host):
 
 
 @pytest.fixture(scope="module")
-def journey(tmp_path_factory):
+def built_repo(tmp_path_factory):
+    """The FIXTURE archive (tests/aptrepo's cuda-ubuntu2404 spec), built once for both hosts."""
+    base = tmp_path_factory.mktemp("rollback-real-repo")
+    subprocess.run([sys.executable, str(ROOT / "tests" / "aptrepo" / "build_repo.py"),
+                    str(ROOT / "tests" / "aptrepo" / "specs" / "cuda-ubuntu2404.yml"), str(base / "repo"), "--key-dir", str(base / "keys")],
+                   check=True, capture_output=True)
+    return base / "repo"
+
+
+@pytest.fixture(scope="module")
+def journey(tmp_path_factory, built_repo):  # pylint: disable=redefined-outer-name
     base = tmp_path_factory.mktemp("rollback-real")
-    host, before, changed, kept, keep_path = _changed_host(base)
+    host, before, changed, kept, keep_path = _changed_host(base, built_repo)
     # 3. the check after the reboot fails: the hint the role adds
     # (a later run: the record is of the change that installed R595, dpkg's file list written after it)
     found = nr.latest_record([{"path": str(keep_path / "dlbox-kept.json"), "mtime": os.stat(keep_path / "dlbox-kept.json").st_mtime,
@@ -233,11 +241,11 @@ def test_the_kept_branch_pin_is_back(journey):
 
 
 @pytest.fixture(scope="module")
-def failed_switch(tmp_path_factory):
+def failed_switch(tmp_path_factory, built_repo):  # pylint: disable=redefined-outer-name
     """Issue 48 red-team 3: the switch back fails after apt's simulation passed (dpkg refuses to unpack the kept R580
     packages: a full disk, a broken copy): the host keeps R595, its pin and its holds."""
     base = tmp_path_factory.mktemp("rollback-real-fails")
-    host, _before, changed, _kept, _keep_path = _changed_host(base)
+    host, _before, changed, _kept, _keep_path = _changed_host(base, built_repo)
     real = (host.bin / "dpkg").read_text(encoding="utf-8")
     refuse = 'case "$*" in *--unpack*%s*) echo "dpkg: error: no space left on device" >&2; exit 2;; esac\nexec ' % (
         OLD.split("-", maxsplit=1)[0])
