@@ -195,20 +195,32 @@ def test_the_tasks_decide_through_role_decide_and_keep_no_decision_of_their_own(
     assert "{%" not in text and "cuda_plan(" not in text and "cuda_failure_hint" not in text
 
 
-@pytest.mark.parametrize("results, failed", [([PASSED], False), ([PASSED, ON_GPU_802], True)])
-def test_verify_ymls_last_task_run_by_ansible(tmp_path, plan, results, failed):
+# the two cases as two hosts of one ansible-playbook run (host name -> (__cuda_verify's results, failed))
+VERIFY_CASES = {"passed": ([PASSED], False), "on_gpu_802": ([PASSED, ON_GPU_802], True)}
+
+
+@pytest.fixture(scope="module")
+def verify_run(tmp_path_factory, plan):  # pylint: disable=redefined-outer-name
+    """verify.yml's last task run once by Ansible, one host per case: host name -> its result."""
     sys.path.insert(0, str(ROOT / "tests" / "unit" / "roles"))
     from play_runner import run_play  # pylint: disable=import-outside-toplevel,import-error
 
     task = _task("verify.yml", "Fail when a toolkit does not verify")
     variables = {"dlbox_plan": dict(plan, host=dict(plan["host"], nvswitch=True)),
-                 "__cuda_decided": {"options": cuda.options()}, "__cuda_verify": {"results": results},
+                 "__cuda_decided": {"options": cuda.options()},
                  "__cuda_installed": {"host_compilers": GXX12, "cuda_toolkits": []}}
-    host = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
-    proc, out = run_play(tmp_path, {"hosts": "all", "gather_facts": False, "vars": variables, "tasks": [task]},
-                         {"box": host})
+    hosts = {name: {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                    "__cuda_verify": {"results": results}} for name, (results, _failed) in VERIFY_CASES.items()}
+    proc, out = run_play(tmp_path_factory.mktemp("verify"), {"hosts": "all", "gather_facts": False, "vars": variables,
+                                                              "tasks": [task]}, hosts)
     assert out is not None, proc.stderr[-2000:]
-    got = out["plays"][0]["tasks"][0]["hosts"]["box"]
+    return out["plays"][0]["tasks"][0]["hosts"]
+
+
+@pytest.mark.parametrize("case", VERIFY_CASES)
+def test_verify_ymls_last_task_run_by_ansible(verify_run, case):  # pylint: disable=redefined-outer-name
+    _results, failed = VERIFY_CASES[case]
+    got = verify_run[case]
     assert bool(got.get("failed")) is failed, got
     if failed:
         assert got["msg"][0].startswith("Not verified (rc 2: wrong release")

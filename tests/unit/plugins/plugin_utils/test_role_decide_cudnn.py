@@ -164,30 +164,45 @@ def test_the_tasks_wire_the_decision_and_decide_nothing_themselves():
     assert "dlbox.stack.cudnn_selection" not in text and "dlbox.stack.cudnn_problems" not in text and "role_plan(" not in text
 
 
-@pytest.mark.parametrize("given, refused", [
-    ({}, None),
-    ({"cudnn_version": "8.0"}, "cuDNN '8.0' (cudnn_version) is not in data/compat.yml"),
-])
-def test_the_preflights_decision_run_by_ansible(tmp_path, given, refused):
-    """The preflight's decide, refuse and check tasks with the role's defaults and vars, by real Ansible (local, facts
-    gathered): the decision is kept as __cudnn_decision; the check is skipped on a host without a GPU."""
+# the two cases as two hosts of one ansible-playbook run (host name -> (its variables given, the refusal or None))
+PREFLIGHT_CASES = {"defaults": ({}, None),
+                   "cudnn_8_0": ({"cudnn_version": "8.0"}, "cuDNN '8.0' (cudnn_version) is not in data/compat.yml")}
+PREFLIGHT_NAMES = ["Decide the cuDNN build for the installed CUDA", "Refuse a cuDNN that does not fit the installed CUDA",
+                   "Check the cuDNN against the GPUs and the driver"]
+
+
+@pytest.fixture(scope="module")
+def preflight_run(tmp_path_factory):
+    """The preflight's decide, refuse and check tasks with the role's defaults and vars, run once by real Ansible
+    (local, facts gathered), one host per case: host name -> {task name: its result}."""
     sys.path.insert(0, str(ROOT / "tests" / "unit" / "roles"))
     from play_runner import run_play  # pylint: disable=import-outside-toplevel,import-error
 
     preflight = _tasks("preflight.yml")
-    names = ["Decide the cuDNN build for the installed CUDA", "Refuse a cuDNN that does not fit the installed CUDA",
-             "Check the cuDNN against the GPUs and the driver"]
     variables = dict(yaml.safe_load((ROOT / "roles" / "cudnn" / "defaults" / "main.yml").read_text(encoding="utf-8")),
                      **yaml.safe_load((ROOT / "roles" / "cudnn" / "vars" / "main.yml").read_text(encoding="utf-8")))
-    variables.update(given, dlbox_plan={"ok": True, "stack": {"cuda": {"version": "12.8"}, "cudnn": {"version": "9.10.2.21"}}},
+    variables.update(dlbox_plan={"ok": True, "stack": {"cuda": {"version": "12.8"}, "cudnn": {"version": "9.10.2.21"}}},
                      __cudnn_cuda={"cuda_toolkits": TOOLKITS})
-    play = {"hosts": "all", "gather_facts": True, "gather_subset": ["!all", "platform"], "vars": variables,
-            "tasks": [preflight[n] for n in names]
+    # a variable a case gives is a host variable of every host (play variables would win over it)
+    per_host = set(k for given, _refused in PREFLIGHT_CASES.values() for k in given)
+    hosts = {name: dict({k: given.get(k, variables[k]) for k in per_host}, ansible_connection="local",
+                        ansible_python_interpreter=sys.executable) for name, (given, _refused) in PREFLIGHT_CASES.items()}
+    play = {"hosts": "all", "gather_facts": True, "gather_subset": ["!all", "platform"],
+            "vars": {k: v for k, v in variables.items() if k not in per_host},
+            "tasks": [preflight[n] for n in PREFLIGHT_NAMES]
             + [{"name": "Show", "ansible.builtin.debug": {"msg": "{{ __cudnn_decision }}"}}]}
-    host = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
-    proc, out = run_play(tmp_path, play, {"box": host})
+    proc, out = run_play(tmp_path_factory.mktemp("preflight"), play, hosts)
     assert out is not None, proc.stderr[-2000:]
-    ran = {t["task"]["name"]: t["hosts"]["box"] for t in out["plays"][0]["tasks"]}
+    return {name: {t["task"]["name"]: t["hosts"][name] for t in out["plays"][0]["tasks"] if name in t["hosts"]}
+            for name in PREFLIGHT_CASES}
+
+
+@pytest.mark.parametrize("case", PREFLIGHT_CASES)
+def test_the_preflights_decision_run_by_ansible(preflight_run, case):  # pylint: disable=redefined-outer-name
+    """The decision is kept as __cudnn_decision; the check is skipped on a host without a GPU."""
+    _given, refused = PREFLIGHT_CASES[case]
+    names = PREFLIGHT_NAMES
+    ran = preflight_run[case]
     if refused:
         assert ran[names[1]].get("failed") and refused in " ".join(ran[names[1]]["msg"])
         return
@@ -197,26 +212,39 @@ def test_the_preflights_decision_run_by_ansible(tmp_path, given, refused):
     assert decision["options"]["cudnn_method"] == "nvidia_repo"
 
 
-@pytest.mark.parametrize("cudart, failed", [("12.8", False), ("11.8", True)])
-def test_verify_ymls_check_run_by_ansible(tmp_path, cudart, failed):
+# the two cases as two hosts of one ansible-playbook run (host name -> (the installed cuDNN's cudart, failed))
+CHECK_CASES = {"cudart_12_8": ("12.8", False), "cudart_11_8": ("11.8", True)}
+
+
+@pytest.fixture(scope="module")
+def check_run(tmp_path_factory):
     """verify.yml's check with the installed cuDNN (cudnn_facts' answer given as __cudnn_facts) through the decision,
-    by real Ansible: a library built for another CUDA major is named."""
+    run once by real Ansible, one host per case: host name -> its result of the check."""
     sys.path.insert(0, str(ROOT / "tests" / "unit" / "roles"))
     from play_runner import run_play  # pylint: disable=import-outside-toplevel,import-error
 
     decision = role_decide("cudnn", None, {"cudnn_version": "9.10"}, {"toolkits": TOOLKITS, "arch": "x86_64"})
     check = next(t for n, t in _tasks("verify.yml").items() if n.startswith("Check that the header"))
-    installed = {"header": decision["header"], "header_version": decision["expect"], "library_version": decision["expect"],
-                 "library": decision["lib_dir"] + "/libcudnn.so.9", "cudart_version": cudart}
+    hosts = {}
+    for name, (cudart, _failed) in CHECK_CASES.items():
+        installed = {"header": decision["header"], "header_version": decision["expect"], "library_version": decision["expect"],
+                     "library": decision["lib_dir"] + "/libcudnn.so.9", "cudart_version": cudart}
+        hosts[name] = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                       "__cudnn_facts": {"cudnn": installed}}
     variables = dict(yaml.safe_load((ROOT / "roles" / "cudnn" / "defaults" / "main.yml").read_text(encoding="utf-8")),
                      **yaml.safe_load((ROOT / "roles" / "cudnn" / "vars" / "main.yml").read_text(encoding="utf-8")))
-    variables.update(cudnn_version="9.10", __cudnn_cuda={"cuda_toolkits": TOOLKITS}, __cudnn_decision=decision,
-                     __cudnn_facts={"cudnn": installed})
+    variables.update(cudnn_version="9.10", __cudnn_cuda={"cuda_toolkits": TOOLKITS}, __cudnn_decision=decision)
     play = {"hosts": "all", "gather_facts": True, "gather_subset": ["!all", "platform"], "vars": variables, "tasks": [check]}
-    host = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
-    proc, out = run_play(tmp_path, play, {"box": host})
+    proc, out = run_play(tmp_path_factory.mktemp("check"), play, hosts)
     assert out is not None, proc.stderr[-2000:]
-    got = out["plays"][0]["tasks"][-1]["hosts"]["box"]
+    return out["plays"][0]["tasks"][-1]["hosts"]
+
+
+@pytest.mark.parametrize("case", CHECK_CASES)
+def test_verify_ymls_check_run_by_ansible(check_run, case):  # pylint: disable=redefined-outer-name
+    """A library built for another CUDA major is named."""
+    _cudart, failed = CHECK_CASES[case]
+    got = check_run[case]
     assert bool(got.get("failed")) is failed, got
     if failed:
         assert "libcudnn.so.9 was built for CUDA 11.8, not CUDA 12" in " ".join(got["msg"])
