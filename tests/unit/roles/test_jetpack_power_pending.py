@@ -98,16 +98,24 @@ def _run(tmp_path, modules, name):
     return proc.returncode, changed, failed
 
 
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory):
+    """Run 1 of both tests below, one ansible-playbook run: fresh: no status yet; fan: a status with nvpmodel's fan
+    mode, which the role keeps (test 1); m: no status yet (test 2). -> ({host: Module}, rc, changed, failed)."""
+    base = tmp_path_factory.mktemp("power-pending")
+    modules = {"fresh": Module(base / "fresh"), "fan": Module(base / "fan"), "m": Module(base / "m")}
+    modules["fan"].status.parent.mkdir(parents=True)
+    modules["fan"].status.write_text("pmode:0002 fmode:quiet\n", encoding="utf-8")
+    return (modules,) + _run(base, modules, "run1")
+
+
 @needs_root
-def test_never_writes_the_status_reports_pending_then_changes_nothing_and_the_reboot_applies_it(tmp_path):
+def test_never_writes_the_status_reports_pending_then_changes_nothing_and_the_reboot_applies_it(tmp_path, first_run):  # pylint: disable=redefined-outer-name
     """fresh: no status yet; fan: a status with nvpmodel's fan mode, which the role keeps."""
-    fresh, fan = Module(tmp_path / "fresh"), Module(tmp_path / "fan")
-    fan.status.parent.mkdir(parents=True)
-    fan.status.write_text("pmode:0002 fmode:quiet\n", encoding="utf-8")
-    both = {"fresh": fresh, "fan": fan}
+    modules, rc, changed, failed = first_run
+    fresh, fan = modules["fresh"], modules["fan"]
     # run 1: nvpmodel asks, the answer no cancels its change; the role writes MAXN to the status and notes the reboot
-    rc, changed, failed = _run(tmp_path, both, "run1")
-    assert rc == 0 and failed == {"fresh": [], "fan": []}, failed
+    assert rc == 0 and failed == {"fresh": [], "fan": [], "m": []}, failed
     assert WRITE in changed["fresh"] and RECORD in changed["fresh"], changed
     assert fresh.status.read_text(encoding="utf-8") == "pmode:0000\n"
     assert fan.status.read_text(encoding="utf-8") == "pmode:0000 fmode:quiet\n"
@@ -127,12 +135,12 @@ def test_never_writes_the_status_reports_pending_then_changes_nothing_and_the_re
 
 
 @needs_root
-def test_back_to_the_mode_in_effect_disarms_the_mode_left_pending(tmp_path):
+def test_back_to_the_mode_in_effect_disarms_the_mode_left_pending(tmp_path, first_run):  # pylint: disable=redefined-outer-name
     """Issue 52, red team HIGH 2: a run with never left MAXN (pmode:0000) in nvpmodel's status while MODE_30W is in
     effect; the user then asks for MODE_30W. The mode in effect matches (no nvpmodel -m), but the status must go back to
     pmode:0002, or the next boot brings MAXN; the pending record goes too."""
-    module = Module(tmp_path / "m")
-    rc, changed, failed = _run(tmp_path, {"m": module}, "run1")
+    modules, rc, changed, failed = first_run                   # run 1 (m's host of it)
+    module = modules["m"]
     assert rc == 0 and WRITE in changed["m"], (changed, failed)
     assert module.status.read_text(encoding="utf-8") == "pmode:0000\n" and module.pending.exists()
     decided = module.decided()
