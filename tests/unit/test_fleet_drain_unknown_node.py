@@ -16,6 +16,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
+sys.path.insert(0, str(ROOT / "tools"))
+from dlboxdata import collection  # noqa: E402  pylint: disable=wrong-import-position,import-error
 # the lab's example check, as inventories/lab/group_vars/all.yml gives it
 CHECK = ('s=$(sinfo -h -n {{ inventory_hostname_short }} -o %T) && [ -n "$s" ] || exit 2; '
          'case "$s" in drained*) exit 0;; esac; echo "$s"; exit 1')
@@ -64,8 +66,11 @@ def test_the_labs_check_accepts_a_suffixed_state_and_fails_an_unknown_node_at_on
         "hosts": {"node-a.lab": {}, "node-b.lab": {}}}}
     (tmp_path / "hosts.yml").write_text(json.dumps(inventory))
     (tmp_path / "play.yml").write_text(PLAY)
+    collection.importable()
+    base = next(p for p in sys.path if (Path(p) / "ansible_collections" / "dlbox" / "stack").resolve() == ROOT)
     env = {"PATH": "%s:%s:/usr/bin:/bin" % (fake, BIN), "ANSIBLE_CONFIG": str(tmp_path / "none.cfg"),
-           "ANSIBLE_NOCOLOR": "1", "HOME": str(tmp_path), "ANSIBLE_LOCAL_TEMP": str(tmp_path / "tmp")}
+           "ANSIBLE_NOCOLOR": "1", "HOME": str(tmp_path), "ANSIBLE_LOCAL_TEMP": str(tmp_path / "tmp"),
+           "ANSIBLE_COLLECTIONS_PATH": base}
     start = time.monotonic()
     proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(tmp_path / "hosts.yml"), str(tmp_path / "play.yml")],
                           capture_output=True, text=True, check=False, env=env, timeout=300)
