@@ -15,6 +15,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
+sys.path.insert(0, str(ROOT / "tools"))
+from dlboxdata import collection  # noqa: E402  pylint: disable=wrong-import-position,import-error
 
 PLAY = """
 - name: Drain and wait
@@ -60,8 +62,11 @@ def test_the_rollout_waits_for_a_piped_check_and_fails_a_host_never_drained_unto
         "hosts": {"node-a": {"test_checks_to_drain": 3}, "node-b": {"test_checks_to_drain": 99999}}}}
     (tmp_path / "hosts.yml").write_text(json.dumps(inventory))
     (tmp_path / "play.yml").write_text(PLAY)
+    # rollout_begin.yml includes rollout_report.yml (dlbox.stack's filters and show_text): this checkout's collection
+    collection.importable()
+    base = next(p for p in sys.path if (Path(p) / "ansible_collections" / "dlbox" / "stack").resolve() == ROOT)
     env = {"PATH": "%s:/usr/bin:/bin" % BIN, "ANSIBLE_CONFIG": str(tmp_path / "none.cfg"), "ANSIBLE_NOCOLOR": "1",
-           "HOME": str(tmp_path), "ANSIBLE_LOCAL_TEMP": str(tmp_path / "tmp")}
+           "HOME": str(tmp_path), "ANSIBLE_LOCAL_TEMP": str(tmp_path / "tmp"), "ANSIBLE_COLLECTIONS_PATH": base}
     proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(tmp_path / "hosts.yml"), str(tmp_path / "play.yml")],
                           capture_output=True, text=True, check=False, env=env, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
