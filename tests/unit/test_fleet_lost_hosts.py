@@ -193,3 +193,23 @@ def test_dlbox_serial_as_an_inventory_variable_is_refused_naming_it_before_any_c
     proc, summary = rollout(tmp_path / "extra", {"h1": {}, "h2": {}}, {"dlbox_serial": 1})
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     assert [b["hosts"] for b in summary["batches"]] == [["h1"], ["h2"]]
+
+
+def test_a_node_an_admin_drained_is_neither_drained_again_nor_resumed(tmp_path):
+    """MEDIUM 6: h2 is drained before the rollout (FIXTURE state file 'drained'): the rollout changes it (its jobs are
+    gone) but neither drains it again (the admin's reason kept) nor resumes it; h1 is drained and resumed."""
+    state = tmp_path / "sched"
+    state.mkdir()
+    (state / "h2").write_text("drained\n")
+    node = "%s/{{ inventory_hostname }}" % state
+    proc, summary = rollout(tmp_path, {"h1": {}, "h2": {}}, {},
+                            dlbox_drain_command="echo drained > %s; echo drain-{{ inventory_hostname }} >> %s/calls"
+                            % (node, state),
+                            dlbox_drain_check_command="grep -qx drained %s" % node,
+                            dlbox_resume_command="echo idle > %s; echo resume-{{ inventory_hostname }} >> %s/calls"
+                            % (node, state))
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    assert {r["host"]: r["status"] for r in summary["hosts"]} == {"h1": "changed", "h2": "changed"}
+    assert sorted((state / "calls").read_text().split()) == ["drain-h1", "resume-h1"]
+    assert (state / "h2").read_text() == "drained\n" and (state / "h1").read_text() == "idle\n"
+    assert marked(tmp_path) == ["h1", "h2"]
