@@ -51,7 +51,7 @@ def test_workstation_with_tags_nvidia_driver_plans_then_runs_that_role_alone(tmp
     # the other roles: only Ansible's argument check (tagged always by Ansible), none of their own tasks
     others = re.findall(r"^TASK \[dlbox\.stack\.(common|cuda|cudnn|nccl|docker|nvidia_container_toolkit|python_env) : (.*)\]",
                         out, flags=re.M)
-    assert others and all(name.startswith("Validating arguments") for _, name in others), others
+    assert others and all(name.startswith("Validating arguments") for _role, name in others), others
     # the rollout's tasks and the end-of-run summary still ran
     assert "TASK [dlbox.stack.summary : Show the summary]" in out, out[-4000:]
     assert "TASK [Note that the host's changes begin]" in out and "TASK [Count the batch against the failure budget" in out

@@ -211,8 +211,8 @@ def verify_run(tmp_path_factory, plan):  # pylint: disable=redefined-outer-name
                  "__cuda_installed": {"host_compilers": GXX12, "cuda_toolkits": []}}
     hosts = {name: {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
                     "__cuda_verify": {"results": results}} for name, (results, _failed) in VERIFY_CASES.items()}
-    proc, out = run_play(tmp_path_factory.mktemp("verify"), {"hosts": "all", "gather_facts": False, "vars": variables,
-                                                              "tasks": [task]}, hosts)
+    play = {"hosts": "all", "gather_facts": False, "vars": variables, "tasks": [task]}
+    proc, out = run_play(tmp_path_factory.mktemp("verify"), play, hosts)
     assert out is not None, proc.stderr[-2000:]
     return out["plays"][0]["tasks"][0]["hosts"]
 
