@@ -313,7 +313,7 @@ def test_a_batch_whose_hosts_all_fail_stops_whatever_the_budget_and_plan_refusal
                           "c": {"dlbox_refusal": {"task": "t", "message": "m"}}}, budget=100)
     assert out["stop"] is False                                                  # a is fine
     out = verdict(["a"], {"a": {"dlbox_failure": {"task": "t", "message": "m"}}}, serial=1, budget=100)
-    assert out["stop"] and "every host of the batch" in out["message"]
+    assert out["stop"] and "no host of the batch was left" in out["message"] and "every host of a batch" in out["message"]
     refused = {"b": {"dlbox_plan": {"ok": False, "errors": ["x"]}}}
     out = verdict(["a", "c"], refused, budget=0)
     assert out["refused"] == ["b"] and out["failed"] == [] and out["unreachable"] == [] and not out["stop"]
