@@ -17,13 +17,9 @@ skipped (the CI image has neither)."""
 
 from __future__ import annotations
 
-import fcntl
 import os
-import re
-import shutil
 import subprocess
 import sys
-import tempfile
 
 import jinja2
 import pytest
@@ -34,6 +30,7 @@ from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_k
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "aptrepo"))
 import apt_root  # noqa: E402  pylint: disable=wrong-import-position
+import real_uu  # noqa: E402  pylint: disable=wrong-import-position
 
 OLD = "580.178.04-0ubuntu0.24.04.1+fixture1"
 USER = ["nvidia-driver-580-open", "libnvidia-gl-580", "libnvidia-common-580", "nvidia-kernel-common-580", "nvidia-kernel-source-580-open",
@@ -46,33 +43,7 @@ KERNEL = {"linux-image-6.8.0-1002-generic": "6.8.0-1002.1002", "linux-modules-6.
           "linux-headers-6.8.0-1002-generic": "6.8.0-1002.1002"}
 SET = ["nvidia-driver-580-open", "linux-modules-nvidia-580-open-generic-hwe-24.04", "linux-modules-nvidia-580-open-6.8.0-1002-generic"]
 PATTERNS = ["^(lib)?nvidia(?!-mig-manager$)", "^libcuda", "^firmware-nvidia", "^xserver-xorg-video-nvidia"]  # data/compat.yml
-PYTHON = "/usr/bin/python3"
-DRIVER = r'''
-import importlib.machinery, importlib.util, sys
-script, rootdir = sys.argv[1], sys.argv[2]
-loader = importlib.machinery.SourceFileLoader("unattended_upgrade", script)
-uu = importlib.util.module_from_spec(importlib.util.spec_from_loader("unattended_upgrade", loader))
-loader.exec_module(uu)
-uu.LOCK_FILE = rootdir + "/unattended-upgrades.lock"
-options = uu.Options()
-options.dry_run = options.debug = options.verbose = True
-sys.exit(uu.main(options, rootdir))
-'''
-
-
-def _program():
-    base = os.environ.get("DLBOX_UNATTENDED_UPGRADE_ROOT", "")
-    script = os.path.join(base, "usr", "bin", "unattended-upgrade") if base else shutil.which("unattended-upgrade") or ""
-    if not (script and os.path.exists(script) and os.path.exists(PYTHON) and shutil.which("apt-get")):
-        return None
-    env = dict(os.environ, LC_ALL="C")
-    if base:
-        env["PYTHONPATH"] = os.path.join(base, "usr", "lib", "python3", "dist-packages")
-    probe = subprocess.run([PYTHON, "-c", "import apt, apt_pkg, distro_info"], env=env, capture_output=True, check=False)
-    return (script, env) if probe.returncode == 0 else None
-
-
-PROGRAM = _program()
+PROGRAM = real_uu.program()
 pytestmark = pytest.mark.skipif(PROGRAM is None, reason="unattended-upgrades (with python3-apt) is not installed here, nor unpacked "
                                                         "in DLBOX_UNATTENDED_UPGRADE_ROOT")
 
@@ -126,17 +97,10 @@ def unattended(repo, rootdir, held=(), blacklisted=(), want=None):
     update = subprocess.run(["apt-get", "-o", "Dir=" + rootdir, "-o", "Dir::State::status=%s/var/lib/dpkg/status" % rootdir, "update"],
                             capture_output=True, text=True, env=env, check=False)
     assert update.returncode == 0, update.stderr
-    # one real unattended-upgrade at a time on this machine: it takes apt's system locks besides its own (moved into the
-    # root above), and two test processes side by side (two developers' runs, a helper beside CI) failed with "Lock could
-    # not be acquired"; they wait for each other instead
-    with open(os.path.join(tempfile.gettempdir(), "dlbox-unattended-upgrade-tests.lock"), "w", encoding="utf-8") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        run = subprocess.run([PYTHON, "-c", DRIVER, script, rootdir], capture_output=True, text=True, env=env, timeout=300,
-                             check=False)
+    run = real_uu.dry_run(script, rootdir, env)
     out = run.stdout + run.stderr
     assert run.returncode == 0 and "Option --dry-run given" in out, out[-3000:]
-    upgraded = (re.findall(r"^Packages that will be upgraded: (.*)$", out, re.M) or [""])[0].split()
-    unpack = (re.findall(r"--unpack --auto-deconfigure (.*)$", out, re.M) or [""])[0].split()
+    upgraded, unpack = real_uu.upgraded_and_unpacked(out)
     return {"upgraded": upgraded, "unpacked": [os.path.basename(p).split("_", 1)[0] for p in unpack], "log": out}
 
 

@@ -20,13 +20,10 @@ DLBOX_UNATTENDED_UPGRADE_ROOT names an unpacked copy)."""
 
 from __future__ import annotations
 
-import fcntl
 import os
-import re
 import shutil
 import subprocess
 import sys
-import tempfile
 
 import pytest
 
@@ -36,6 +33,7 @@ from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_u
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "aptrepo"))
 import apt_root  # noqa: E402  pylint: disable=wrong-import-position
+import real_uu  # noqa: E402  pylint: disable=wrong-import-position
 
 OLD = "580.178.04-0ubuntu0.24.04.1+fixture1"
 NEW = "580.196.07-0ubuntu0.24.04.1+fixture1"
@@ -58,34 +56,7 @@ OLDER = [{"Package": "linux-image-6.8.0-1001-generic", "Version": "6.8.0-1001.10
 UBUNTU_DEFAULT = os.path.join(ROOT, "tests", "fixtures", "unattended", "50unattended-upgrades.Ubuntu-2.9.1")
 # unattended-upgrades' data/20auto-upgrades (what its debconf question writes when automatic updates are on)
 AUTO = 'APT::Periodic::Update-Package-Lists "1";\nAPT::Periodic::Unattended-Upgrade "1";\n'
-PYTHON = "/usr/bin/python3"
-DRIVER = r'''
-import importlib.machinery, importlib.util, sys
-script, rootdir = sys.argv[1], sys.argv[2]
-loader = importlib.machinery.SourceFileLoader("unattended_upgrade", script)
-uu = importlib.util.module_from_spec(importlib.util.spec_from_loader("unattended_upgrade", loader))
-loader.exec_module(uu)
-uu.LOCK_FILE = rootdir + "/unattended-upgrades.lock"
-uu.DISTRO_ID, uu.DISTRO_CODENAME = "Ubuntu", "noble"   # lsb_release -is / -cs on Ubuntu 24.04
-options = uu.Options()
-options.dry_run = options.debug = options.verbose = True
-sys.exit(uu.main(options, rootdir))
-'''
-
-
-def _program():
-    base = os.environ.get("DLBOX_UNATTENDED_UPGRADE_ROOT", "")
-    script = os.path.join(base, "usr", "bin", "unattended-upgrade") if base else shutil.which("unattended-upgrade") or ""
-    if not (script and os.path.exists(script) and os.path.exists(PYTHON) and shutil.which("apt-get") and shutil.which("apt-config")):
-        return None
-    env = dict(os.environ, LC_ALL="C")
-    if base:
-        env["PYTHONPATH"] = os.path.join(base, "usr", "lib", "python3", "dist-packages")
-    probe = subprocess.run([PYTHON, "-c", "import apt, apt_pkg, distro_info"], env=env, capture_output=True, check=False)
-    return (script, env) if probe.returncode == 0 else None
-
-
-PROGRAM = _program()
+PROGRAM = real_uu.program(("apt-get", "apt-config"))
 pytestmark = pytest.mark.skipif(PROGRAM is None, reason="unattended-upgrades (with python3-apt) is not installed here, nor unpacked "
                                                         "in DLBOX_UNATTENDED_UPGRADE_ROOT")
 
@@ -184,15 +155,11 @@ def unattended(machine):
     script, _env = PROGRAM
     env = dict(machine["env"])
     env.pop("APT_CONFIG")  # the program sets its own root (main(options, rootdir)) and reads ROOT/etc/apt
-    # one real unattended-upgrade at a time on this machine (apt's system locks; the other real-u-u tests take the same lock)
-    with open(os.path.join(tempfile.gettempdir(), "dlbox-unattended-upgrade-tests.lock"), "w", encoding="utf-8") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        run = subprocess.run([PYTHON, "-c", DRIVER, script, machine["root"]], capture_output=True, text=True, env=env,
-                             timeout=300, check=False)
+    # the program's ${distro_id}/${distro_codename} are lsb_release -is / -cs on Ubuntu 24.04
+    run = real_uu.dry_run(script, machine["root"], env, distro=("Ubuntu", "noble"))
     log = run.stdout + run.stderr
     assert run.returncode == 0 and "Option --dry-run given" in log, log[-3000:]
-    upgraded = (re.findall(r"^Packages that will be upgraded: (.*)$", log, re.M) or [""])[0].split()
-    unpack = (re.findall(r"--unpack --auto-deconfigure (.*)$", log, re.M) or [""])[0].split()
+    upgraded, unpack = real_uu.upgraded_and_unpacked(log)
     # the .debs it unpacks, name and version (the status stanzas carry fewer fields than the archive's, so apt also
     # "upgrades" some packages to the same version: only the versions tell what moved)
     debs = [os.path.basename(p).split("_") for p in unpack]
