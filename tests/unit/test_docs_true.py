@@ -38,6 +38,7 @@ NOT_IN_TREE = {
     "inventories/mylab": "the user's copy of inventories/lab (docs/fleet.md: cp -r inventories/lab inventories/mylab)",
     "inventories/mylab/hosts.yml": "the same copy",
     "inventories/mylab/rollout.yml": "the same copy",
+    "files/lab-proxy-ca.crt": "the user's certificate beside their own playbook (roles/common/README.md's example)",
 }
 # File names the pages give that are on the host or in a run's output, never in the tree.
 NOT_A_TREE_FILE = {
@@ -54,32 +55,40 @@ NOT_A_TREE_FILE = {
     "summary.md": "the same summary as Markdown",
     "lspci-nn.txt": "a capture the user pastes",
     "supported-gpus.json": "NVIDIA's list inside Ubuntu's nvidia-kernel-common packages (tools/gpu_catalog.py reads it)",
+    "dlbox-manifest.json": "the manifest the cuda (pip tree) and cudnn (archive) roles write beside what they install",
+    "dlbox-kept.json": "the record of kept driver packages the nvidia_driver role writes on the host",
+    "contrib/check-config.sh": "Docker's (moby's) kernel-config check script, which the docker role's check follows",
+    "flash.sh": "NVIDIA's L4T flashing script (Jetson Linux BSP), run by the user",
+    "debian/templates/nvidia-compute-utils-flavour.nvidia-persistenced.service.in":
+        "a file of Ubuntu's nvidia-graphics-drivers source package",
 }
 FILE_NAME = re.compile(r"[\w+-][\w./+-]*\.(?:py|yml|yaml|sh|md|j2|txt|json|c|cfg|toml|csv|html|rst|in)")
 NOT_WALKED = {".git", ".venv", "build", ".cache", ".ansible", ".pytest_cache", "__pycache__"}
 PLACEHOLDER = re.compile(r"[<>*{}$]|X\.Y|X-Y|\.\.\.")
+ROLE_FOLDERS = {"tasks", "handlers", "defaults", "vars", "meta", "templates", "files"}
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 
 
 def pages(root: Path = ROOT) -> list[Path]:
-    return [root / "README.md"] + sorted((root / "docs").glob("*.md"))
+    """The README, docs/ and every role's README."""
+    return [root / "README.md"] + sorted((root / "docs").glob("*.md")) + sorted((root / "roles").glob("*/README.md"))
+
+
+FENCE = re.compile(r"^ *```[a-z]*\n(.*?)^ *```", re.S | re.M)
+# A code span may wrap: Markdown reads a line break inside it as a space. It ends at its paragraph (a blank line).
+SPAN = re.compile(r"`((?:[^`\n]|\n(?![ \t]*\n))+)`")
+
+
+def code_chunks(text: str) -> list[str]:
+    """What is inside fenced blocks and `code spans` (a wrapped span's line breaks read as spaces)."""
+    fenced = FENCE.findall(text)
+    spans = [re.sub(r"\s*\n\s*", " ", span) for span in SPAN.findall(FENCE.sub("", text))]
+    return fenced + spans
 
 
 def code_words(text: str) -> list[str]:
     """The words inside fenced blocks and `code spans`, split on spaces, quotes and brackets."""
-    fenced = re.findall(r"^```[a-z]*\n(.*?)^```", text, re.S | re.M)
-    rest = re.sub(r"^```[a-z]*\n.*?^```", "", text, flags=re.S | re.M)
-    spans = re.findall(r"`([^`\n]+)`", rest)
-    words = []
-    for chunk in fenced + spans:
-        words += [w for w in re.split(r"[\s'\"()\[\],;|]+", chunk) if w]
-    return words
-
-
-def code_chunks(text: str) -> list[str]:
-    fenced = re.findall(r"^```[a-z]*\n(.*?)^```", text, re.S | re.M)
-    rest = re.sub(r"^```[a-z]*\n.*?^```", "", text, flags=re.S | re.M)
-    return fenced + re.findall(r"`([^`\n]+)`", rest)
+    return [w for chunk in code_chunks(text) for w in re.split(r"[\s'\"()\[\],;|]+", chunk) if w]
 
 
 @lru_cache(maxsize=None)
@@ -123,6 +132,61 @@ def tree_file_ends(root: Path = ROOT) -> frozenset[str]:
 
 
 @lru_cache(maxsize=None)
+def names_defined(root: Path = ROOT) -> frozenset[str]:
+    """Names that are no option but that the roles and playbooks make: a registered result, a fact set_fact sets, a
+    tag, a key of a Jinja dict in their tasks (`{'python_env_checks': ...}`) or a key of data/. A role's README names
+    its results and tags (`infiniband_state`, `common_ca`). Read from the YAML, not from every word, so that an option
+    the argument specs lose is still found where a page names it."""
+    names = set()
+
+    def tasks(node):
+        if isinstance(node, list):
+            for item in node:
+                tasks(item)
+        elif isinstance(node, dict):
+            if isinstance(node.get("register"), str):
+                names.add(node["register"])
+            tags = node.get("tags")
+            names.update(t for t in ([tags] if isinstance(tags, str) else tags or []) if isinstance(t, str))
+            for key in ("ansible.builtin.set_fact", "set_fact"):
+                if isinstance(node.get(key), dict):
+                    names.update(node[key])
+            for key in ("block", "rescue", "always", "tasks", "pre_tasks", "post_tasks", "handlers"):
+                tasks(node.get(key))
+
+    def keys(node):
+        if isinstance(node, dict):
+            names.update(str(k) for k in node)
+            node = list(node.values())
+        for item in node if isinstance(node, list) else []:
+            keys(item)
+
+    for path in sorted((root / "playbooks").rglob("*.yml")) + sorted((root / "roles").glob("*/tasks/*.yml")) \
+            + sorted((root / "roles").glob("*/handlers/*.yml")):
+        text = path.read_text(encoding="utf-8")
+        tasks(yaml.safe_load(text))
+        names.update(re.findall(r"'(\w+)':", text))
+    for path in (root / "data").glob("*.yml"):
+        keys(yaml.safe_load(path.read_text(encoding="utf-8")))
+    return frozenset(names)
+
+
+@lru_cache(maxsize=None)
+def choices(root: Path = ROOT) -> dict[str, list[str]]:
+    """Every role option's choices, from its argument specs."""
+    found = {}
+    for specs in (root / "roles").glob("*/meta/argument_specs.yml"):
+        for entry in yaml.safe_load(specs.read_text())["argument_specs"].values():
+            for option, spec in (entry.get("options") or {}).items():
+                if "choices" in spec:
+                    found[option] = [str(c) for c in spec["choices"]]
+    return found
+
+
+SETTING = re.compile(r"(?<![\w.])([a-z][a-z0-9_]*)(?:: +|=)(\"[^\"\n]*\"|'[^'\n]*'|[^\s,}\]'\"]+)")
+
+
+@lru_cache(maxsize=None)
 def galaxy_version(root: Path = ROOT) -> str:
     return str(yaml.safe_load((root / "galaxy.yml").read_text(encoding="utf-8"))["version"])
 
@@ -136,57 +200,77 @@ def dlbox_variables_read(root: Path = ROOT) -> frozenset[str]:
 
 
 def problems(root: Path = ROOT) -> list[str]:
+    return sorted({p for page in pages(root) for p in page_problems(root, page, page.read_text(encoding="utf-8"))})
+
+
+@lru_cache(maxsize=None)
+def page_problems(root: Path, page: Path, text: str) -> tuple[str, ...]:
+    """What one page names that is not so (cached on the text: the broken-copy tests change one page at a time)."""
     roles, variables, plugins, playbooks, targets, top = tree(root)
     read = None
     found = []
-    for page in pages(root):
-        text = page.read_text(encoding="utf-8")
-        name = page.relative_to(root)
-        for link in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
-            if not re.match(r"[a-z]+:", link) and not (page.parent / link).exists():
-                found.append(f"{name}: link {link} leads nowhere")
-        for version in re.findall(r"dlbox-(?:stack-|ee[: ])(\d+\.\d+\.\d+)", text):
-            if version != galaxy_version(root):
-                found.append(f"{name}: names version {version} of the collection; galaxy.yml's is {galaxy_version(root)}")
-        for word in code_words(text):
-            word = word.rstrip(".:").lstrip(":")        # a leading dot stays: `.config/molecule/platform.yml`
-            file_name = word.split("=")[-1]
-            if FILE_NAME.fullmatch(file_name) and file_name.split("/")[0] not in top | NOT_WALKED \
-                    and not PLACEHOLDER.search(file_name) and file_name not in NOT_A_TREE_FILE:
-                if file_name not in tree_file_ends(root):
-                    found.append(f"{name}: file {file_name} is nowhere in the tree")
-            if "/" in word and word.split("/")[0] in top and word not in NOT_IN_TREE and not word.startswith("http"):
-                path = word.split("=")[-1]
-                parts = []
-                for part in path.split("/"):
-                    if PLACEHOLDER.search(part) or not part:
-                        break
-                    parts.append(part)
-                if parts and not (root / "/".join(parts)).exists():
-                    found.append(f"{name}: path {word} is not in the tree")
-            m = re.fullmatch(r"dlbox\.stack\.([a-z_]+)", word)
-            if m and m.group(1) not in playbooks | plugins | roles:
-                found.append(f"{name}: {word} is no playbook, plugin or role of the collection")
-        for chunk in code_chunks(text):
-            for target in re.findall(r"(?:^|[\s;&|(])make ([a-z][a-z-]*)", chunk):
-                if target not in targets:
-                    found.append(f"{name}: make {target} is no target of the Makefile")
-            for ident in IDENT.findall(chunk):
-                ident = ident.split(".")[0]
-                if ident.endswith("_"):             # a prefix: `cuda_*`
-                    continue
-                owner = max((r for r in roles if ident.startswith(r + "_")), key=len, default=None)
-                if owner and ident not in variables[owner] and ident not in plugins:
-                    found.append(f"{name}: {ident} is no variable of role {owner} (its argument specs)")
-                if ident.startswith("dlbox_") and ident not in plugins:
-                    read = read if read is not None else dlbox_variables_read(root)
-                    if ident not in read:
-                        found.append(f"{name}: {ident} is read by no playbook, role, inventory or plugin")
-        for role in re.findall(r"(?:the|The) `([a-z_]+)` role|\brole `([a-z_]+)`", text):
-            role = role[0] or role[1]
-            if role not in roles:
-                found.append(f"{name}: role {role} does not exist")
-    return sorted(set(found))
+    name = page.relative_to(root)
+    for link in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+        if not re.match(r"[a-z]+:", link) and not (page.parent / link).exists():
+            found.append(f"{name}: link {link} leads nowhere")
+    for version in re.findall(r"dlbox-(?:stack-|ee[: ])(\d+\.\d+\.\d+)", text):
+        if version != galaxy_version(root):
+            found.append(f"{name}: names version {version} of the collection; galaxy.yml's is {galaxy_version(root)}")
+    for word in code_words(text):
+        word = word.rstrip(".:").lstrip(":")        # a leading dot stays: `.config/molecule/platform.yml`
+        file_name = word.split("=")[-1]
+        if FILE_NAME.fullmatch(file_name) and file_name.split("/")[0] not in top | NOT_WALKED \
+                and not PLACEHOLDER.search(file_name) and file_name not in NOT_A_TREE_FILE:
+            if file_name not in tree_file_ends(root):
+                found.append(f"{name}: file {file_name} is nowhere in the tree")
+        path = word.split("=")[-1]
+        # a role's README names its own files from the role's folder (`tasks/preflight.yml`, `meta/...`)
+        base = page.parent if page.parent.parent == root / "roles" and path.split("/")[0] in ROLE_FOLDERS \
+            else root
+        if "/" in word and (word.split("/")[0] in top or base != root) and word not in NOT_IN_TREE \
+                and not word.startswith("http"):
+            parts = []
+            for part in path.split("/"):
+                if PLACEHOLDER.search(part) or not part:
+                    break
+                parts.append(part)
+            if parts and not (base / "/".join(parts)).exists():
+                found.append(f"{name}: path {word} is not in the tree")
+        m = re.fullmatch(r"dlbox\.stack\.([a-z_]+)", word)
+        if m and m.group(1) not in playbooks | plugins | roles:
+            found.append(f"{name}: {word} is no playbook, plugin or role of the collection")
+    settings = []
+    for chunk in code_chunks(text):
+        for target in re.findall(r"(?:^|[\s;&|(])make ([a-z][a-z-]*)", chunk):
+            if target not in targets:
+                found.append(f"{name}: make {target} is no target of the Makefile")
+        set_here = {m.group(1) for m in SETTING.finditer(chunk)}
+        for m in IDENT.finditer(chunk):
+            ident = m.group().split(".")[0]
+            if ident.endswith("_") or chunk[m.end():m.end() + 1] in ("<", "*", "{", "$"):   # `cuda_*`, `x_v<N>.h`
+                continue
+            owner = max((r for r in roles if ident.startswith(r + "_")), key=len, default=None)
+            if owner and ident not in variables[owner] and ident not in plugins \
+                    and (ident in set_here or ident not in names_defined(root)):
+                found.append(f"{name}: {ident} is no variable of role {owner} (its argument specs)")
+            if ident.startswith("dlbox_") and ident not in plugins:
+                read = read if read is not None else dlbox_variables_read(root)
+                if ident not in read:
+                    found.append(f"{name}: {ident} is read by no playbook, role, inventory or plugin")
+        for m in SETTING.finditer(chunk):       # `nvidia_driver_method: distro`, `-e cuda_method=distro`
+            settings.append((m.group(1), m.group(2)))
+    # and in the text: set `nvidia_driver_reboot` to `if_needed`
+    settings += re.findall(r"`([a-z][a-z0-9_]*)`(?: (?:set )?to| is|:| =) `([^`\n]+)`", FENCE.sub("", text))
+    for option, value in settings:
+        for one in value.strip("\"'").split("|"):  # `never|if_needed`
+            if option in choices(root) and not PLACEHOLDER.search(one) and "{{" not in one \
+                    and one not in choices(root)[option]:
+                found.append(f"{name}: {option} {one!r} is none of its choices {choices(root)[option]}")
+    for role in re.findall(r"(?:the|The) `([a-z_]+)` role|\brole `([a-z_]+)`", text):
+        role = role[0] or role[1]
+        if role not in roles:
+            found.append(f"{name}: role {role} does not exist")
+    return tuple(found)
 
 
 def test_readme_and_docs_name_only_what_exists():
@@ -226,11 +310,20 @@ def test_make_help_lists_every_target():
 
 @pytest.fixture(scope="module")
 def tree_copy(tmp_path_factory):
-    """The tree as links, but for the pages: README.md and docs/ are copies (the tests write to the README)."""
+    """The tree as links, but for the pages: README.md, docs/ and every role's README.md are copies (the tests write
+    to them); a role's other entries are links."""
     tmp_path = tmp_path_factory.mktemp("tree")
     for entry in ROOT.iterdir():
         if entry.name in {"README.md", "docs"}:
             subprocess.run(["cp", "-r", "--no-preserve=mode", str(entry), str(tmp_path)], check=True)
+        elif entry.name == "roles":
+            for role in entry.iterdir():
+                (tmp_path / "roles" / role.name).mkdir(parents=True)
+                for part in role.iterdir():
+                    if part.name == "README.md":
+                        (tmp_path / "roles" / role.name / part.name).write_text(part.read_text())
+                    else:
+                        (tmp_path / "roles" / role.name / part.name).symlink_to(part)
         elif entry.name not in NOT_WALKED:
             (tmp_path / entry.name).symlink_to(entry)
     return tmp_path
@@ -238,11 +331,16 @@ def tree_copy(tmp_path_factory):
 
 @pytest.fixture()
 def copy(tree_copy):
-    """The copy, its README given back after each test. Only the README changes, and neither tree() nor
-    dlbox_variables_read() reads it: their answers for the copy are computed once (cached per root) for all its tests."""
-    readme = (tree_copy / "README.md").read_text()
+    """The copy, its pages given back after each test. Only pages change, and neither tree() nor the names read from
+    the code are read from them: their answers for the copy are computed once (cached per root) for all its tests."""
+    kept = {page: page.read_text() for page in pages(tree_copy)}
     yield tree_copy
-    (tree_copy / "README.md").write_text(readme)
+    for page, text in kept.items():
+        page.write_text(text)
+
+
+def add(copy, page, text):
+    (copy / page).write_text((copy / page).read_text() + "\n" + text + "\n")
 
 
 @pytest.mark.parametrize("line, expected", [
@@ -259,11 +357,44 @@ def copy(tree_copy):
     ("`.config/molecule/gone.yml`", "path .config/molecule/gone.yml is not in the tree"),
     ("`make build` writes `dlbox-stack-0.0.9.tar.gz`", "names version 0.0.9 of the collection"),
     ("`podman push registry.lab.example/dlbox-ee:0.0.9`", "names version 0.0.9 of the collection"),
+    # a span wrapped across lines (Markdown reads the break as a space)
+    ("run `ansible-playbook\nplaybooks/gone.yml` first", "path playbooks/gone.yml is not in the tree"),
+    ("set `-e\ncuda_nonexistent_knob=1`", "cuda_nonexistent_knob is no variable of role cuda"),
+    # a value against its argument spec's choices
+    ("set `nvidia_driver_method: foo`", "nvidia_driver_method 'foo' is none of its choices"),
+    ("`-e cuda_method=runfile`", "cuda_method 'runfile' is none of its choices"),
+    ("```yaml\nnccl_profile: \"hpc\"\n```", "nccl_profile 'hpc' is none of its choices"),
+    ("set `nvidia_driver_reboot` to `always`", "nvidia_driver_reboot 'always' is none of its choices"),
+    ("`docker_source: docker-ce|moby`", "docker_source 'moby' is none of its choices"),
+    ("`nvidia_driver_method:\nfoo`", "nvidia_driver_method 'foo' is none of its choices"),                # wrapped
+    # a setting is an option, whatever the role sets under that name
+    ("`-e infiniband_state=ok`", "infiniband_state is no variable of role infiniband"),
 ])
 def test_a_wrong_name_is_found(copy, line, expected):
-    (copy / "README.md").write_text((copy / "README.md").read_text() + "\n" + line + "\n")
+    add(copy, "README.md", line)
+    assert any(expected in p for p in problems(copy)), problems(copy)
+
+
+@pytest.mark.parametrize("page, line, expected", [
+    # a role's README is read as the pages are, its own paths from the role's folder
+    ("roles/cuda/README.md", "see `tasks/gone.yml`", "path tasks/gone.yml is not in the tree"),
+    ("roles/cuda/README.md", "see `roles/cuda/tasks/gone.yml`", "path roles/cuda/tasks/gone.yml is not in the tree"),
+    ("roles/docker/README.md", "`tasks/pip_tree.yml`", "path tasks/pip_tree.yml is not in the tree"),  # cuda's file
+    ("roles/cuda/README.md", "see [x](defaults/gone.yml)", "link defaults/gone.yml leads nowhere"),
+    ("roles/nccl/README.md", "set `nccl_profile: hpc`", "nccl_profile 'hpc' is none of its choices"),
+    ("roles/nccl/README.md", "set `nccl_nonexistent`", "nccl_nonexistent is no variable of role nccl"),
+    ("roles/jetpack/README.md", "set `jetpack_pytorch_source:\n  pypi`", "jetpack_pytorch_source 'pypi' is none"),
+    ("docs/workstation.md", "`cudnn_method=deb`", "cudnn_method 'deb' is none of its choices"),
+])
+def test_a_wrong_name_in_a_role_readme_or_docs_is_found(copy, page, line, expected):
+    add(copy, page, line)
     assert any(expected in p for p in problems(copy)), problems(copy)
 
 
 def test_the_pages_of_today_pass_in_the_copy(copy):
     assert problems(copy) == []
+
+
+def test_every_role_readme_is_read():
+    assert {p.parent.name for p in pages() if p.name == "README.md" and p.parent.parent == ROOT / "roles"} \
+        == tree()[0]
