@@ -1,7 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""NCCL on one host: pure parsers and decisions behind ``dlbox.stack.nccl_facts`` (Python 3.8+).
+"""NCCL on one host: pure parsers and rules (Python 3.8+). ``dlbox.stack.nccl_facts`` gathers the texts on the host
+and parses the header and ``apt-cache madison``; the nccl role decides with the rest on the controller
+(``plugins/plugin_utils/roles/nccl.py``, filter ``dlbox.stack.role_decide('nccl', ...)``).
 
 The module (and ``tests/scripts/gpu-nccl-check.sh``) run the commands; everything here takes their
 text and returns plain data:

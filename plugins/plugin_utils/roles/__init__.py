@@ -1,37 +1,55 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""One module per role, each with the same entry points (issue 47), reached by one filter (``dlbox.stack.role_module``).
+"""One module per role, each with the same entry points (issue 47), in one registry (:data:`ROLES`), reached by one
+filter (``dlbox.stack.role_module``; ``dlbox.stack.role_decide`` is its ``decide`` entry under the older name).
 
-- ``options(role, given)``: the role's variables: the defaults of its ``meta/argument_specs.yml`` (never retyped
-  here) with what the inventory gives on top (:mod:`._spec`).
-- ``vendor()``: the vendor facts the role acts on, from ``data/`` (its repository, key fingerprints, layout).
-- ``needs(options, ...)``: what the role will download (apt packages, keys, picks from a repository), for the
-  offline mirror and its check, so that no playbook reads a role's files to find out.
+Every role with a module here is in :data:`ROLES` with the entry points its module has:
 
-A role module defines the entry points it has; :func:`call` says which ones exist when asked for another.
+- ``options(given)``: the role's variables, the defaults of its ``meta/argument_specs.yml`` (never retyped here) with
+  the inventory's on top (:mod:`._spec`); any role with an argument spec has it, typed for a role that decides (a bool
+  option given as "false" is False, an int given as "8" is 8);
+- ``vendor()``: the vendor facts the role acts on, from ``data/`` (its repository, key fingerprints, layout);
+- ``decide(plan, options, facts)``: everything the role's tasks need, pure (``facts``: what the host said, read by the
+  tasks' probes); the tasks run it once per host per run and keep it as a fact (``__<role>_decision``); a later fact
+  (after the install) goes through the same entry point;
+- ``needs``: what the role downloads: for a role that decides, ``needs(decision)`` ({"apt": [...], "repositories":
+  [...], ...}); otherwise ``needs(...)`` with what offline planning knows (common, cuda_repo, python_env);
+- ``plan``: the part of the plan the role works from (``plugin_utils.role_plan.role_plan``), for any role of
+  ``role_plan.ROLE_PARTS``.
 
-The roles whose decision lives here (DECIDERS, filter ``dlbox.stack.role_decide``) have three more, the same in each:
-
-- ``options(given)``: as above, typed (a bool option given as "false" is False, an int given as "8" is 8);
-- ``decide(plan, options, facts)``: everything the role's tasks need, pure (``facts``: what the host said, read by
-  the tasks' probes); the tasks run it once per host per run and keep it as a fact (``__<role>_decision``); a later
-  fact (after the install) goes through the same entry point;
-- ``needs(decision)``: what the decision downloads ({"apt": [...], "repositories": [...], "images": [...],
-  "files": [...]}).
-
-Modules so far: ``common``, ``cuda_repo``, ``nccl``, ``python_env`` (what offline needs), ``docker``
-and ``nvidia_container_toolkit`` (their vendor facts), ``cuda`` and ``cudnn`` (their whole decision); the rest of each role's decision
-still sits in its own filter (``nvidia_driver_plan``, ...), to move here one role at a time.
+:func:`call` reaches one entry point and says which ones a role has when asked for another; :func:`decide` is a role's
+whole decision (``decide`` with ``options`` and ``needs`` added). :data:`DECIDERS` (the roles that declare ``decide``)
+is derived from :data:`ROLES`; a role named in the DECIDERS line below and not in ROLES is registered with options,
+decide and needs, so that one line adds a role's decision.
 """
 
 from __future__ import annotations
 
 import importlib
 
-ROLES = ("common", "cuda_repo", "cuda", "cudnn", "nccl", "python_env", "docker", "nvidia_container_toolkit")
-ENTRIES = ("options", "vendor", "needs")
+ENTRIES = ("options", "vendor", "decide", "needs", "plan")
+_DECIDES = ("options", "decide", "needs")
+
+# The one registry: every role with a module in this package, and the entry points its module declares.
+ROLES = {
+    "common": ("options", "needs"),
+    "cuda_repo": ("options", "vendor", "needs"),
+    "cuda": _DECIDES,
+    "cudnn": ("options", "vendor", "decide", "needs"),
+    "dcgm": _DECIDES,
+    "docker": ("options", "vendor", "decide", "needs"),
+    "gpu_settings": _DECIDES,
+    "nccl": _DECIDES,
+    "nvidia_container_toolkit": ("options", "vendor", "decide", "needs"),
+    "python_env": ("options", "needs"),
+}
+
+# Roles whose decision lives in their module (one line adds one: registered below with options, decide and needs).
 DECIDERS = ("docker", "nvidia_container_toolkit", "dcgm", "gpu_settings", "cuda", "cudnn")
+for _role in DECIDERS:
+    ROLES.setdefault(_role, _DECIDES)
+DECIDERS = tuple(role for role, declared in ROLES.items() if "decide" in declared)
 
 
 class RoleModuleError(Exception):
@@ -44,21 +62,40 @@ def module(role):
     return importlib.import_module("%s.%s" % (__name__, role))
 
 
+def entries(role):
+    """The entry points ``role`` has: its declared ones, and ``plan`` for a role that has a part of the plan."""
+    # pylint: disable-next=import-outside-toplevel
+    from ansible_collections.dlbox.stack.plugins.plugin_utils import role_plan
+
+    declared = ROLES.get(role, ())
+    return tuple(e for e in ENTRIES if e in declared or (e == "plan" and role in role_plan.ROLE_PARTS))
+
+
 def call(role, entry, **kwargs):
-    """``entry`` of ``role``'s module with ``kwargs``; ``options`` for any role with an argument spec."""
+    """``entry`` of ``role``'s module with ``kwargs``; ``options`` for any role with an argument spec, ``plan`` for
+    any role with a part of the plan, ``decide`` as :func:`decide` (``plan``, ``given``, ``facts``)."""
     if entry not in ENTRIES:
         raise RoleModuleError("role_module: entry must be one of %s, not %r" % (", ".join(ENTRIES), entry))
-    if entry == "options":
+    if entry == "options" and role not in DECIDERS:
         # pylint: disable-next=import-outside-toplevel
         from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import _spec
 
         return _spec.options(role, kwargs.get("given"))
-    mod = module(role)
-    function = getattr(mod, entry, None)
-    if function is None:
-        has = [name for name in ENTRIES if name == "options" or hasattr(mod, name)]
-        raise RoleModuleError("role_module: role %s has no entry %r (it has: %s)" % (role, entry, ", ".join(has)))
-    return function(**kwargs)
+    if entry == "plan":
+        # pylint: disable-next=import-outside-toplevel
+        from ansible_collections.dlbox.stack.plugins.plugin_utils import role_plan
+
+        if role not in role_plan.ROLE_PARTS:
+            raise RoleModuleError("role_module: unknown role %r for the plan (the roles with a part of it: %s)"
+                                  % (role, ", ".join(sorted(role_plan.ROLE_PARTS))))
+        got = role_plan.role_plan(role, kwargs.pop("plan", None), **kwargs)
+        return dict({k: got[k] for k in ("ok", "errors", "plan", "stack", "host", "source")},
+                    data=role_plan.role_data(role, got["data"]))
+    if entry == "decide":
+        return decide(role, kwargs.get("plan"), kwargs.get("given"), kwargs.get("facts"))
+    if entry not in entries(role):
+        raise RoleModuleError("role_module: role %s has no entry %r (it has: %s)" % (role, entry, ", ".join(entries(role))))
+    return getattr(module(role), entry)(**kwargs)
 
 
 def decide(role, plan=None, given=None, facts=None):
@@ -66,7 +103,7 @@ def decide(role, plan=None, given=None, facts=None):
     it downloads) and ``options`` (the values it decided with) added."""
     if role not in DECIDERS:
         raise RoleModuleError("role_decide: no decision module for role %r (roles: %s)" % (role, ", ".join(DECIDERS)))
-    mod = importlib.import_module("%s.%s" % (__name__, role))
+    mod = module(role)
     opts = mod.options(given)
     decision = mod.decide(plan, opts, dict(facts or {}))
     return dict(decision, options=opts, needs=mod.needs(decision))

@@ -46,7 +46,6 @@ def needs(run=None, given=None, plan=None, host=None, request=None, hardware=Non
     from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import cuda, cudnn, nccl
 
     run = dict(run or {})
-    context = {"plan": plan, "host": host, "request": request, "hardware": hardware, "data_path": data_path}
     # cuda's decision before anything on the host is read (no "installed" fact): what it installs, its toolkits
     cuda_decision = cuda.decide(plan, cuda.options(given), {"host": host, "request": request, "hardware": hardware},
                                 data_path=data_path)
@@ -63,8 +62,9 @@ def needs(run=None, given=None, plan=None, host=None, request=None, hardware=Non
     toolkits += [t.get("version") for t in host_cuda.get("cuda_toolkits") or []]
     default = ((cuda_needs["default"] or {}).get("version") or "") if installing and cuda_needs["default"] \
         else ((host_cuda.get("cuda_default") or {}).get("version") or "")
-    nccl_needs = nccl.needs(given, run=run.get("nccl"), toolkits=list(dict.fromkeys(toolkits)), default_toolkit=default,
-                            **context)
+    nccl_needs = nccl.needs(nccl.decide(plan, nccl.options(given), {
+        "host": host, "request": request, "hardware": hardware, "run": run.get("nccl"),
+        "toolkits": list(dict.fromkeys(toolkits)), "default_toolkit": default}, data_path=data_path))
     prereqs = list(PREREQUISITES)
     unmet = [{"role": "nccl", "name": "a CUDA toolkit for NCCL", "why": nccl_needs["error"]}] if "error" in nccl_needs else []
     any_from_it = bool(installing or cudnn_needs["apt"] or "pick" in nccl_needs or "error" in nccl_needs)

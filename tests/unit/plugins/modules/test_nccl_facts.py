@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Runs dlbox.stack.nccl_facts on captured hosts (read_host: false, so no command runs)."""
+"""Runs dlbox.stack.nccl_facts on captured hosts (read_host: false, so no command runs). The module gathers only;
+the decision from what it gathers is tests/unit/plugins/plugin_utils/test_role_decide_nccl.py's."""
 
 from __future__ import annotations
 
@@ -26,24 +27,26 @@ def run_module(capsys, args):
     return result
 
 
-def test_conf_from_captures(capsys):
-    result = run_module(capsys, {"conf": True, "read_host": False, "captures": {
-        "topo": (FIX / "nccl/topo-2x-rtx5880ada-node.txt").read_text(),
-        "lspci": (FIX / "nccl/lspci-vvv-acsctl-on.txt").read_text()}})
-    assert result["gpu_count"] == 2 and result["p2p"]["verdict"] == "broken"
-    assert result["conf_text"].endswith("NCCL_P2P_DISABLE=1\n")
-    assert result["inputs"] == {"topo": "capture", "lspci": "capture", "p2p_matrix": "missing", "gpus": "missing",
-                                "ip_link": "missing", "ibdev": "missing", "probe": "missing"}
+def test_topology_from_captures(capsys):
+    topo = (FIX / "nccl/topo-2x-rtx5880ada-node.txt").read_text()
+    result = run_module(capsys, {"topology": True, "read_host": False, "captures": {
+        "topo": topo, "lspci": (FIX / "nccl/lspci-vvv-acsctl-on.txt").read_text()}})
+    assert result["inputs"]["topo"] == topo and result["inputs"]["ibdev"] is None
+    assert result["sources"] == {"topo": "capture", "lspci": "capture", "p2p_matrix": "missing", "gpus": "missing",
+                                 "ip_link": "missing", "ibdev": "missing", "probe": "missing"}
 
 
-def test_options_pass_through(capsys):
-    result = run_module(capsys, {"conf": True, "read_host": False, "captures": {"topo": ""},
-                                 "options": {"debug": "INFO", "socket_ifname": "eth0"}})
-    assert [(s["key"], s["value"]) for s in result["settings"]] == [("NCCL_DEBUG", "INFO"), ("NCCL_SOCKET_IFNAME", "eth0")]
+def test_it_decides_nothing(capsys):
+    result = run_module(capsys, {"topology": True, "read_host": False, "captures": {"topo": ""}})
+    assert set(result) - {"invocation"} == {"changed", "inputs", "sources"}
 
 
-def test_check_refuses(capsys):
-    result = run_module(capsys, {"check": {"nccl_version": "2.27.5", "cuda_version": "13.0",
-                                           "known": [{"version": "2.27.5", "cuda_majors": ["12"], "source": "s"}],
-                                           "minor_compat": [], "variable": "nccl_version"}})
-    assert len(result["refusals"]) == 1 and result["refusals"][0].startswith("nccl_version=2.27.5 has no build for CUDA 13.x")
+def test_header_and_conf(capsys, tmp_path):
+    header = tmp_path / "nccl.h"
+    header.write_text("#define NCCL_MAJOR 2\n#define NCCL_MINOR 27\n#define NCCL_PATCH 7\n")
+    conf = tmp_path / "nccl.conf"
+    conf.write_text("NCCL_IB_TIMEOUT=22\n")
+    result = run_module(capsys, {"header": str(header), "conf_path": str(conf)})
+    assert result["header_version"] == "2.27.7" and result["conf"] == "NCCL_IB_TIMEOUT=22\n"
+    result = run_module(capsys, {"header": str(tmp_path / "none.h"), "conf_path": str(tmp_path / "none.conf")})
+    assert result["header_version"] is None and result["conf"] is None

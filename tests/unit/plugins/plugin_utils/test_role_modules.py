@@ -43,8 +43,8 @@ def test_a_given_value_outside_the_choices_is_refused_naming_the_variable():
 def test_a_role_without_a_spec_and_an_unknown_entry_are_refused():
     with pytest.raises(AnsibleFilterError, match="no argument spec"):
         role_module("nosuchrole", "options")
-    with pytest.raises(AnsibleFilterError, match="entry must be one of options, vendor, needs"):
-        role_module("docker", "decide")
+    with pytest.raises(AnsibleFilterError, match="entry must be one of options, vendor, decide, needs, plan"):
+        role_module("docker", "install")
     with pytest.raises(AnsibleFilterError, match="role common has no entry 'vendor'"):
         role_module("common", "vendor")
 
@@ -136,3 +136,35 @@ def test_nccl_builds_for_the_toolkit_cuda_installs_else_the_hosts():
 
 def test_python_env_needs_nothing_where_it_does_not_run():
     assert role_module("python_env", "needs", run=False, environments=[{"python": "3.11"}]) == {"apt": []}
+
+
+# --- one registry, one filter (issue 47) ----------------------------------------------------------------------------
+
+def test_the_registry_lists_every_role_module_with_the_entries_it_has():
+    # pylint: disable-next=import-outside-toplevel
+    from ansible_collections.dlbox.stack.plugins.plugin_utils import roles
+
+    files = sorted(p.stem for p in (ROOT / "plugins" / "plugin_utils" / "roles").glob("[!_]*.py"))
+    assert sorted(roles.ROLES) == files
+    for role, declared in roles.ROLES.items():
+        module = roles.module(role)
+        has = {entry for entry in ("options", "vendor", "decide", "needs") if callable(getattr(module, entry, None))}
+        assert has - {"options"} == set(declared) - {"options"}, role     # options: the spec's, for any role
+        assert "decide" not in declared or "options" in has, role          # a decider types its own options
+    assert roles.DECIDERS == tuple(r for r, declared in roles.ROLES.items() if "decide" in declared)
+    assert "nccl" in roles.DECIDERS
+
+
+def test_the_one_filter_reaches_every_entry_and_role_decide_is_its_decide():
+    # pylint: disable-next=import-outside-toplevel
+    from ansible_collections.dlbox.stack.plugins.filter.role_decide import role_decide
+
+    given = {"nccl_version": "2.27.7"}
+    facts = {"hardware": PLAN_HW, "toolkits": ["13.0"]}
+    assert role_module("nccl", "decide", given=given, facts=facts) == role_decide("nccl", None, given, facts)
+    assert role_module("nccl", "needs", decision=role_decide("nccl", None, given, facts))["pick"]["cuda"] == "13.0"
+    assert role_module("common", "plan")["data"]["supported_os"]
+    with pytest.raises(AnsibleFilterError, match="role common has no entry 'decide'|no decision module for role 'common'"):
+        role_module("common", "decide")
+    with pytest.raises(AnsibleFilterError, match="role_decide\\(nccl\\): facts must be a mapping"):
+        role_decide("nccl", None, {}, ["not", "a", "mapping"])

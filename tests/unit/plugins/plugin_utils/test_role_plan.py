@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.dlbox.stack.plugins.filter.role_plan import role_plan as role_plan_filter
+from ansible_collections.dlbox.stack.plugins.filter.role_module import role_module
 from ansible_collections.dlbox.stack.plugins.filter.stack import resolve_stack
 from ansible_collections.dlbox.stack.plugins.plugin_utils.role_plan import ROLE_PARTS, resolve, role_data, role_plan
 
@@ -88,6 +88,11 @@ def test_the_data_a_role_hands_on_comes_from_the_loader():
     assert nccl["known"] == data["nccl"] and nccl["packages"] == ["libnccl2", "libnccl-dev"]
     assert role_data("nvidia_container_toolkit", data)["packages"] == data["container_toolkit"]["packages"]
     assert role_data("cuda", data) == {}
+
+
+def role_plan_filter(plan, role, **kwargs):
+    """The one filter's plan entry (was the role_plan filter): ``role | role_module('plan', plan=..., ...)``."""
+    return role_module(role, "plan", plan=plan, **kwargs)
 
 
 def test_the_filter_returns_the_slice_and_the_data_not_the_whole_data():
