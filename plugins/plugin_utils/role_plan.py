@@ -77,7 +77,9 @@ ROLE_DATA = {
                           "p2p_issues": data.get("nccl_p2p_issues") or [],
                           "packages": list((data["cuda"].get("repo_packages") or {}).get("nccl") or [])},
     "nvidia_container_toolkit": lambda data: {"packages": list((data.get("container_toolkit") or {}).get("packages") or []),
-                                              "min_version": (data.get("container_toolkit") or {}).get("min_version")},
+                                              "min_version": (data.get("container_toolkit") or {}).get("min_version"),
+                                              "engine_packages": dict((data.get("container_toolkit") or {})
+                                                                      .get("engine_packages") or {})},
 }
 
 

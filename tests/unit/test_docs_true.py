@@ -183,7 +183,7 @@ def choices(root: Path = ROOT) -> dict[str, list[str]]:
     return found
 
 
-SETTING = re.compile(r"(?<![\w.])([a-z][a-z0-9_]*)(?:: +|=)(\"[^\"\n]*\"|'[^'\n]*'|[^\s,}\]'\"]+)")
+SETTING = re.compile(r"(?<![\w.])([a-z][a-z0-9_]*)(?:: +|=)(\[[^\]\n]*\]|\"[^\"\n]*\"|'[^'\n]*'|[^\s,}\]'\"]+)")
 
 
 @lru_cache(maxsize=None)
@@ -262,7 +262,10 @@ def page_problems(root: Path, page: Path, text: str) -> tuple[str, ...]:
     # and in the text: set `nvidia_driver_reboot` to `if_needed`
     settings += re.findall(r"`([a-z][a-z0-9_]*)`(?: (?:set )?to| is|:| =) `([^`\n]+)`", FENCE.sub("", text))
     for option, value in settings:
-        for one in value.strip("\"'").split("|"):  # `never|if_needed`
+        # `never|if_needed`; a list's elements (`nvidia_container_toolkit_runtimes: [docker, containerd]`)
+        for one in [v for v in re.split(r"[|,]\s*", value.strip("[]")) if v.strip()] if value.startswith("[") \
+                else value.strip("\"'").split("|"):
+            one = one.strip().strip("\"'")
             if option in choices(root) and not PLACEHOLDER.search(one) and "{{" not in one \
                     and one not in choices(root)[option]:
                 found.append(f"{name}: {option} {one!r} is none of its choices {choices(root)[option]}")
@@ -367,6 +370,7 @@ def add(copy, page, text):
     ("set `nvidia_driver_reboot` to `always`", "nvidia_driver_reboot 'always' is none of its choices"),
     ("`docker_source: docker-ce|moby`", "docker_source 'moby' is none of its choices"),
     ("`nvidia_driver_method:\nfoo`", "nvidia_driver_method 'foo' is none of its choices"),                # wrapped
+    ("`nvidia_container_toolkit_runtimes: [docker, crio]`", "nvidia_container_toolkit_runtimes 'crio' is none"),
     # a setting is an option, whatever the role sets under that name
     ("`-e infiniband_state=ok`", "infiniband_state is no variable of role infiniband"),
 ])

@@ -54,7 +54,9 @@ def options(role, given=None, roles_dir=None):
     for name, entry in spec(role, roles_dir).items():
         value = (given or {}).get(name, entry.get("default"))
         choices = entry.get("choices")
-        if choices and name in (given or {}) and value not in choices:
+        # a list's choices are its elements' (Ansible's argument validation reads them so)
+        values = value if entry.get("type") == "list" and isinstance(value, list) else [value]
+        if choices and name in (given or {}) and any(v not in choices for v in values):
             raise SpecError("%s must be one of %s, not %r" % (name, ", ".join(map(str, choices)), value))
         out[name] = value
     return out

@@ -100,7 +100,10 @@ def decide(plan, options, facts, data_path=None):  # pylint: disable=redefined-o
             "prereqs": list(REPO_PREREQS),
         },
         "ctk": {engine: ["nvidia-ctk", "runtime", "configure", "--runtime=" + engine] + default
-                for engine in ("docker", "containerd")},
+                for engine in _spec.choices(ROLE, "nvidia_container_toolkit_runtimes")},
+        # the packages that install each engine (data/compat.yml container_toolkit.engine_packages)
+        "engine_packages": {engine: list(data["engine_packages"].get(engine) or [])
+                            for engine in _spec.choices(ROLE, "nvidia_container_toolkit_runtimes")},
     }
 
 
