@@ -168,3 +168,39 @@ def test_every_scenario_runs_through_the_suites_create_and_destroy(loaded):
         assert config["ansible"]["playbooks"]["destroy"] == "../../.config/molecule/destroy.yml", scenario
         assert config["provisioner"]["connection_options"]["ansible_connection"] == "ssh", scenario
         assert config["verifier"]["name"] == "testinfra" and config["dependency"]["enabled"] is False, scenario
+
+
+def repeats(mine: dict, base: dict, path: str = "") -> list[str]:
+    """The keys of `mine` whose value is the one `base` already gives at the same place (dicts are merged by Molecule)."""
+    out = []
+    for key, value in mine.items():
+        if not isinstance(base, dict) or key not in base:
+            continue
+        if isinstance(value, dict) and isinstance(base[key], dict):
+            out += repeats(value, base[key], f"{path}{key}.")
+        elif value == base[key]:
+            out.append(f"{path}{key}")
+    return out
+
+
+def test_a_molecule_yml_repeats_nothing_of_the_base_configuration():
+    """config.yml's keys, the scenario's name (its folder) and Molecule's default playbooks (the scenario's own
+    prepare.yml, converge.yml, ...) are given once; dicts merge, so a scenario names only the keys it changes."""
+    config = yaml.safe_load((MOLECULE / "config.yml").read_text(encoding="utf-8"))
+    found = []
+    for scenario in SCENARIOS:
+        base = {**config, "scenario": {**config["scenario"], "name": scenario},
+                "provisioner": {**config["provisioner"], "playbooks": {
+                    **{p: f"{p}.yml" for p in ("prepare", "converge", "side_effect", "verify", "cleanup")},
+                    **config["provisioner"]["playbooks"]}}}
+        mine = yaml.safe_load((ROOT / "molecule" / scenario / "molecule.yml").read_text(encoding="utf-8")) or {}
+        found += [f"{scenario}: {key}" for key in repeats(mine, base)]
+    assert found == []
+
+
+def test_no_scenario_loses_the_base_ansible_environment(loaded):
+    """Molecule moves a scenario's legacy provisioner.env to ansible.env AFTER the merge, replacing config.yml's whole
+    (pipelining, the poll interval, the controller's caches): a scenario's variables go under ansible.env."""
+    want = yaml.safe_load((MOLECULE / "config.yml").read_text(encoding="utf-8"))["ansible"]["env"]
+    lost = sorted({scenario for (scenario, _), (config, _) in loaded.items() if not set(want) <= set(config["ansible"]["env"])})
+    assert lost == []
