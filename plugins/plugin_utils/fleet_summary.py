@@ -365,10 +365,13 @@ def batches(hosts, serial):
 
 
 def _batch_stats(batch, index, alive, hostvars, budget, done_ok, missed=False):
-    """One batch counted: failed (recorded failures and preflight refusals), unreachable (its result at the end of
-    the batch said so, ``dlbox_rollout_lost``; or not alive, neither failed nor refused by the plan, and, where
-    ``done_ok``, not at the end of the batch: Ansible dropped it mid-batch), refused (by the plan)."""
-    failed, unreachable, refused = [], [], []
+    """One batch counted: failed (recorded failures and preflight refusals), unreachable (its own result said so,
+    ``dlbox_rollout_lost``: at the end of its batch, or asked after Ansible dropped it, rollout_finish.yml), refused
+    (by the plan), and dropped: not alive (and, where ``done_ok``, not at the end of the batch) with no record of why.
+    Ansible drops a host from its batch for a failure or for being unreachable alike: its absence alone says neither,
+    so a dropped host is counted against the budget but named neither failed nor unreachable until its record says
+    which (rollout_finish.yml asks each dropped host, then counts again)."""
+    failed, unreachable, refused, dropped = [], [], [], []
     for host in batch:
         hv = hostvars.get(host) or {}
         plan = hv.get("dlbox_plan")
@@ -376,9 +379,11 @@ def _batch_stats(batch, index, alive, hostvars, budget, done_ok, missed=False):
             refused.append(host)
         elif hv.get("dlbox_failure") or hv.get("dlbox_refusal"):
             failed.append(host)
-        elif hv.get("dlbox_rollout_lost") or (host not in alive and not (done_ok and hv.get("dlbox_rollout_done"))):
+        elif hv.get("dlbox_rollout_lost"):
             unreachable.append(host)
-    bad = len(failed) + len(unreachable)
+        elif host not in alive and not (done_ok and hv.get("dlbox_rollout_done")):
+            dropped.append(host)
+    bad = len(failed) + len(unreachable) + len(dropped)
     candidates = len(batch) - len(refused)
     percent = 100.0 * bad / len(batch)
     over = percent > budget
@@ -389,18 +394,20 @@ def _batch_stats(batch, index, alive, hostvars, budget, done_ok, missed=False):
     message = None
     if over or whole:
         what = "%d of the %d hosts of batch %d (%s) failed or were unreachable" % (
-            bad, len(batch), index, ", ".join(failed + unreachable))
+            bad, len(batch), index, ", ".join(failed + unreachable + dropped))
         message = ("%s: %.0f%%, more than the failure budget dlbox_max_fail_percentage=%s%%" % (what, percent, budget)
                    if over else "%s: no host of the batch was left (Ansible ends the run when every host of a batch "
                    "fails or is lost in it, whatever the budget)" % what)
     return {"index": index, "hosts": list(batch), "failed": failed, "unreachable": unreachable, "refused": refused,
-            "percent": round(percent, 1), "budget": budget, "stop": bool(over or whole), "message": message}
+            "dropped": dropped, "percent": round(percent, 1), "budget": budget, "stop": bool(over or whole), "message": message}
 
 
 def batch_verdict(play_hosts, alive, hostvars, serial, budget, counted=None):
     """The end of a batch, as the rollout counts it: which batch this is (the one ``alive``, Ansible's
     ``ansible_play_batch``, belongs to), its failed hosts (recorded failures and preflight refusals), its unreachable
-    hosts (in the batch, not alive, neither failed nor refused by the plan), and whether the rollout stops.
+    hosts (their own result said so: ``dlbox_rollout_lost``), its dropped hosts (not alive, with no record yet of why:
+    rollout_finish.yml asks each whether it answers, records it lost or failed, and counts again), and whether the
+    rollout stops.
 
     It stops when failed + unreachable hosts are more than ``budget`` percent of the batch (Ansible's rule, over
     ``len(batch)``, with the unreachable counted too), or when every host of the batch that the plan did not refuse
@@ -409,8 +416,8 @@ def batch_verdict(play_hosts, alive, hostvars, serial, budget, counted=None):
 
     ``counted``: the indices of this play's batches counted before. An earlier batch that was not (every host it had
     left was lost, so none got to its end; Ansible goes on when some of its hosts had failed in an earlier play) is
-    counted now: its hosts that did not get to the end are unreachable, and it stops the rollout from here if it is
-    over the budget (the batch that has just run could not be held back)."""
+    counted now: its hosts that did not get to the end are dropped (asked, then lost or failed), and it stops the
+    rollout from here if it is over the budget (the batch that has just run could not be held back)."""
     budget = parse_budget(budget)
     alive = list(alive)
     all_batches = batches(play_hosts, serial)
@@ -423,6 +430,7 @@ def batch_verdict(play_hosts, alive, hostvars, serial, budget, counted=None):
     out = _batch_stats(all_batches[index], index + 1, alive, hostvars, budget, False)
     for earlier in missed:
         out["unreachable"] = earlier["unreachable"] + out["unreachable"]
+        out["dropped"] = earlier["dropped"] + out["dropped"]
     stops = [b for b in missed if b["stop"]] + ([out] if out["stop"] else [])
     if stops and not out["stop"]:
         out["message"] = stops[0]["message"] + " (counted at the end of batch %d: no host of it was left)" % (index + 1)

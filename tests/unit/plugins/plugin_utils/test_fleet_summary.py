@@ -301,11 +301,16 @@ def test_one_failure_of_three_is_within_34_percent_and_two_are_over():
 
 def test_an_unreachable_host_counts_against_the_budget():
     """Ansible's max_fail_percentage counts failed hosts only (ansible/ansible#56265): a batch with one failure and
-    one host lost is 2 of 3 here."""
-    out = verdict(["d", "e"], {"e": {"dlbox_failure": {"task": "t", "message": "m"}}})
+    one host lost is 2 of 3 here. Lost: its own result said so (dlbox_rollout_lost, recorded by rollout_finish.yml after
+    asking the host); a host merely missing from the batch is dropped, counted, but named neither failed nor lost."""
+    lost = {"f": {"dlbox_rollout_lost": True}}
+    out = verdict(["d", "e"], dict(lost, e={"dlbox_failure": {"task": "t", "message": "m"}}))
     assert out["unreachable"] == ["f"] and out["failed"] == ["e"] and out["stop"]
-    out = verdict(["d", "e"], {}, budget=34)
+    out = verdict(["d", "e"], lost, budget=34)
     assert out["unreachable"] == ["f"] and not out["stop"]                       # 1 of 3: within 34 %
+    out = verdict(["d", "e"], {"e": {"dlbox_failure": {"task": "t", "message": "m"}}})
+    assert (out["unreachable"], out["dropped"], out["failed"], out["stop"]) == ([], ["f"], ["e"], True)
+    assert out["message"].startswith("2 of the 3 hosts of batch 2 (e, f) failed or were unreachable"), out["message"]
 
 
 def test_a_batch_whose_hosts_all_fail_stops_whatever_the_budget_and_plan_refusals_count_for_nothing():
@@ -338,8 +343,11 @@ def test_a_batch_that_lost_every_host_it_had_left_is_counted_at_the_next_batchs_
     Ansible goes on (1 unreachable of 2 is not the whole batch to it). At the end of batch 2 the rollout counts batch
     1 too: b is unreachable, and batch 1 was over the budget, so the rollout stops here."""
     hostvars = {"a": {"dlbox_plan": {"ok": False, "errors": ["x"]}}, "c": {"dlbox_rollout_done": True}}
+    asked = fs.batch_verdict(["a", "b", "c", "d"], ["c"], hostvars, [2, 1], 34, counted=[])
+    assert asked["dropped"] == ["b"] and asked["unreachable"] == [] and asked["stop"]   # to ask (rollout_finish.yml)
+    hostvars["b"] = {"dlbox_rollout_lost": True}                                      # it did not answer
     out = fs.batch_verdict(["a", "b", "c", "d"], ["c"], hostvars, [2, 1], 34, counted=[])
-    assert out["index"] == 2 and out["missed"] == [1] and out["unreachable"] == ["b"]
+    assert out["index"] == 2 and out["missed"] == [1] and out["unreachable"] == ["b"] and out["dropped"] == []
     assert out["stop"] and out["message"].startswith("1 of the 2 hosts of batch 1 (b) failed or were unreachable")
     assert out["message"].endswith("(counted at the end of batch 2: no host of it was left)")
     assert out["later"] == ["d"]
@@ -359,8 +367,9 @@ def test_the_budget_is_ansibles_comparison_with_the_unreachable_counted(size, ba
     failed = hosts[:(bad + 1) // 2]
     lost = hosts[len(failed):bad]
     hostvars = {h: {"dlbox_failure": {"task": "t", "message": "m"}} for h in failed}
+    hostvars.update({h: {"dlbox_rollout_lost": True} for h in lost})             # their own result said so
     out = fs.batch_verdict(hosts, [h for h in hosts if h not in lost], hostvars, size, budget)
-    assert (out["failed"], out["unreachable"]) == (failed, lost)
+    assert (out["failed"], out["unreachable"], out["dropped"]) == (failed, lost, [])
     assert out["stop"] is (bad / size > budget / 100.0), out
     assert bool(out["message"]) is out["stop"]
 
