@@ -16,7 +16,7 @@ from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import Laz
 fs = LazyModule("plugin_utils.fleet_summary")
 
 KEYS = ("summary_report", "dlbox_failure", "dlbox_scenario", "dlbox_rollout_done", "dlbox_fitness", "dlbox_edge",
-        "dlbox_plan", "dlbox_refusal", "dlbox_rollout_step", "dlbox_rollout_lost")
+        "dlbox_plan", "dlbox_refusal", "dlbox_rollout_step", "dlbox_rollout_lost", "dlbox_rollout_acceptance")
 
 
 def _pick(hostvars, hosts):

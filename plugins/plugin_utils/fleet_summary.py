@@ -20,8 +20,13 @@ Its input is what the run left in each host's variables:
   plan's ``errors``;
 - ``dlbox_refusal``: ``{"task": ..., "message": ...}`` where a scenario's own preflight refused the host before any
   change (edge.yml's Jetson preflight);
-- ``dlbox_rollout_lost``: true where the host's own result at the end of its batch said it was unreachable
-  (rollout_finish.yml: lost after its changes, or never back from its reboot); its ``dlbox_rollout_step`` says where.
+- ``dlbox_rollout_acceptance``: the acceptance run of the host's batch (server.yml), "passed", "failed: <reason>" or
+  "skipped: <reason>": the row's ``acceptance`` (None without), a column of the table when some host has one ("-" for
+  the others);
+- ``dlbox_rollout_lost``: true where the host's own result said it was unreachable (rollout_finish.yml: at the end of
+  its batch, lost after its changes or never back from its reboot; or, Ansible having dropped it from its batch, a
+  ping from a host still in the batch); its ``dlbox_rollout_step`` says where. A host Ansible dropped is never
+  presumed lost from its absence: one that still answers was dropped for a failure, and is recorded failed.
 
 Each host of the rollout has one status: ``changed``, ``unchanged`` (its scenario got to the end of its batch),
 ``failed`` (the task and its message), ``unreachable`` (lost mid-run: the step it was lost at; the run was interrupted
@@ -61,13 +66,21 @@ FITNESS_LINKS = ("The fitness verdicts come from preflight.yml's reports in the 
 # ``workstation_summary.fabric_line``), a column only when some host has them.
 FABRIC_COLUMN = ("fabric", "NVLink fabric / IMEX")
 
+# The acceptance run of a host's batch (server.yml: ``dlbox_rollout_acceptance``, "passed", "failed: <reason>" or
+# "skipped: <reason>"), a column after the fitness verdict when some host has one; "-" for a host without.
+ACCEPTANCE_COLUMN = ("acceptance", "acceptance")
+
 
 def _columns(rows):
-    """COLUMNS, with the fabric's after NCCL when a row has one."""
-    if not any(r.get("fabric") for r in rows):
-        return COLUMNS
-    at = [key for key, _label in COLUMNS].index("nccl") + 1
-    return COLUMNS[:at] + (FABRIC_COLUMN,) + COLUMNS[at:]
+    """COLUMNS, with the fabric's after NCCL and the acceptance's after the fitness when a row has one."""
+    columns = COLUMNS
+    if any(r.get("fabric") for r in rows):
+        at = [key for key, _label in columns].index("nccl") + 1
+        columns = columns[:at] + (FABRIC_COLUMN,) + columns[at:]
+    if any(r.get("acceptance") for r in rows):
+        at = [key for key, _label in columns].index("fitness") + 1
+        columns = columns[:at] + (ACCEPTANCE_COLUMN,) + columns[at:]
+    return columns
 
 
 class FleetSummaryError(ValueError):
@@ -94,6 +107,16 @@ def _fitness(value, host):
     if value["ok"]:
         return "fit"
     return "NOT fit: " + ", ".join(str(p) for p in value.get("problems") or []) if value.get("problems") else "NOT fit"
+
+
+def _acceptance(value, host):
+    """A host's ``dlbox_rollout_acceptance`` on one line, or None without one."""
+    if value in (None, ""):
+        return None
+    if not isinstance(value, str):
+        raise FleetSummaryError("fleet_summary: dlbox_rollout_acceptance of %s must be text (\"passed\", \"failed: "
+                                "<reason>\" or \"skipped: <reason>\"), not %r" % (host, value))
+    return " ".join(value.split()) or None
 
 
 def _edge(value, host):
@@ -199,6 +222,7 @@ def fleet_rows(hosts, hostvars, scenario=None, lost=None, stopped=None, played=N
             "pending_reboot": pending if report is not None else edge_pending,
             "jetson": jetson,
             "fitness": _fitness(hv.get("dlbox_fitness"), host),
+            "acceptance": _acceptance(hv.get("dlbox_rollout_acceptance"), host),
             "failure": failure,
             "step": step if status == "unreachable" else None,
             "reason": reason,
