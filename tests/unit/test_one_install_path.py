@@ -1,0 +1,90 @@
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One install path (issue 47, red team HIGH 3): workstation.yml and server.yml include the same task file for the
+shared roles (playbooks/tasks/install_stack.yml), the reboot has one place, names say what they hold (no
+dlbox_workstation in server.yml), and no block that includes a role is tagged (a block's tags reach the roles' tasks:
+`--tags jetpack` would run every role of edge.yml).
+
+Before: both playbooks repeated the role block and placed the reboot differently (server.yml inside the block before
+DCGM, workstation.yml after it); server.yml read dlbox_workstation 11 times; edge.yml's blocks were tagged always."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+PLAYBOOKS = ROOT / "playbooks"
+SHARED = ["common", "nvidia_driver", "cuda", "cudnn", "nccl", "docker", "nvidia_container_toolkit", "python_env"]
+
+
+def _load(path):
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def _walk(tasks):
+    """Every task and block, nested blocks (block, rescue, always) opened, in order."""
+    for task in tasks or []:
+        yield task
+        for part in ("block", "rescue", "always"):
+            yield from _walk(task.get(part))
+
+
+def _include(task, kind):
+    value = task.get("ansible.builtin.include_" + kind)
+    return (value.get("file") or value.get("name")) if isinstance(value, dict) else value
+
+
+def _play_tasks(name):
+    return [t for play in _load(PLAYBOOKS / name) for t in _walk(play.get("tasks"))]
+
+
+def test_workstation_and_server_include_the_same_install_task_file_once_and_no_shared_role_themselves():
+    for name in ("workstation.yml", "server.yml"):
+        tasks = _play_tasks(name)
+        assert [_include(t, "tasks") for t in tasks if _include(t, "tasks") == "tasks/install_stack.yml"] == \
+            ["tasks/install_stack.yml"], name
+        roles = {(_include(t, "role") or "").split(".")[-1] for t in tasks}
+        assert not roles & set(SHARED), (name, roles & set(SHARED))
+    stack = list(_walk(_load(PLAYBOOKS / "tasks" / "install_stack.yml")))
+    assert [(_include(t, "role") or "").split(".")[-1] for t in stack if _include(t, "role")] == ["summary"] + SHARED
+
+
+def test_the_reboot_has_one_place_after_the_drivers_roles_and_before_what_needs_the_loaded_driver():
+    places = [(path.relative_to(PLAYBOOKS).as_posix(), _include(t, "tasks"))
+              for path in sorted(PLAYBOOKS.rglob("*.yml")) for t in _walk(_load(path) or [])
+              if isinstance(t, dict) and (_include(t, "tasks") or "").endswith("rollout_reboot.yml")]
+    assert places == [("tasks/install_stack.yml", "rollout_reboot.yml")], places
+    order = [_include(t, "role") or _include(t, "tasks") for t in _walk(_load(PLAYBOOKS / "tasks" / "install_stack.yml"))
+             if _include(t, "role") or _include(t, "tasks")]
+    reboot = order.index("rollout_reboot.yml")
+    assert order.index("dlbox.stack.nvidia_driver") < order.index("dlbox.stack.nvidia_container_toolkit") < reboot
+    assert reboot < order.index("{{ __dlbox_install_loaded }}") < order.index("dlbox.stack.python_env")
+    # server.yml's roles that need the loaded driver come through that hook
+    assert [(_include(t, "role") or "") for t in _walk(_load(PLAYBOOKS / "tasks" / "install_server.yml"))
+            if _include(t, "role")] == ["dlbox.stack.dcgm", "dlbox.stack.gpu_settings", "dlbox.stack.infiniband"]
+
+
+def test_server_reads_the_plans_roles_by_their_name():
+    text = (PLAYBOOKS / "server.yml").read_text(encoding="utf-8")
+    assert "dlbox_workstation." not in text and "dlbox_workstation }}" not in text
+    for path in [PLAYBOOKS / "workstation.yml", PLAYBOOKS / "tasks" / "install_stack.yml",
+                 PLAYBOOKS / "tasks" / "install_server.yml"]:
+        assert "dlbox_workstation." not in path.read_text(encoding="utf-8"), path
+    plan = [t for play in _load(PLAYBOOKS / "plan.yml") for t in _walk(play.get("tasks"))
+            if "dlbox_roles" in t.get("ansible.builtin.set_fact", {})]
+    # the old name, kept one release for users' inventories and plays, holds the same value
+    assert len(plan) == 1 and plan[0]["ansible.builtin.set_fact"]["dlbox_workstation"] == \
+        plan[0]["ansible.builtin.set_fact"]["dlbox_roles"]
+
+
+def test_no_block_that_includes_a_role_is_tagged():
+    for path in [PLAYBOOKS / n for n in ("workstation.yml", "server.yml", "edge.yml")] + \
+            [PLAYBOOKS / "tasks" / "install_stack.yml", PLAYBOOKS / "tasks" / "install_server.yml"]:
+        data = _load(path)
+        tasks = [t for play in data for t in _walk(play.get("tasks"))] if path.parent == PLAYBOOKS else list(_walk(data))
+        for block in (t for t in tasks if "block" in t):
+            roles = [_include(t, "role") for t in _walk(block["block"]) if _include(t, "role")]
+            if roles and roles != ["dlbox.stack.summary"]:
+                assert "tags" not in block, (path.name, block["name"])
