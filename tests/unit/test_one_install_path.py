@@ -24,10 +24,10 @@ def _load(path):
 
 
 def _walk(tasks):
-    """Every task and block, nested blocks (block, rescue, always) opened, in order."""
+    """Every task and block, nested blocks (block, rescue, always) and a play's tasks opened, in order."""
     for task in tasks or []:
         yield task
-        for part in ("block", "rescue", "always"):
+        for part in ("pre_tasks", "tasks", "post_tasks", "handlers", "block", "rescue", "always"):
             yield from _walk(task.get(part))
 
 
