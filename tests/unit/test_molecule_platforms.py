@@ -92,17 +92,17 @@ def loaded(tmp_path_factory):
 
 
 def test_every_scenario_is_loaded_on_its_platforms(loaded):
-    assert len(SCENARIOS) >= 40 and {s for s, _ in loaded} == set(SCENARIOS)
+    assert len(SCENARIOS) >= 40 and {s for s, _distro in loaded} == set(SCENARIOS)
     assert ("server", "debian12") in loaded and ("gpu_host_blackwell", "ubuntu2404") in loaded
     assert ("gpu_host_blackwell", "debian12") not in loaded                     # scenarios.txt: ubuntu2404 only
 
 
 def test_every_test_container_is_the_suites_systemd_container(loaded):
     wrong = []
-    for (scenario, distro), (_, platforms) in loaded.items():
+    for (scenario, distro), (_config, platforms) in loaded.items():
         for p in platforms:
             where = f"{scenario} {distro or '(MOLECULE_DISTRO unset)'} {p['name']}"
-            tmpfs = {str(t).split(":")[0] for t in p.get("tmpfs") or []}
+            tmpfs = {str(t).split(":", maxsplit=1)[0] for t in p.get("tmpfs") or []}
             checks = {"pre_build_image": p.get("pre_build_image") is True,
                       "command systemd": p.get("command") == "/lib/systemd/systemd",
                       "cgroupns_mode host": p.get("cgroupns_mode") == "host",
@@ -118,7 +118,7 @@ def test_every_test_container_is_the_suites_systemd_container(loaded):
 def test_the_image_is_the_one_the_platform_name_and_molecule_distro_say(loaded):
     """dlbox-test:<distro>, the distro its name ends in, and MOLECULE_DISTRO's where set (molecule.sh always sets it)."""
     wrong = []
-    for (scenario, distro), (_, platforms) in loaded.items():
+    for (scenario, distro), (_config, platforms) in loaded.items():
         for p in platforms:
             tag = p["image"].split(":")[1] if p["image"].startswith("dlbox-test:") else None
             if tag is None or not p["name"].endswith(f"-{tag}") or (distro and tag != distro):
@@ -128,7 +128,7 @@ def test_the_image_is_the_one_the_platform_name_and_molecule_distro_say(loaded):
 
 def test_only_the_cut_off_hosts_and_the_fleets_clients_lack_the_package_cache(loaded):
     cacheless = set()
-    for (scenario, distro), (_, platforms) in loaded.items():
+    for (scenario, distro), (_config, platforms) in loaded.items():
         for p in platforms:
             mounts = {v.split(":")[1] for v in p.get("volumes") or [] if ":" in v}
             if not CACHE_MOUNTS <= mounts:
@@ -162,7 +162,7 @@ def test_a_molecule_yml_holds_only_what_differs_from_the_base_platform():
 
 def test_every_scenario_runs_through_the_suites_create_and_destroy(loaded):
     """The containers come from molecule_containers.py (config.yml's create/destroy playbooks), Ansible over SSH."""
-    for (scenario, _), (config, _) in loaded.items():
+    for (scenario, _distro), (config, _platforms) in loaded.items():
         assert config["driver"]["name"] == "docker", scenario
         assert config["ansible"]["playbooks"]["create"] == "../../.config/molecule/create.yml", scenario
         assert config["ansible"]["playbooks"]["destroy"] == "../../.config/molecule/destroy.yml", scenario
@@ -202,5 +202,5 @@ def test_no_scenario_loses_the_base_ansible_environment(loaded):
     """Molecule moves a scenario's legacy provisioner.env to ansible.env AFTER the merge, replacing config.yml's whole
     (pipelining, the poll interval, the controller's caches): a scenario's variables go under ansible.env."""
     want = yaml.safe_load((MOLECULE / "config.yml").read_text(encoding="utf-8"))["ansible"]["env"]
-    lost = sorted({scenario for (scenario, _), (config, _) in loaded.items() if not set(want) <= set(config["ansible"]["env"])})
+    lost = sorted({scenario for (scenario, _distro), (config, _platforms) in loaded.items() if not set(want) <= set(config["ansible"]["env"])})
     assert lost == []
