@@ -72,6 +72,19 @@ for n in ${BENCH_SIZES:-1 3 6}; do
     echo "    $name: {}," >> "$work/hosts-$n"
   done
   echo "  }}}" >> "$work/hosts-$n"
+  # Wait for each container's boot: systemd-tmpfiles-setup clears /tmp at boot (Debian's tmp.conf 'D /tmp'), and a
+  # module payload Ansible put there before it ran is gone ('No such file or directory: /tmp/ansible_..._payload.zip'
+  # on 2 of 12 hosts started at once, 2026-12-07). Over SSH the boot order does this (sshd starts after sysinit).
+  # (systemctl answers "Failed to connect to bus" until systemd's bus is up: ask again until running or degraded.)
+  for i in $(seq 1 "$n"); do
+    state=
+    for _ in $(seq 1 300); do
+      state=$(timeout 60 docker exec "dlbox-bench-fleet-$$-$n-$i" systemctl is-system-running --wait 2>/dev/null)
+      case $state in running|degraded) break ;; esac
+      sleep 1
+    done
+    case $state in running|degraded) ;; *) echo "bench: dlbox-bench-fleet-$$-$n-$i did not finish booting ($state)" >&2; exit 2 ;; esac
+  done
   read -r "first[$n]" "cpu1[$n]" < <(run "$n" 1) && [ -n "${first[$n]}" ] || exit 1
   read -r "second[$n]" "cpu2[$n]" < <(run "$n" 2) && [ -n "${second[$n]}" ] || exit 1
   echo "fleet rollout, $n host(s): first converge ${first[$n]} s (controller CPU ${cpu1[$n]} s)," \
