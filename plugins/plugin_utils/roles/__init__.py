@@ -14,7 +14,7 @@ Every role with a module here is in :data:`ROLES` with the entry points its modu
   tasks' probes); the tasks run it once per host per run and keep it as a fact (``__<role>_decision``); a later fact
   (after the install) goes through the same entry point;
 - ``needs``: what the role downloads: for a role that decides, ``needs(decision)`` ({"apt": [...], "repositories":
-  [...], ...}); otherwise ``needs(...)`` with what offline planning knows (common, cuda_repo, python_env);
+  [...], ...}); otherwise ``needs(...)`` with what offline planning knows (common, cuda_repo);
 - ``plan``: the part of the plan the role works from (``plugin_utils.role_plan.role_plan``), for any role of
   ``role_plan.ROLE_PARTS``.
 
@@ -42,7 +42,7 @@ ROLES = {
     "gpu_settings": _DECIDES,
     "nccl": _DECIDES,
     "nvidia_container_toolkit": ("options", "vendor", "decide", "needs"),
-    "python_env": ("options", "needs"),
+    "python_env": _DECIDES,
 }
 
 # Roles whose decision lives in their module (one line adds one: registered below with options, decide and needs).

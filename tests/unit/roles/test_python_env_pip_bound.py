@@ -51,7 +51,8 @@ def pip_commands(given):
     variables.update(loader.load_from_file(str(ROLE / "vars" / "main.yml")))
     variables.update(given)
     variables.update({"__python_env_dir": "/opt/dlbox/envs/.versions/torch-1", "__python_env_env": ENV,
-                      "__python_env_wh_platforms": ["manylinux_2_28_x86_64"], "item": {"item": ENV}})
+                      "__python_env_decided": {"wheelhouse": {"platforms": ["manylinux_2_28_x86_64"]}},
+                      "item": {"item": ENV}})
     out = {}
     for name in ("build.yml", "wheelhouse.yml"):
         for task, argv, scope in _commands(loader.load_from_file(str(ROLE / "tasks" / name))):

@@ -134,8 +134,19 @@ def test_nccl_builds_for_the_toolkit_cuda_installs_else_the_hosts():
     assert got["nothing"] == {"nccl": "nccl_install is false: the role writes nccl.conf only"}
 
 
-def test_python_env_needs_nothing_where_it_does_not_run():
-    assert role_module("python_env", "needs", run=False, environments=[{"python": "3.11"}]) == {"apt": []}
+def test_python_env_needs_nothing_where_its_decision_is_refused_and_its_rule_where_it_decided():
+    # where the role does not run, offline_plan.yml asks nothing (``if dlbox_workstation.run.python_env else []``)
+    refused = role_module("python_env", "decide", given={"python_env_environments": [{"name": "a", "pytorch": "2.99",
+                                                                                        "frameworks": ["pytorch"]}]},
+                          facts={"hardware": PLAN_HW})
+    assert not refused["ok"] and refused["needs"] == {"apt": [], "pypi": {}}
+    got = role_module("python_env", "decide", given={"python_env_compiler_packages": ["clang"]},
+                      facts={"hardware": PLAN_HW})
+    # pylint: disable-next=import-outside-toplevel
+    from ansible_collections.dlbox.stack.plugins.plugin_utils import offline
+
+    assert got["ok"] and got["needs"]["apt"] == offline.python_env_apt(got["environments"], {}, True, True, ["clang"])
+    assert "clang" in got["needs"]["apt"] and set(got["needs"]["pypi"]) == {e["name"] for e in got["environments"]}
 
 
 # --- one registry, one filter (issue 47) ----------------------------------------------------------------------------
