@@ -8,7 +8,8 @@
 - ``decide(plan, options, facts)``: ``facts`` = {"host": ``ansible_facts['dlbox_host']``, "request":
   ``dlbox_plan_request``, "hardware": ``dlbox_plan_hardware`` (the plan is resolved once from these when ``plan`` is
   None), "requirements": {environment name: the text of its requirements file}, "check_only": only the list's shape;
-  later facts, each with "decided" (the kept decision: its environments are not decided again): "platforms" (vars/main.yml's manylinux tags by architecture: the wheelhouse's requests), "built":
+  later facts, each with "decided" (the kept decision: its environments are not decided again): "platforms"
+  (vars/main.yml's manylinux tags by architecture: the wheelhouse's requests), "built":
   {"name", "downloaded": the downloaded files' names} (the wheels' CUDA majors) and with "report" (dlbox-check's
   --json), "installed" (pip list --format=json), "dir", "link" the environment's manifest}. -> {ok, errors,
   environments (each with pip_args, pip_conf, ...), driver_floors, plan (the plan it worked from), wheelhouse

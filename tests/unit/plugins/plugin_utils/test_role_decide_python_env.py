@@ -141,8 +141,9 @@ def test_two_cuda_majors_of_downloaded_wheels_are_refused(plan):
 
 def test_the_manifest_is_what_the_yaml_wrote(plan):
     first = _decide(plan)
-    got = _decide(plan, decided=first, built={"name": "pytorch", "report": REPORT, "installed": INSTALLED,
-                                                "dir": "/opt/e/.versions/pytorch-1", "link": "/opt/e/pytorch"})
+    built = {"name": "pytorch", "report": REPORT, "installed": INSTALLED, "dir": "/opt/e/.versions/pytorch-1",
+             "link": "/opt/e/pytorch"}
+    got = _decide(plan, decided=first, built=built)
     manifest = got["built"]["manifest"]
     assert manifest["frameworks"] == {"PyTorch": "2.9.1+cu128", "TensorFlow": "2.20.0"}
     assert manifest["cuda"] == ["12.8", "12.5.1"] and manifest["cudnn"] == ["91002", "9"]

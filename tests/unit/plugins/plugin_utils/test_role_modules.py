@@ -136,9 +136,8 @@ def test_nccl_builds_for_the_toolkit_cuda_installs_else_the_hosts():
 
 def test_python_env_needs_nothing_where_its_decision_is_refused_and_its_rule_where_it_decided():
     # where the role does not run, offline_plan.yml asks nothing (``if dlbox_workstation.run.python_env else []``)
-    refused = role_module("python_env", "decide", given={"python_env_environments": [{"name": "a", "pytorch": "2.99",
-                                                                                        "frameworks": ["pytorch"]}]},
-                          facts={"hardware": PLAN_HW})
+    bad = [{"name": "a", "pytorch": "2.99", "frameworks": ["pytorch"]}]
+    refused = role_module("python_env", "decide", given={"python_env_environments": bad}, facts={"hardware": PLAN_HW})
     assert not refused["ok"] and refused["needs"] == {"apt": [], "pypi": {}}
     got = role_module("python_env", "decide", given={"python_env_compiler_packages": ["clang"]},
                       facts={"hardware": PLAN_HW})
