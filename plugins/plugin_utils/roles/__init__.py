@@ -40,6 +40,7 @@ ROLES = {
     "dcgm": _DECIDES,
     "docker": ("options", "vendor", "decide", "needs"),
     "gpu_settings": _DECIDES,
+    "jetpack": ("options", "vendor"),
     "nccl": _DECIDES,
     "nvidia_container_toolkit": ("options", "vendor", "decide", "needs"),
     "python_env": _DECIDES,
