@@ -61,6 +61,10 @@ def test_the_reboot_has_one_place_after_the_drivers_roles_and_before_what_needs_
     reboot = order.index("rollout_reboot.yml")
     assert order.index("dlbox.stack.nvidia_driver") < order.index("dlbox.stack.nvidia_container_toolkit") < reboot
     assert reboot < order.index("{{ __dlbox_install_loaded }}") < order.index("dlbox.stack.python_env")
+    # what follows the reboot runs only where nothing failed before it (a failed host is neither rebooted nor changed)
+    after = [t for t in _load(PLAYBOOKS / "tasks" / "install_stack.yml") if "block" in t][1]
+    assert after["when"] == "dlbox_failure is not defined" and \
+        after["rescue"][0]["ansible.builtin.include_tasks"]["file"] == "rollout_failed.yml"
     # server.yml's roles that need the loaded driver come through that hook
     assert [(_include(t, "role") or "") for t in _walk(_load(PLAYBOOKS / "tasks" / "install_server.yml"))
             if _include(t, "role")] == ["dlbox.stack.dcgm", "dlbox.stack.gpu_settings", "dlbox.stack.infiniband"]
