@@ -105,6 +105,12 @@ def test_pip_options_come_from_the_role_variables(plan):
     assert args[args.index("--proxy") + 1] == "http://p:3128"
 
 
+def test_a_spec_default_that_is_a_template_is_no_index(plan):
+    # python_env_index_url's default is "{{ dlbox_site_mirrors.pypi | default('') }}": only a role run renders it
+    args = _decide(plan)["environments"][0]["pip_args"]
+    assert not [a for a in args if "{{" in a] and "--index-url" not in args
+
+
 def test_a_later_fact_does_not_decide_the_environments_again(plan, monkeypatch):
     first = role_decide("python_env", plan, {}, {"hardware": HW})
     monkeypatch.setattr(python_env, "environments", lambda *a, **k: pytest.fail("decided again"))
@@ -112,7 +118,7 @@ def test_a_later_fact_does_not_decide_the_environments_again(plan, monkeypatch):
     assert later["environments"] == first["environments"] and later["wheelhouse"]["platforms"] == PLATFORMS["x86_64"]
 
 
-@pytest.mark.parametrize("python, platforms", [("", []), ("3.11", ["manylinux2014_aarch64"])])
+@pytest.mark.parametrize("python, platforms", [("", []), ("3.13", ["manylinux2014_aarch64"])])
 def test_the_wheelhouse_key_is_the_one_ansible_wrote(plan, python, platforms):
     given = {"python_env_wheelhouse_python": python, "python_env_wheelhouse_platforms": platforms}
     got = _decide(plan, given, platforms=PLATFORMS)["wheelhouse"]
