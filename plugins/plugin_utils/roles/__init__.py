@@ -47,7 +47,7 @@ ROLES = {
 }
 
 # Roles whose decision lives in their module (one line adds one: registered below with options, decide and needs).
-DECIDERS = ("docker", "nvidia_container_toolkit", "dcgm", "gpu_settings", "cuda", "cudnn")
+DECIDERS = ("docker", "nvidia_container_toolkit", "dcgm", "gpu_settings", "cuda", "cudnn", "nvidia_driver")
 for _role in DECIDERS:
     ROLES.setdefault(_role, _DECIDES)
 DECIDERS = tuple(role for role, declared in ROLES.items() if "decide" in declared)
