@@ -157,13 +157,14 @@ test-heavy: collection images ## the multi-GB and live-archive scenarios left ou
 	DLBOX_QUICKSTART_MACHINES=$(QUICKSTART_HEAVY) $(BIN)/python -m pytest -q tests/integration/test_quickstart.py && \
 	echo "make test-heavy: all green in $$(( $$(date +%s) - start )) s"
 
-bench: collection images ## resolver, plan.yml, fleet and no-op workstation timings
+bench: collection images ## resolver, plan.yml, fleet and no-op workstation timings (CPU host, FIXTURE GPU host)
 	$(BIN)/python tests/benchmarks/bench_resolver.py
 	$(BIN)/python tests/benchmarks/bench_apt_pin.py
 	@start=$$(date +%s%N); ansible-playbook playbooks/plan.yml --limit $(LIMIT) >/dev/null; \
 	  echo "plan.yml on this machine: $$(( ($$(date +%s%N) - start) / 1000000 )) ms wall"
 	$(BIN)/python tests/benchmarks/bench_plan.py $(BENCH_HOSTS) $(BENCH_FORKS)
 	bash tests/benchmarks/bench_workstation_noop.sh
+	bash tests/benchmarks/bench_workstation_gpu_noop.sh
 	bash tests/benchmarks/bench_fleet.sh
 	$(BIN)/python tests/benchmarks/bench_fleet_ssh.py
 

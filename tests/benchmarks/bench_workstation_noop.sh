@@ -1,10 +1,20 @@
 #!/usr/bin/env bash
-# Benchmark the no-op re-run of `make workstation`: playbooks/workstation.yml run twice on a fresh CPU-only test
-# container (dlbox-test:ubuntu2404 by default, systemd as in the Molecule platforms), the second run timed. The
-# second run has nothing to do, so its time is what a lab pays to confirm a converged machine. Prints both times,
-# the second run's task counts (ok/changed/skipped from its recap) and how many tasks it printed.
+# Benchmark the no-op re-run of `make workstation`: playbooks/workstation.yml on a fresh CPU-only test container
+# (dlbox-test:ubuntu2404 by default, systemd as in the Molecule platforms), once to converge, then BENCH_NOOP_RUNS
+# (default 2) re-runs that have nothing to do: their time is what a lab pays to confirm a converged machine (issue 47:
+# goal 10 s). Prints each run's wall time, task counts (ok/changed/skipped from its recap, tasks printed) and the
+# controller's CPU seconds (ansible-playbook and its workers, user + system), then the 15 most expensive tasks of the
+# re-runs (medians, with file:line: tests/benchmarks/bench_top_tasks.py). With this repository's ansible.cfg.
 #
-#   tests/benchmarks/bench_workstation_noop.sh            (BENCH_DISTRO=ubuntu2404; DLBOX_TEST_CACHE=0: no package cache)
+#   tests/benchmarks/bench_workstation_noop.sh      (BENCH_DISTRO=ubuntu2404; DLBOX_TEST_CACHE=0: no package cache;
+#                                                    BENCH_CONNECTION=ssh (default: the Molecule scenarios' and a
+#                                                    lab's, one multiplexed SSH master and pipelining,
+#                                                    tests/scripts/molecule_containers.py) or docker (a `docker exec`
+#                                                    a module run: about 80 ms more controller CPU each, the figures
+#                                                    before 2026-12-07); BENCH_COLLECTIONS: another collections path;
+#                                                    BENCH_AB="PATH_A PATH_B": two versions compared, their no-op
+#                                                    re-runs alternated on the same host (below); logs in
+#                                                    build/bench-noop/)
 #
 # The container reaches the real archives and PyPI through the suite's package cache (tests/scripts/test-cache.sh),
 # as the Molecule scenarios do. It is removed at the end; a failed run prints its tail and exits 1.
@@ -12,14 +22,26 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
 [ -x "$root/.venv/bin/ansible-playbook" ] && export PATH="$root/.venv/bin:$PATH"
-image=dlbox-test:${BENCH_DISTRO:-ubuntu2404}
+distro=${BENCH_DISTRO:-ubuntu2404}
+image=dlbox-test:$distro
 name=dlbox-bench-noop-$$
 work=$(mktemp -d /tmp/dlbox-bench-noop.XXXXXX)
-client=.config/molecule/cache-off
+keep="$root/build/bench-noop"
+connection=${BENCH_CONNECTION:-ssh}
+py=$(command -v python3)
+[ -x "$root/.venv/bin/python" ] && py="$root/.venv/bin/python"
+export ANSIBLE_COLLECTIONS_PATH="${BENCH_COLLECTIONS:-$root/build/collections}" ANSIBLE_NOCOLOR=1
+export ANSIBLE_CALLBACK_PLUGINS="$root/tests/benchmarks/callback_plugins" ANSIBLE_CALLBACKS_ENABLED=dlbox_task_cpu
+platforms="[{\"name\": \"$name\"}]"
 
 cleanup() {
-  docker rm -f "$name" >/dev/null 2>&1
-  [ "$client" = build/test-cache/client ] && tests/scripts/test-cache.sh stop "$$" >/dev/null 2>&1
+  mkdir -p "$keep" && cp "$work"/run-*.log "$work"/tasks-*.json "$work"/results "$keep/" 2>/dev/null
+  if [ "$connection" = ssh ]; then
+    echo "$platforms" | "$py" tests/scripts/molecule_containers.py destroy >/dev/null 2>&1
+  else
+    docker rm -f "$name" >/dev/null 2>&1
+  fi
+  [ -n "${DLBOX_TEST_CACHE_CLIENT:-}" ] && tests/scripts/test-cache.sh stop "$$" >/dev/null 2>&1
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -28,38 +50,84 @@ if ! docker image inspect "$image" >/dev/null 2>&1; then
   echo "bench: no image $image (run tests/images/build.sh first)" >&2
   exit 2
 fi
+rm -f "$keep"/run-*.log "$keep"/tasks-*.json "$keep"/results
+client=.config/molecule/cache-off
 if [ "${DLBOX_TEST_CACHE:-1}" = 1 ]; then
   tests/scripts/test-cache.sh start "$$" >/dev/null || exit 2
   client=build/test-cache/client
+  export DLBOX_TEST_CACHE_CLIENT=$client
 fi
 
-docker run -d --name "$name" --cgroupns=host --cap-add SYS_ADMIN --tmpfs /run --tmpfs /run/lock --tmpfs /tmp \
-  -v /sys/fs/cgroup:/sys/fs/cgroup:rw \
-  -v "$root/$client/apt.conf:/etc/apt/apt.conf.d/01dlbox-test-cache:ro" \
-  -v "$root/$client/pip.conf:/etc/xdg/pip/pip.conf:ro" \
-  --stop-signal SIGRTMIN+3 "$image" /lib/systemd/systemd >/dev/null || exit 2
-printf '%s ansible_connection=community.docker.docker\n' "$name" > "$work/hosts"
+case $connection in
+  ssh)  # the container of .config/molecule/platform.yml, reached as the Molecule scenarios reach it
+    export MOLECULE_DISTRO="$distro" ANSIBLE_PIPELINING=true \
+      ANSIBLE_SSH_ARGS="-o ControlMaster=auto -o ControlPersist=60s" \
+      ANSIBLE_SSH_CONTROL_PATH_DIR=/tmp/dlbox-cp ANSIBLE_SSH_CONTROL_PATH="%(directory)s/%%C"
+    echo "$platforms" | "$py" tests/scripts/molecule_containers.py create >/dev/null || exit 2
+    printf '%s ansible_connection=ssh ansible_ssh_common_args="-F %s/build/molecule-ssh/config"\n' "$name" "$root" \
+      > "$work/hosts" ;;
+  docker)
+    docker run -d --name "$name" --cgroupns=host --cap-add SYS_ADMIN --tmpfs /run --tmpfs /run/lock --tmpfs /tmp \
+      -v /sys/fs/cgroup:/sys/fs/cgroup:rw \
+      -v "$root/$client/apt.conf:/etc/apt/apt.conf.d/01dlbox-test-cache:ro" \
+      -v "$root/$client/pip.conf:/etc/xdg/pip/pip.conf:ro" \
+      --stop-signal SIGRTMIN+3 "$image" /lib/systemd/systemd >/dev/null || exit 2
+    printf '%s ansible_connection=community.docker.docker\n' "$name" > "$work/hosts" ;;
+  *) echo "bench: BENCH_CONNECTION must be ssh or docker" >&2; exit 2 ;;
+esac
 
-# one run of `make workstation` against the container: seconds on stdout, the log in $work/run-N.log
+# run N: `make workstation` against the container once; prints one line: wall s, controller CPU s, recap, tasks
 run() {
-  local start rc
+  local start rc recap wall cpu
   start=$(date +%s%N)
   # python_env off: since issue 45 a CPU-only host builds the plan's CPU PyTorch by default, from PyTorch's index,
   # which this machine cannot reach (and no CPU torch for ubuntu2404's Python 3.12 is on its disk); the figures
   # are the no-op run of the other roles, as before
-  ansible-playbook -i "$work/hosts" playbooks/workstation.yml -e dlbox_workstation_python_env=false >"$work/run-$1.log" 2>&1
+  ANSIBLE_COLLECTIONS_PATH="${2:-$ANSIBLE_COLLECTIONS_PATH}" DLBOX_BENCH_TASK_CPU="$work/tasks-$1.json" /usr/bin/time -f "%U %S" -o "$work/cpu-$1" \
+    ansible-playbook -i "$work/hosts" dlbox.stack.workstation -e dlbox_workstation_python_env=false \
+    >"$work/run-$1.log" 2>&1
   rc=$?
   if [ $rc -ne 0 ]; then
     tail -40 "$work/run-$1.log" >&2
     echo "bench: workstation.yml run $1 failed (rc $rc)" >&2
     exit 1
   fi
-  echo "scale=1; ($(date +%s%N) - $start) / 1000000000" | bc
+  wall=$(echo "scale=1; ($(date +%s%N) - $start) / 1000000000" | bc)
+  cpu=$(awk '{ print $1 + $2 }' "$work/cpu-$1")
+  recap=$(grep -E "^$name +: " "$work/run-$1.log" | sed "s/^$name *: *//; s/  */ /g")
+  echo "$1 $wall $cpu" >> "$work/results"
+  echo "run $1: $wall s wall, controller CPU $cpu s ($recap; $(grep -c '^TASK \[' "$work/run-$1.log") tasks printed)"
 }
 
-first=$(run 1) || exit 1
-second=$(run 2) || exit 1
-recap=$(grep -E "^$name +: " "$work/run-2.log" | sed "s/^$name *: *//; s/  */ /g")
-tasks=$(grep -c '^TASK \[' "$work/run-2.log")
-echo "make workstation on a CPU-only ${BENCH_DISTRO:-ubuntu2404} test container: first run ${first} s;" \
-     "no-op re-run ${second} s (${recap}; ${tasks} tasks printed)"
+# BENCH_AB="PATH_A PATH_B" (two collections paths: two versions of the collection): after the re-runs above,
+# BENCH_AB_RUNS (default 3) more no-op re-runs of each on the same converged host, alternating A, B, A, B, ... (back to
+# back on a loaded machine); then each one's medians and its 15 most expensive tasks
+ab_runs() {
+  local i k line
+  read -r -a ab <<< "${BENCH_AB:-}"
+  [ ${#ab[@]} -gt 0 ] || return 0
+  for i in $(seq 1 "${BENCH_AB_RUNS:-3}"); do
+    for k in "${!ab[@]}"; do
+      line=$(run "ab$k-$i" "${ab[$k]}") || exit 1
+      echo "$line (${ab[$k]})"
+    done
+  done
+  for k in "${!ab[@]}"; do
+    echo "${ab[$k]}: median of $(grep -c "^ab$k-" "$work/results") no-op re-runs:" \
+         "$(grep "^ab$k-" "$work/results" | sort -k2 -n | awk '{ w[NR] = $2 } END { print w[int((NR + 1) / 2)] }') s wall," \
+         "controller CPU $(grep "^ab$k-" "$work/results" | sort -k3 -n | awk '{ c[NR] = $3 } END { print c[int((NR + 1) / 2)] }') s"
+    "$py" tests/benchmarks/bench_top_tasks.py -n 15 "$work"/tasks-ab"$k"-*.json
+  done
+}
+
+echo "make workstation on a CPU-only $distro test container (over $connection):"
+run 1 || exit 1
+noop=()
+for i in $(seq 2 $((1 + ${BENCH_NOOP_RUNS:-2}))); do
+  line=$(run "$i") || exit 1
+  echo "$line (no-op re-run)"
+  noop+=("$work/tasks-$i.json")
+  grep -Eq "^$name +: .*changed=0 " "$work/run-$i.log" || echo "bench: run $i changed something: not a no-op" >&2
+done
+"$py" tests/benchmarks/bench_top_tasks.py -n 15 "${noop[@]}"
+ab_runs

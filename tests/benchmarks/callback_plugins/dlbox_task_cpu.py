@@ -2,10 +2,11 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Benchmark callback (tests/benchmarks/bench_fleet_ssh.py, not shipped): the controller's CPU seconds per task.
 
-For each task (and handler) of the run: its name, the hosts it returned a result for, its wall seconds, and the
-controller's CPU seconds from its start to the next task's (ansible-playbook itself plus its reaped children: the
-worker forked for each host and task, and the ssh processes under it; a worker's CPU counts when it is reaped, a
-little late). Written as JSON to $DLBOX_BENCH_TASK_CPU at the end of the run."""
+For each task (and handler) of the run: its name, its file:line, the hosts it returned a result for, its wall seconds,
+and the controller's CPU seconds from its start to the next task's (ansible-playbook itself plus its reaped children:
+the worker forked for each host and task, and the ssh processes under it; a worker's CPU counts when it is reaped, a
+little late). Written as JSON to $DLBOX_BENCH_TASK_CPU at the end of the run (tests/benchmarks/bench_top_tasks.py
+lists the most expensive)."""
 
 from __future__ import annotations
 
@@ -43,14 +44,14 @@ class CallbackModule(CallbackBase):
 
     def _close(self):
         if self.current is not None:
-            name, cpu, wall, hosts = self.current
+            name, cpu, wall, hosts, path = self.current
             self.rows.append({"task": name, "hosts": len(hosts), "wall": round(time.monotonic() - wall, 3),
-                              "cpu": round(_cpu() - cpu, 3)})
+                              "cpu": round(_cpu() - cpu, 3), "path": path})
             self.current = None
 
     def v2_playbook_on_task_start(self, task, is_conditional):
         self._close()
-        self.current = [task.get_name(), _cpu(), time.monotonic(), set()]
+        self.current = [task.get_name(), _cpu(), time.monotonic(), set(), task.get_path()]
 
     v2_playbook_on_handler_task_start = v2_playbook_on_task_start
 
