@@ -12,7 +12,8 @@ Real parts: sshd (Debian's openssh-server, which the test image carries), keys t
 ports published on 127.0.0.1 only, Debian's archive for common's build tools (through apt-cacher-ng,
 tests/scripts/test-cache.sh), ansible.builtin.reboot's protocol (reboot command, then a new boot id), a host lost
 for real (every sshd process of its container killed: Ansible's own UNREACHABLE).
-FIXTURE parts (NOT a GPU): each container is the FIXTURE GPU host of tests/fixtures/gpu_host (a model of an RTX 4090
+FIXTURE parts (NOT a GPU): each container is the FIXTURE GPU host of tests/fixtures/gpu_host (installed over SSH on
+the first container, which is then committed as an image that the other three start from; a model of an RTX 4090
 machine: nvidia-smi exits 9 until a boot loads the installed driver, as NVIDIA documents it); its reboot stub gives a new
 boot id and loads the module; the driver packages come from the fixture CUDA repository (tests/aptrepo, markers).
 Host 1's group would allow the reboot, but the host itself does not (dlbox_reboot_allowed: false): its new driver
@@ -104,13 +105,18 @@ def fleet(tmp_path_factory, collection_installed):
          str(ROOT / "tests/aptrepo/specs/cuda-debian12.yml"), str(repo), "--key-dir", str(work / "fixture-keys")],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     pub = (work / "id_ed25519.pub").read_text()
+    # The hosts are one prepared container, committed as an image (the fixture repository and server copied in, the
+    # FIXTURE GPU host installed over SSH), then the others started from it: each host is what the first one was
+    # after its setup (its own boot id drawn again, as install.yml draws it), and the setup's SSH and docker cp work is
+    # done once, not once per host (issue 50: the test's cost).
+    prepared = "dlbox-fleet-prepared:%s" % pid
 
-    def start(name):
+    def start(name, image=IMAGE):
         _run(["docker", "rm", "-f", name], check=False)
         _run(["docker", "run", "-d", "--name", name, "-p", "127.0.0.1::22",
               "-v", "%s:/etc/apt/apt.conf.d/01dlbox-test-cache:ro" % (CLIENT / "apt.conf"),
               "-v", "%s:/etc/xdg/pip/pip.conf:ro" % (CLIENT / "pip.conf"),
-              IMAGE, "sleep", "infinity"])
+              image, "sleep", "infinity"])
         # the test image carries openssh-server (tests/images/Dockerfile); sshd is started by hand (no systemd here)
         _exec(name, "mkdir -p /run/sshd /root/.ssh && chmod 700 /root/.ssh"
                     " && printf '%%s' %s > /root/.ssh/authorized_keys && chmod 600 /root/.ssh/authorized_keys"
@@ -120,17 +126,33 @@ def fleet(tmp_path_factory, collection_installed):
         ports[name] = int(port.rsplit(":", 1)[1])
 
     def serve(name):
-        _exec(name, "mkdir -p /srv/fixture-repos")
-        _run(["docker", "cp", str(repo), "%s:/srv/fixture-repos/" % name])
-        _run(["docker", "cp", str(ROOT / "tests/aptrepo/serve.py"), "%s:/usr/local/bin/dlbox-fixture-serve" % name])
         _run(["docker", "exec", "-d", name, "python3", "/usr/local/bin/dlbox-fixture-serve", "/srv/fixture-repos",
               "--port", "8089"])
 
+    def start_prepared(name):
+        start(name, prepared)
+        _exec(name, "cat /proc/sys/kernel/random/uuid > %s/state/boot_id" % FIXTURE)
+        serve(name)
+
     try:
-        _each(start)
+        start(HOSTS[0])
         out = build.communicate(timeout=600)[0]
         assert build.returncode == 0, out[-3000:]
-        _each(serve)
+        _exec(HOSTS[0], "mkdir -p /srv/fixture-repos")
+        _run(["docker", "cp", str(repo), "%s:/srv/fixture-repos/" % HOSTS[0]])
+        _run(["docker", "cp", str(ROOT / "tests/aptrepo/serve.py"), "%s:/usr/local/bin/dlbox-fixture-serve" % HOSTS[0]])
+        serve(HOSTS[0])
+        env = ansible_env()
+        env["ANSIBLE_CONFIG"] = str(work / "none.cfg")
+        (work / "prepare.yml").write_text(json.dumps(PREPARE))
+        (work / "prepare-hosts.yml").write_text(json.dumps({"all": {"hosts": {HOSTS[0]: {
+            "ansible_host": "127.0.0.1", "ansible_port": ports[HOSTS[0]], "ansible_user": "root",
+            "ansible_ssh_private_key_file": str(key),
+            "ansible_ssh_common_args": "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null",
+            "ansible_python_interpreter": "/usr/bin/python3", "ansible_pipelining": True}}}}))
+        _run(["ansible-playbook", "-i", str(work / "prepare-hosts.yml"), str(work / "prepare.yml")], env=env, cwd=work)
+        _run(["docker", "commit", HOSTS[0], prepared])
+        _each(start_prepared, HOSTS[1:])
         order = work / "order.log"
         hook = "sh -c 'echo $(date +%%s.%%N) %s {{ inventory_hostname }} >> " + str(order) + "'"
         # the drain hook of the host to lose (run 2): logs its drain, then kills every sshd process of its container
@@ -173,11 +195,7 @@ def fleet(tmp_path_factory, collection_installed):
         for name in HOSTS[2:]:
             hosts[name]["common_packages"] = ["ca-certificates", "gnupg", "pciutils", "kmod"]
         (work / "hosts.yml").write_text(json.dumps(inventory, indent=2))
-        (work / "prepare.yml").write_text(json.dumps(PREPARE))
         (work / "fleet.yml").write_text(json.dumps(PLAYBOOK))
-        env = ansible_env()
-        env["ANSIBLE_CONFIG"] = str(work / "none.cfg")
-        _run(["ansible-playbook", "-i", str(work / "hosts.yml"), str(work / "prepare.yml")], env=env, cwd=work)
         time.sleep(1)                                     # the mark is newer than every file the setup wrote
         _each(lambda name: _exec(name, "touch /root/.dlbox-fleet-mark"))
         yield work
@@ -185,6 +203,7 @@ def fleet(tmp_path_factory, collection_installed):
         if build.poll() is None:
             build.kill()
         _run(["docker", "rm", "-f"] + list(HOSTS), check=False)                 # one call: the engine stops them at once
+        _run(["docker", "image", "rm", "-f", prepared], check=False)
         _run(["bash", str(ROOT / "tests/scripts/test-cache.sh"), "stop", pid], check=False)
 
 
