@@ -55,14 +55,16 @@ run() {
 }
 
 declare -A first second cpu1 cpu2
+round=0
 for n in ${BENCH_SIZES:-1 3 6}; do
+  round=$((round + 1))  # a size may repeat (BENCH_SIZES="6 12 6 12": converge again on fresh containers)
   {
     echo "all:"
     echo "  vars: {ansible_connection: community.docker.docker, dlbox_workstation_docker: false, dlbox_workstation_python_env: false}"
     echo "  children: {workstations: {hosts: {"
   } > "$work/hosts-$n"
   for i in $(seq 1 "$n"); do
-    name=dlbox-bench-fleet-$$-$n-$i
+    name=dlbox-bench-fleet-$$-$round-$n-$i
     names+=("$name")
     docker run -d --name "$name" --cgroupns=host --cap-add SYS_ADMIN --tmpfs /run --tmpfs /run/lock --tmpfs /tmp \
       -v /sys/fs/cgroup:/sys/fs/cgroup:rw \
@@ -79,11 +81,11 @@ for n in ${BENCH_SIZES:-1 3 6}; do
   for i in $(seq 1 "$n"); do
     state=
     for _ in $(seq 1 300); do
-      state=$(timeout 60 docker exec "dlbox-bench-fleet-$$-$n-$i" systemctl is-system-running --wait 2>/dev/null)
+      state=$(timeout 60 docker exec "dlbox-bench-fleet-$$-$round-$n-$i" systemctl is-system-running --wait 2>/dev/null)
       case $state in running|degraded) break ;; esac
       sleep 1
     done
-    case $state in running|degraded) ;; *) echo "bench: dlbox-bench-fleet-$$-$n-$i did not finish booting ($state)" >&2; exit 2 ;; esac
+    case $state in running|degraded) ;; *) echo "bench: dlbox-bench-fleet-$$-$round-$n-$i did not finish booting ($state)" >&2; exit 2 ;; esac
   done
   read -r "first[$n]" "cpu1[$n]" < <(run "$n" 1) && [ -n "${first[$n]}" ] || exit 1
   read -r "second[$n]" "cpu2[$n]" < <(run "$n" 2) && [ -n "${second[$n]}" ] || exit 1

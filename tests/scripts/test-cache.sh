@@ -31,7 +31,11 @@ name=dlbox-test-cache
 image=dlbox-test-cache:debian12
 apt_port=3142
 pip_port=3141
-mkdir -p "$dir/apt" "$dir/pip" "$dir/log/apt" "$dir/client" "$dir/users"
+# The container is one per machine (its name and ports), so its users are counted per machine too, not per checkout:
+# a run from another checkout (a git-archive copy, a clean clone) stopping "its" cache cut a running test's
+# downloads mid-run (2026-12-07: the SSH fleet test lost 172.17.0.1:3142 when a benchmark in a copy ended).
+users=${DLBOX_TEST_CACHE_USERS:-/tmp/dlbox-test-cache-users}
+mkdir -p "$dir/apt" "$dir/pip" "$dir/log/apt" "$dir/client" "$users"
 
 log() { printf '[test-cache] %s\n' "$*" >&2; }
 
@@ -131,7 +135,7 @@ healthy() {
 
 live_users() {  # users registered other than $1 whose process lives
   local f n=0
-  for f in "$dir"/users/*; do
+  for f in "$users"/*; do
     [ -e "$f" ] || continue
     [ "$(basename "$f")" = "${1:-}" ] && continue
     kill -0 "$(basename "$f")" 2>/dev/null && n=$((n + 1))
@@ -141,9 +145,9 @@ live_users() {  # users registered other than $1 whose process lives
 
 start() {
   local user=${1:-} want gw i
-  exec 9>"$dir/.lock"
+  exec 9>"$users/.lock"
   flock 9
-  [ -n "$user" ] && : > "$dir/users/$user"
+  [ -n "$user" ] && : > "$users/$user"
   want=$(recipe)
   gw=$(gateway)
   build_image "$want"
@@ -175,10 +179,10 @@ start() {
 
 stop() {
   local user=${1:-} f others=0
-  exec 9>"$dir/.lock"
+  exec 9>"$users/.lock"
   flock 9
-  [ -n "$user" ] && rm -f "$dir/users/$user"
-  for f in "$dir"/users/*; do
+  [ -n "$user" ] && rm -f "$users/$user"
+  for f in "$users"/*; do
     [ -e "$f" ] || continue
     if kill -0 "$(basename "$f")" 2>/dev/null; then others=$((others + 1)); else rm -f "$f"; fi
   done
