@@ -9,12 +9,14 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import LazyModule
 
-_plan = LazyModule("plugin_utils.nvidia_driver_plan")
+_decision = LazyModule("plugin_utils.roles.nvidia_driver")
 _role_plan = LazyModule("plugin_utils.role_plan")
 
 
 def nvidia_driver_plan(options, plan=None, host=None, request=None, hardware=None, facts=None, data_path=None):
-    """Decide what the nvidia_driver role does from its options, the plan and nvidia_driver_facts' results.
+    """Decide what the nvidia_driver role does from its options, the plan and nvidia_driver_facts' results (the
+    planner's options as they are: the role itself decides through ``dlbox.stack.role_decide('nvidia_driver', ...)``,
+    plugin_utils/roles/nvidia_driver.py, whose first decision is this one).
 
     ``plan``: ``dlbox_plan`` (or the ``plan`` of an earlier result), used when it already says the role's method,
     branch and module flavour; otherwise the plan is resolved once here (plugin_utils.role_plan) with the role's
@@ -23,18 +25,10 @@ def nvidia_driver_plan(options, plan=None, host=None, request=None, hardware=Non
         raise AnsibleFilterError("nvidia_driver_plan: expected the role's options as a mapping")
     if plan is not None and (not isinstance(plan, dict) or "stack" not in plan):
         raise AnsibleFilterError("nvidia_driver_plan: expected the plan (dlbox_plan, the result of dlbox.stack.resolve_stack) or none")
-    fits = _plan.plan_fits(plan, options.get("method") or "", str(options.get("branch") or ""), options.get("kernel_modules") or "",
-                           options.get("profile") or "")
     try:
-        got = _role_plan.role_plan("nvidia_driver", plan if fits else None, host=host, request=request, hardware=hardware,
-                                   overrides=None if fits else _plan.overrides(options), data_path=data_path)
+        return _decision.first(options, plan, host=host, request=request, hardware=hardware, facts=facts, data_path=data_path)
     except _role_plan.RolePlanError as exc:
         raise AnsibleFilterError(str(exc)) from exc
-    used = got["plan"]
-    out = _plan.decide(got["data"], options, used, host=host, facts=facts)
-    out["plan"] = {"ok": used.get("ok"), "errors": list(used.get("errors") or []), "host": used.get("host") or {},
-                   "stack": got["stack"], "source": got["source"]}
-    return out
 
 
 class FilterModule(object):

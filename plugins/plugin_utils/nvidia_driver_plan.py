@@ -18,6 +18,7 @@ Parsing of host output lives in ``module_utils._nvidia_driver`` (run by the fact
 
 from __future__ import annotations
 
+import copy
 import re
 
 from ansible_collections.dlbox.stack.plugins.module_utils import _nvidia_driver as nd
@@ -753,6 +754,38 @@ def decide(data, options, plan, host=None, facts=None):
         out["announce"] = ("Changing the NVIDIA driver from R%s (%s) to R%s: its %d packages are kept in %s first and reinstalled "
                            "if the new branch fails to install." % (change["from_branch"], installed["version"], change["to_branch"],
                                                                     len(installed["packages"]), o.get("keep_dir")))
+    if "simulation" in facts or facts.get("pending"):
+        _judge(out, o, driver, facts, installed)
+        if not out["ok"]:
+            return out
+    if "after" in facts:
+        _after(out, o, driver, facts, data.get("driver_package_names"))
+    if "archives" in facts and changing:
+        out["kept"] = keep_plan(installed["packages"], facts["archives"])
+    if "failed" in facts and changing:
+        out["rollback"] = rollback_plan(facts["failed"], facts.get("kept") or [], out["family"])
+    return out
+
+
+# The facts :func:`decide` reads only in its last steps (after the change is decided): a result decided without them is
+# updated with them by :func:`update`, which runs those steps alone.
+LATER_FACTS = ("simulation", "madison", "pending", "after", "archives", "failed", "kept")
+
+
+def update(data, options, decided, facts):
+    """:func:`decide`'s last steps on an earlier result ``decided`` (a copy), with the later facts of ``facts`` (the
+    facts ``decided`` was decided with, plus new ones of :data:`LATER_FACTS`): the verdict on apt's simulation
+    (``simulation`` or ``pending``), the checks after the install (``after``), the copies before a branch change
+    (``archives``), the rollback (``failed``, ``kept``). The same result as :func:`decide` with all of them when
+    ``facts`` brings each step's facts once, in the run's order (the role's tasks do); a refused ``decided``, or one
+    decided before ``installed`` was read, comes back as it is."""
+    out = copy.deepcopy(decided)
+    facts = facts or {}
+    if not out.get("ok") or out.get("skip_reason") or out.get("installed") is None or out.get("change") is None:
+        return out
+    o = dict(options, method=out["method"], profile=out["profile"])
+    driver, installed = out["driver"], out["installed"]
+    changing = out["change"]["action"] == "change"
     if "simulation" in facts or facts.get("pending"):
         _judge(out, o, driver, facts, installed)
         if not out["ok"]:

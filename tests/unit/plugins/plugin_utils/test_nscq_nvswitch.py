@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_plan as ndp
+from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import nvidia_driver as rnd
 from ansible_collections.dlbox.stack.plugins.plugin_utils import nvlink5_fabric as nf
 from ansible_collections.dlbox.stack.plugins.plugin_utils import stack_resolver
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat, load_gpu_index
@@ -131,11 +132,16 @@ def test_nscq_joins_the_apt_transaction_at_exactly_the_driver_version(data):
 
 
 def test_the_role_gives_apt_nscq_in_the_drivers_transaction_and_imports_no_nvlink5_tasks_for_it():
-    """vars/main.yml's FM names (what install.yml hands apt with the driver set) carry fabric_install_names; the NVLink5
-    task files (NVLSM's modules, IMEX) are imported for the hgx/nvl kinds only, not for NSCQ's nvswitch kind."""
+    """The decision's FM names (what install.yml hands apt with the driver set; decided in plugin_utils/roles/
+    nvidia_driver.py since issue 47, before in vars/main.yml) carry fabric_install_names; the NVLink5 task files (NVLSM's
+    modules, IMEX) are imported for the hgx/nvl kinds only, not for NSCQ's nvswitch kind."""
     role = ROOT / "roles" / "nvidia_driver"
-    names = yaml.safe_load((role / "vars" / "main.yml").read_text(encoding="utf-8"))["__nvidia_driver_fm_names"]
-    assert "fabric_install_names" in names
+    install = yaml.safe_load((role / "tasks" / "install.yml").read_text(encoding="utf-8"))
+    apt = [t["dlbox.stack.apt_present"]["name"] for b in install if "block" in b for t in b["block"] if "dlbox.stack.apt_present" in t]
+    assert "__nvidia_driver_decided.fm_names" in " ".join(apt)
+    names = rnd.fm_names({"fm_install_names": ["nvidia-fabricmanager-580=%s" % VERSION],
+                          "fabric_install_names": ["libnvidia-nscq-580=%s" % VERSION]})
+    assert "libnvidia-nscq-580=%s" % VERSION in names
     tasks = yaml.safe_load((role / "tasks" / "main.yml").read_text(encoding="utf-8"))
     block = next(t for t in tasks if "block" in t)["block"]
     for name in ("fabric_blackwell.yml", "fabric_blackwell_start.yml"):
