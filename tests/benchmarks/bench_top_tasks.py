@@ -35,7 +35,7 @@ def top(runs, n):
             mine[key] = (wall + row["wall"], cpu + row["cpu"])
         for key, value in mine.items():
             per.setdefault(key, []).append(value)
-    rows = [(statistics.median(w for w, _ in v), statistics.median(c for _, c in v), key) for key, v in per.items()]
+    rows = [(statistics.median(pair[0] for pair in v), statistics.median(pair[1] for pair in v), key) for key, v in per.items()]
     rows.sort(key=lambda r: -r[0])
     return rows[:n]
 

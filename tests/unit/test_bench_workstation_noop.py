@@ -45,7 +45,7 @@ def test_the_callback_records_each_task_with_its_file_and_line(tmp_path):
 
 
 def _run(tasks):
-    return {"wall": sum(w for _, _, w, _ in tasks), "cpu": sum(c for _, _, _, c in tasks),
+    return {"wall": sum(task[2] for task in tasks), "cpu": sum(task[3] for task in tasks),
             "tasks": [{"task": name, "path": path, "hosts": 1, "wall": wall, "cpu": cpu} for name, path, wall, cpu in tasks]}
 
 

@@ -56,7 +56,7 @@ def test_the_first_run_writes_the_folder_and_every_report(first):
 
 
 def test_a_rerun_writes_nothing_and_a_missing_or_stale_report_is_written_again(first):
-    reports, _, files = first
+    reports, files = first[0], first[2]
     assert _run(reports) == dict.fromkeys(WRITES, True)  # no module run for the folder or any report
     assert _files(reports) == files
     (reports / FILES[0]).write_text("{}\n", encoding="utf-8")  # the host's report stale
@@ -64,10 +64,10 @@ def test_a_rerun_writes_nothing_and_a_missing_or_stale_report_is_written_again(f
     (reports / "fleet.html").unlink()
     assert _run(reports) == {WRITES[0]: True, WRITES[1]: False, WRITES[2]: False}
     again = _files(reports)
-    assert {f: text for f, (text, _) in again.items()} == {f: text for f, (text, _) in files.items()}
+    assert {f: pair[0] for f, pair in again.items()} == {f: pair[0] for f, pair in files.items()}
     # of the fleet's three, the stale one and the missing one were written, not the third
     assert again["fleet.json"][1] == files["fleet.json"][1]
     assert again["fleet.md"][1] != files["fleet.md"][1]
     shutil.rmtree(reports)
     assert _run(reports) == dict.fromkeys(WRITES, False)
-    assert {f: text for f, (text, _) in _files(reports).items()} == {f: text for f, (text, _) in files.items()}
+    assert {f: pair[0] for f, pair in _files(reports).items()} == {f: pair[0] for f, pair in files.items()}
