@@ -253,8 +253,9 @@ def fleet_counts(rows):
 
 
 def _counts_line(counts):
-    return ("%(hosts)d hosts: %(changed)d changed, %(unchanged)d unchanged, %(failed)d failed, %(unreachable)d "
-            "unreachable, %(refused)d refused, %(not_run)d not run, %(pending_reboot)d with a reboot pending" % counts)
+    return ("%(hosts)d host%(s)s: %(changed)d changed, %(unchanged)d unchanged, %(failed)d failed, %(unreachable)d "
+            "unreachable, %(refused)d refused, %(not_run)d not run, %(pending_reboot)d with a reboot pending"
+            % dict(counts, s="" if counts["hosts"] == 1 else "s"))
 
 
 def fleet_text(rows, stopped=None):
