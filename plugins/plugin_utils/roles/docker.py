@@ -48,8 +48,11 @@ _VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 
 
 def vendor():
+    """Docker's repository (data/compat.yml) and the engine package of each docker_source (the decision's
+    ``engine_package`` names the same: the preflight's probe asks apt's candidate of it before the decision)."""
     repo = _vendor.repository("docker")
-    return {"url": repo["url"], "key_path": repo["key_path"], "fingerprint": repo["fingerprint"]}
+    return {"url": repo["url"], "key_path": repo["key_path"], "fingerprint": repo["fingerprint"],
+            "engine_packages": {"docker-ce": ENGINES[0], "distribution": ENGINES[1]}}
 
 
 # --- data/docker.yml -----------------------------------------------------------------------------------------------

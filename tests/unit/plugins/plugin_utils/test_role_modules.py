@@ -54,7 +54,17 @@ def test_a_role_without_a_spec_and_an_unknown_entry_are_refused():
 @pytest.mark.parametrize("role, entry", [("docker", "docker"), ("nvidia_container_toolkit", "container_toolkit")])
 def test_vendor_repositories_come_from_data(role, entry):
     got = role_module(role, "vendor")
-    assert got == {k: REPOS[entry][k] for k in ("url", "key_path", "fingerprint")}
+    assert {k: got[k] for k in ("url", "key_path", "fingerprint")} == {k: REPOS[entry][k] for k in ("url", "key_path", "fingerprint")}
+    assert set(got) - {"url", "key_path", "fingerprint"} <= {"engine_packages"}
+
+
+def test_docker_vendor_names_the_engine_package_of_each_source():
+    """docker's vars/main.yml reads the engine package of docker_source here (no package name typed in the role), and
+    both are engine packages of the data (data/compat.yml container_toolkit.engine_packages.docker)."""
+    got = role_module("docker", "vendor")["engine_packages"]
+    assert got == {"docker-ce": "docker-ce", "distribution": "docker.io"}
+    compat = yaml.safe_load((ROOT / "data" / "compat.yml").read_text())
+    assert set(got.values()) <= set(compat["container_toolkit"]["engine_packages"]["docker"])
 
 
 def test_cuda_repo_vendor_is_data_repositories_and_compat_machines():
