@@ -16,7 +16,8 @@ from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import Laz
 fs = LazyModule("plugin_utils.fleet_summary")
 
 KEYS = ("summary_report", "dlbox_failure", "dlbox_scenario", "dlbox_rollout_done", "dlbox_fitness", "dlbox_edge",
-        "dlbox_plan", "dlbox_refusal", "dlbox_rollout_step", "dlbox_rollout_lost", "dlbox_rollout_acceptance")
+        "dlbox_plan", "dlbox_refusal", "dlbox_rollout_step", "dlbox_rollout_lost", "dlbox_rollout_acceptance",
+        "dlbox_rollout_left_drained")
 
 
 def _pick(hostvars, hosts):

@@ -27,6 +27,9 @@ Its input is what the run left in each host's variables:
   its batch, lost after its changes or never back from its reboot; or, Ansible having dropped it from its batch, a
   ping from a host still in the batch); its ``dlbox_rollout_step`` says where. A host Ansible dropped is never
   presumed lost from its absence: one that still answers was dropped for a failure, and is recorded failed.
+- ``dlbox_rollout_left_drained``: why a host that got to the end of its batch was not resumed (rollout_finish.yml: an
+  admin's drain, a driver reboot pending, a driver that does not answer; "" where it was resumed): the reason of its
+  row, "left drained: <why>", whatever its status (changed or unchanged).
 
 Each host of the rollout has one status: ``changed``, ``unchanged`` (its scenario got to the end of its batch),
 ``failed`` (the task and its message), ``unreachable`` (lost mid-run: the step it was lost at; the run was interrupted
@@ -119,6 +122,16 @@ def _acceptance(value, host):
     return " ".join(value.split()) or None
 
 
+def _left_drained(value, host):
+    """A host's ``dlbox_rollout_left_drained`` on one line, or None where it was resumed."""
+    if value in (None, ""):
+        return None
+    if not isinstance(value, str):
+        raise FleetSummaryError("fleet_summary: dlbox_rollout_left_drained of %s must be text (why the host is left "
+                                "drained), not %r" % (host, value))
+    return " ".join(value.split()) or None
+
+
 def _edge(value, host):
     """A Jetson's ``dlbox_edge`` -> (``JetPack 6.2 / L4T 36.4.3 / MAXN``, frameworks, pending reboots); Nones without."""
     if value in (None, {}, ""):
@@ -201,6 +214,9 @@ def fleet_rows(hosts, hostvars, scenario=None, lost=None, stopped=None, played=N
         elif done:
             # edge.yml has no summary role: what changed is not known there, and the row says changed
             status = "changed" if changed is None or changed else "unchanged"
+            left = _left_drained(hv.get("dlbox_rollout_left_drained"), host)
+            if left:
+                reason = "left drained: " + left
         else:
             status = "not run"
             where = "its batch" if host in played else "its group's play"

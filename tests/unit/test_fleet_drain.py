@@ -77,6 +77,7 @@ def test_the_rollout_waits_for_a_piped_check_and_fails_a_host_never_drained_unto
              " | grep -qx drained" % (node, node))
     inventory = {"all": {"vars": {
         "ansible_connection": "local", "ansible_python_interpreter": sys.executable, "test_dir": str(tmp_path),
+        "dlbox_rollout_state_dir": "%s/marks/{{ inventory_hostname }}" % tmp_path,
         "dlbox_scheduler_host": "localhost", "dlbox_drain_command": drain, "dlbox_drain_check_command": check,
         "dlbox_drain_check_interval": 1, "dlbox_drain_timeout": 2},
         "hosts": {"node-a": {"test_checks_to_drain": 3}, "node-b": {"test_checks_to_drain": 99999}}}}
@@ -86,6 +87,8 @@ def test_the_rollout_waits_for_a_piped_check_and_fails_a_host_never_drained_unto
     b = json.loads((tmp_path / "result-node-b.json").read_text())
     assert a == {"failure": None, "step": "test: baseline (common)"}, a
     assert (tmp_path / "changed-node-a").is_file()                              # changed once drained
+    # the rollout's own drain is recorded on each host it drained (rollout_finish.yml removes it after the resume)
+    assert (tmp_path / "marks" / "node-a" / "drained").is_file() and (tmp_path / "marks" / "node-b" / "drained").is_file()
     assert b["failure"]["task"] == "Fail the host, untouched, when it was not drained in time", b
     assert b["failure"]["message"].startswith("node-b was not drained within 2 s (dlbox_drain_check_command on "
                                               "localhost exited 1)"), b
@@ -106,6 +109,7 @@ def test_the_labs_check_accepts_a_suffixed_state_and_fails_an_unknown_node_at_on
     (fake / "sinfo").chmod(0o755)
     inventory = {"all": {"vars": {
         "ansible_connection": "local", "ansible_python_interpreter": sys.executable, "test_dir": str(tmp_path),
+        "dlbox_rollout_state_dir": "%s/marks/{{ inventory_hostname }}" % tmp_path,
         "dlbox_scheduler_host": "localhost", "dlbox_drain_command": "true", "dlbox_drain_check_command": CHECK,
         "dlbox_drain_check_interval": 1, "dlbox_drain_timeout": 60, "dlbox_report_dir": str(tmp_path / "reports")},
         "hosts": {"node-a.lab": {}, "node-b.lab": {}}}}

@@ -30,7 +30,9 @@ def rollout(work, hosts, extra_vars, playbook=PLAYBOOK, **group_vars):
     """The stand-in rollout of ``hosts`` (name -> host variables); (process, summary.json or None)."""
     (work / "reports").mkdir(parents=True, exist_ok=True)
     inventory = {"all": {"vars": dict({"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
-                                       "test_dir": str(work), "dlbox_report_dir": str(work / "reports")},
+                                       "test_dir": str(work), "dlbox_report_dir": str(work / "reports"),
+                                       # the rollout's drain marker, one folder per host (one file system here)
+                                       "dlbox_rollout_state_dir": "%s/marks/{{ inventory_hostname }}" % work},
                                       **group_vars),
                          "hosts": hosts}}
     (work / "hosts.yml").write_text(json.dumps(inventory))
@@ -215,6 +217,9 @@ def test_a_node_an_admin_drained_is_neither_drained_again_nor_resumed(tmp_path):
     assert {r["host"]: r["status"] for r in summary["hosts"]} == {"h1": "changed", "h2": "changed"}
     assert sorted((state / "calls").read_text().split()) == ["drain-h1", "resume-h1"]
     assert (state / "h2").read_text() == "drained\n" and (state / "h1").read_text() == "idle\n"
+    # the summary says why h2 is still drained (rt50 MEDIUM M3), and h1 was resumed
+    reasons = {r["host"]: r["reason"] for r in summary["hosts"]}
+    assert reasons["h1"] is None and reasons["h2"].startswith("left drained: an admin had drained it"), reasons
     assert marked(tmp_path) == ["h1", "h2"]
 
 
