@@ -10,6 +10,7 @@ DCGM, workstation.yml after it); server.yml read dlbox_workstation 11 times; edg
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import yaml
@@ -92,3 +93,18 @@ def test_no_block_that_includes_a_role_is_tagged():
             roles = [_include(t, "role") for t in _walk(block["block"]) if _include(t, "role")]
             if roles and roles != ["dlbox.stack.summary"]:
                 assert "tags" not in block, (path.name, block["name"])
+
+
+def test_no_play_or_role_reads_the_deprecated_alias():
+    """rt47 M6: the grep above ("dlbox_workstation.") missed offline_plan.yml's `run=dlbox_workstation.run` and
+    `if dlbox_workstation.run.python_env`. Any mention of the alias (not dlbox_workstation_<switch>) in playbooks/ and
+    roles/ outside plan.yml's definition is a read of it; plan.yml defines it once and names it in that task's name."""
+    alias = re.compile(r"\bdlbox_workstation\b(?!_)")
+    reads = [(path.relative_to(ROOT).as_posix(), n) for top in (PLAYBOOKS, ROOT / "roles")
+             for path in sorted(top.rglob("*")) if path.suffix in (".yml", ".yaml", ".j2") and path.is_file()
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if alias.search(line)
+             and not (path.name == "plan.yml" and path.parent == PLAYBOOKS)]
+    assert reads == [], reads
+    plan = [line.strip() for line in (PLAYBOOKS / "plan.yml").read_text(encoding="utf-8").splitlines() if alias.search(line)]
+    assert plan == ["- name: Hand each host its plan (dlbox_plan) and its roles (dlbox_workstation)",
+                    'dlbox_workstation: "{{ __dlbox_plans.workstation[item] }}"'], plan
