@@ -20,8 +20,8 @@ Every role with a module here is in :data:`ROLES` with the entry points its modu
 
 :func:`call` reaches one entry point and says which ones a role has when asked for another; :func:`decide` is a role's
 whole decision (``decide`` with ``options`` and ``needs`` added). :data:`DECIDERS` (the roles that declare ``decide``)
-is derived from :data:`ROLES`; a role named in the DECIDERS line below and not in ROLES is registered with options,
-decide and needs, so that one line adds a role's decision.
+is derived from :data:`ROLES` (one registration path: a role's decision is added by its ROLES line; the test compares
+DECIDERS with the modules that define ``decide``).
 """
 
 from __future__ import annotations
@@ -43,13 +43,11 @@ ROLES = {
     "jetpack": ("options", "vendor"),
     "nccl": _DECIDES,
     "nvidia_container_toolkit": ("options", "vendor", "decide", "needs"),
+    "nvidia_driver": _DECIDES,
     "python_env": _DECIDES,
 }
 
-# Roles whose decision lives in their module (one line adds one: registered below with options, decide and needs).
-DECIDERS = ("docker", "nvidia_container_toolkit", "dcgm", "gpu_settings", "cuda", "cudnn", "nvidia_driver")
-for _role in DECIDERS:
-    ROLES.setdefault(_role, _DECIDES)
+# Roles whose decision lives in their module.
 DECIDERS = tuple(role for role, declared in ROLES.items() if "decide" in declared)
 
 
