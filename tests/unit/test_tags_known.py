@@ -40,6 +40,18 @@ def test_the_plays_reading_of_the_tags_is_the_yaml_tags_of_the_roles_and_covers_
     assert played <= yaml_tags | {"always", "never"}, played - yaml_tags
 
 
+def test_the_tags_a_playbook_reads_are_accepted():
+    """server.yml runs acceptance where ansible_run_tags has 'acceptance' (no task carries that tag): plan.yml's
+    __dlbox_tags_read lists each name a playbook or role reads from ansible_run_tags, and only those."""
+    read = {name.strip(" '\"") for top in ("playbooks", "roles") for f in (ROOT / top).rglob("*.yml")
+            if "plan.yml" != f.name
+            for m in re.findall(r"ansible_run_tags \| intersect\(\[([^]]*)\]", f.read_text(encoding="utf-8"))
+            for name in m.split(",")} - {"all"}
+    first = yaml.safe_load((ROOT / "playbooks" / "plan.yml").read_text(encoding="utf-8"))[0]["tasks"]
+    check = next(t for t in first if t.get("name") == "Check that --tags names tags of the collection's roles")
+    assert read == {"acceptance"} and check["vars"]["__dlbox_tags_read"] == sorted(read), read
+
+
 def test_a_tag_that_names_no_role_is_refused_with_the_roles_tags(tmp_path):
     returncode, out = _run(tmp_path, "--tags", "driver", playbook=ROOT / "playbooks" / "plan.yml")
     assert returncode != 0, out[-3000:]
@@ -47,5 +59,6 @@ def test_a_tag_that_names_no_role_is_refused_with_the_roles_tags(tmp_path):
 
 
 def test_a_roles_tag_or_step_tag_passes(tmp_path):
-    returncode, out = _run(tmp_path, "--tags", "nvidia_driver_install,cuda,always", playbook=ROOT / "playbooks" / "plan.yml")
+    returncode, out = _run(tmp_path, "--tags", "nvidia_driver_install,cuda,always,acceptance",
+                           playbook=ROOT / "playbooks" / "plan.yml")
     assert returncode == 0 and "no role of dlbox.stack has that tag" not in out, out[-3000:]
