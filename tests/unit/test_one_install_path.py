@@ -108,3 +108,28 @@ def test_no_play_or_role_reads_the_deprecated_alias():
     plan = [line.strip() for line in (PLAYBOOKS / "plan.yml").read_text(encoding="utf-8").splitlines() if alias.search(line)]
     assert plan == ["- name: Hand each host its plan (dlbox_plan) and its roles (dlbox_workstation)",
                     'dlbox_workstation: "{{ __dlbox_plans.workstation[item] }}"'], plan
+
+
+def test_no_role_level_reboot_inside_the_scenario_path():
+    """rt47 M1: install_stack.yml did not give the driver role nvidia_driver_reboot never (server.yml did), so with
+    nvidia_driver_reboot: if_needed the role rebooted in the middle of the first block, before CUDA, bypassing
+    dlbox_reboot_allowed and the rollout's reboot step. Every include of the driver role in the scenario path gets
+    never (its tasks_from reboot.yml only in rollout_reboot.yml), and a user's value that outranks it (-e) is refused."""
+    stack = list(_walk(_load(PLAYBOOKS / "tasks" / "install_stack.yml")))
+    scenario = [t for name in ("workstation.yml", "server.yml") for t in _play_tasks(name)] + stack + \
+        list(_walk(_load(PLAYBOOKS / "tasks" / "install_server.yml")))
+    driver = [t for t in scenario if _include(t, "role") == "dlbox.stack.nvidia_driver"]
+    assert driver and all(t.get("vars", {}).get("nvidia_driver_reboot") == "never" for t in driver), driver
+    reboots = [(path.relative_to(PLAYBOOKS).as_posix(), t.get("name")) for path in sorted(PLAYBOOKS.rglob("*.yml"))
+               for t in _walk(_load(path) or []) if isinstance(t, dict)
+               and ("ansible.builtin.reboot" in t or (t.get("ansible.builtin.include_role") or {}).get("tasks_from")
+                    == "reboot.yml")]
+    assert [p for p, _name in reboots] == ["tasks/rollout_reboot.yml"], reboots
+    guard = next(t for t in stack if "ansible.builtin.assert" in t and "nvidia_driver_reboot == 'never'" in
+                 t["ansible.builtin.assert"]["that"])
+    assert guard["vars"] == {"nvidia_driver_reboot": "never"} and guard["tags"] == ["always"]
+    order = [t.get("name") for t in stack]
+    assert order.index(guard["name"]) < order.index("Check the rollout variables, note the scenario, drain the host "
+                                                    "(dlbox_drain_command)")
+    when = _load(PLAYBOOKS / "tasks" / "rollout_reboot.yml")[0]["when"]
+    assert "dlbox_reboot_allowed | default(__dlbox_reboot_wanted | default('never') == 'if_needed') | bool" in when

@@ -26,13 +26,13 @@ sys.path.insert(0, str(ROOT / "tools"))
 from dlboxdata import collection  # noqa: E402  pylint: disable=wrong-import-position,import-error
 
 
-def _run(tmp_path, *args, playbook=ROOT / "playbooks" / "workstation.yml"):
-    inventory = {"all": {
-        "vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable, "ansible_become": False,
-                 "dlbox_report_dir": str(tmp_path / "reports"),
-                 "dlbox_plan_hardware": {"gpus": ["RTX 4090"], "os": "debian-12"}},
+def _run(tmp_path, *args, playbook=ROOT / "playbooks" / "workstation.yml", inventory=None):
+    hosts = {"all": {
+        "vars": dict({"ansible_connection": "local", "ansible_python_interpreter": sys.executable, "ansible_become": False,
+                      "dlbox_report_dir": str(tmp_path / "reports"),
+                      "dlbox_plan_hardware": {"gpus": ["RTX 4090"], "os": "debian-12"}}, **(inventory or {})),
         "hosts": {"localhost": {}}}}
-    (tmp_path / "hosts.yml").write_text(json.dumps(inventory))
+    (tmp_path / "hosts.yml").write_text(json.dumps(hosts))
     collection.importable()
     base = next(p for p in sys.path if (Path(p) / "ansible_collections" / "dlbox" / "stack").resolve() == ROOT)
     env = {"PATH": "%s:/usr/bin:/bin" % BIN, "ANSIBLE_CONFIG": str(tmp_path / "none.cfg"), "ANSIBLE_NOCOLOR": "1",
