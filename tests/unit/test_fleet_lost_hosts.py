@@ -97,7 +97,9 @@ def test_a_resume_that_fails_under_a_budget_of_0_is_a_failure_and_the_summary_is
     assert summary is not None, out[-3000:]
     got = rows(summary)
     assert {h: r["status"] for h, r in got.items()} == {"h1": "changed", "h2": "failed", "h3": "changed"}, got
-    assert got["h2"]["failure"]["task"] == "Run the resume command", got["h2"]
+    assert got["h2"]["failure"]["task"] == "Fail the host when the resume command failed (it stays drained)", got["h2"]
+    assert got["h2"]["failure"]["message"] == ("The resume command (dlbox_resume_command) failed on localhost "
+                                               "(dlbox_scheduler_host) for h2: exit 1; it stays drained."), got["h2"]
     assert [(b["failed"], b["unreachable"], b["stop"]) for b in summary["batches"]] == [(["h2"], [], True)]
     assert "dlbox_max_fail_percentage=0%" in summary["stopped"]
 

@@ -276,7 +276,7 @@ PLAY = """
   hosts: all
   gather_facts: false
   serial: "{{ dlbox_serial | default(0) | dlbox.stack.rollout_serial }}"
-  max_fail_percentage: "{{ dlbox_max_fail_percentage | default(100) | dlbox.stack.rollout_budget }}"
+  max_fail_percentage: 100  # the budget is the rollout's (rollout_finish.yml), as in workstation.yml
   tasks:
     - name: Install the stack
       timeout: "{{ dlbox_task_timeout | default(3600) | int }}"

@@ -1,0 +1,74 @@
+# Copyright: (c) 2026, dlbox.stack contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The failure budget is the rollout's, counted at each batch's end, not Ansible's play keyword (issue 50 red team rt50
+MEDIUM M1, LOW L6).
+
+Before: the scenario plays set Ansible's max_fail_percentage to dlbox_max_fail_percentage. Ansible checks it after
+every task (strategy/linear.py): with a budget of 0, one failure outside a rescued block failed every host left in the
+batch at once, before rollout_finish.yml: nothing resumed (drained nodes left out of the scheduler), and the summary
+was the one written at the batch's start (every host "unreachable: lost during its batch"). And a budget set in the
+inventory reached the rollout's count but not the keyword, while site.yml said inventory variables cannot set it.
+
+Real ansible-playbook over the local connection: the rollout stand-in (tests/integration/rollout_standin/rollout.yml,
+workstation.yml's play keywords) with test_fleet_lost_hosts' task that fails a host outside the rescued block; the
+FIXTURE scheduler of test_fleet_left_drained (a state file per node, a call log). NOT Slurm.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import test_fleet_left_drained as sched  # noqa: E402  pylint: disable=wrong-import-position,import-error
+import test_fleet_lost_hosts as standin  # noqa: E402  pylint: disable=wrong-import-position,import-error
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_scenario_plays_leave_the_budget_to_the_rollout():
+    for name in ("workstation.yml", "server.yml", "edge.yml"):
+        plays = yaml.safe_load((ROOT / "playbooks" / name).read_text())
+        batched = [p for p in plays if "serial" in p]
+        assert len(batched) == 1 and batched[0]["max_fail_percentage"] == 100, (name, batched)
+
+
+def test_budget_0_one_failure_outside_the_rescue_the_batch_still_ends_resumed_counted_and_stopped(tmp_path):
+    shared = tmp_path / "lab"
+    gv = sched.scheduler(shared)
+    hosts = {"h1": {}, "h2": {"test_fail_outside": True}, "h3": {}, "h4": {}}
+    proc, summary = standin.rollout(tmp_path, hosts, {"dlbox_serial": 3, "dlbox_max_fail_percentage": 0},
+                                    playbook=standin.outside_playbook(tmp_path), **gv)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 2 and "Traceback" not in out, out[-3000:]
+    # the batch got to its end: h1 and h3 resumed, h2 (failed) left drained, h4 untouched
+    assert sorted(sched.calls(shared)) == ["drain-h1", "drain-h2", "drain-h3", "resume-h1", "resume-h3"], \
+        sched.calls(shared)
+    rows = standin.rows(summary)
+    assert {h: r["status"] for h, r in rows.items()} == {
+        "h1": "changed", "h2": "failed", "h3": "changed", "h4": "not run"}, rows
+    assert [(b["index"], b["failed"], b["stop"]) for b in summary["batches"]] == [(1, ["h2"], True)], summary["batches"]
+    assert "more than the failure budget dlbox_max_fail_percentage=0%" in summary["stopped"], summary["stopped"]
+    assert standin.marked(tmp_path) == ["h1", "h2", "h3"]
+
+
+def test_a_budget_from_the_inventory_is_counted_and_a_bad_one_refused_before_any_change(tmp_path):
+    hosts = {"h1": {}, "h2": {"test_fail": True}, "h3": {}, "h4": {}, "h5": {}, "h6": {}}
+    proc, summary = standin.rollout(tmp_path / "inv", hosts, {"dlbox_serial": 3}, dlbox_max_fail_percentage=0)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 2 and "Traceback" not in out, out[-3000:]
+    rows = standin.rows(summary)
+    assert [h for h, r in rows.items() if r["status"] == "not run"] == ["h4", "h5", "h6"], rows
+    assert "dlbox_max_fail_percentage=0%" in summary["stopped"], summary["stopped"]
+    # the same failure with the default budget (100) goes on
+    proc, summary = standin.rollout(tmp_path / "default", hosts, {"dlbox_serial": 3})
+    assert proc.returncode == 2 and summary["stopped"] is None, (proc.stdout + proc.stderr)[-3000:]
+    assert standin.marked(tmp_path / "default") == ["h1", "h2", "h3", "h4", "h5", "h6"]
+    # not a percentage: every host fails at the rollout's check, before any change
+    proc, summary = standin.rollout(tmp_path / "bad", {"h1": {}, "h2": {}}, {}, dlbox_max_fail_percentage="lots")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 2 and "Traceback" not in out, out[-3000:]
+    assert standin.marked(tmp_path / "bad") == []
+    assert "dlbox_max_fail_percentage: 'lots' is not a percentage 0-100" in out, out[-3000:]
