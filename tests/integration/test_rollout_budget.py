@@ -31,7 +31,10 @@ def inventory(work, hosts, **extra):
     """Hosts h1..hN over the local connection; ``hosts``: name -> host variables."""
     (work / "reports").mkdir(parents=True, exist_ok=True)
     data = {"all": {"vars": dict({"ansible_connection": "local", "ansible_python_interpreter": str(BIN / "python"),
-                                  "test_dir": str(work), "dlbox_report_dir": str(work / "reports")}, **extra),
+                                  "test_dir": str(work), "dlbox_report_dir": str(work / "reports"),
+                                  # the rollout's own drain marker, per host (local hosts share this file system)
+                                  "dlbox_rollout_state_dir": str(work / "state") + "/{{ inventory_hostname }}"},
+                                 **extra),
                     "hosts": hosts}}
     (work / "hosts.yml").write_text(json.dumps(data, indent=2))
     return work / "hosts.yml"
