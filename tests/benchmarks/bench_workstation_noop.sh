@@ -78,7 +78,7 @@ esac
 
 # run N: `make workstation` against the container once; prints one line: wall s, controller CPU s, recap, tasks
 run() {
-  local start rc recap wall cpu
+  local start
   start=$(date +%s%N)
   # python_env off: since issue 45 a CPU-only host builds the plan's CPU PyTorch by default, from PyTorch's index,
   # which this machine cannot reach (and no CPU torch for ubuntu2404's Python 3.12 is on its disk); the figures
@@ -86,39 +86,10 @@ run() {
   ANSIBLE_COLLECTIONS_PATH="${2:-$ANSIBLE_COLLECTIONS_PATH}" DLBOX_BENCH_TASK_CPU="$work/tasks-$1.json" /usr/bin/time -f "%U %S" -o "$work/cpu-$1" \
     ansible-playbook -i "$work/hosts" dlbox.stack.workstation -e dlbox_workstation_python_env=false \
     >"$work/run-$1.log" 2>&1
-  rc=$?
-  if [ $rc -ne 0 ]; then
-    tail -40 "$work/run-$1.log" >&2
-    echo "bench: workstation.yml run $1 failed (rc $rc)" >&2
-    exit 1
-  fi
-  wall=$(echo "scale=1; ($(date +%s%N) - $start) / 1000000000" | bc)
-  cpu=$(awk '{ print $1 + $2 }' "$work/cpu-$1")
-  recap=$(grep -E "^$name +: " "$work/run-$1.log" | sed "s/^$name *: *//; s/  */ /g")
-  echo "$1 $wall $cpu" >> "$work/results"
-  echo "run $1: $wall s wall, controller CPU $cpu s ($recap; $(grep -c '^TASK \[' "$work/run-$1.log") tasks printed)"
+  run_done "$1" "$start" $?
 }
 
-# BENCH_AB="PATH_A PATH_B" (two collections paths: two versions of the collection): after the re-runs above,
-# BENCH_AB_RUNS (default 3) more no-op re-runs of each on the same converged host, alternating A, B, A, B, ... (back to
-# back on a loaded machine); then each one's medians and its 15 most expensive tasks
-ab_runs() {
-  local i k line
-  read -r -a ab <<< "${BENCH_AB:-}"
-  [ ${#ab[@]} -gt 0 ] || return 0
-  for i in $(seq 1 "${BENCH_AB_RUNS:-3}"); do
-    for k in "${!ab[@]}"; do
-      line=$(run "ab$k-$i" "${ab[$k]}") || exit 1
-      echo "$line (${ab[$k]})"
-    done
-  done
-  for k in "${!ab[@]}"; do
-    echo "${ab[$k]}: median of $(grep -c "^ab$k-" "$work/results") no-op re-runs:" \
-         "$(grep "^ab$k-" "$work/results" | sort -k2 -n | awk '{ w[NR] = $2 } END { print w[int((NR + 1) / 2)] }') s wall," \
-         "controller CPU $(grep "^ab$k-" "$work/results" | sort -k3 -n | awk '{ c[NR] = $3 } END { print c[int((NR + 1) / 2)] }') s"
-    "$py" tests/benchmarks/bench_top_tasks.py -n 15 "$work"/tasks-ab"$k"-*.json
-  done
-}
+. "$root/tests/benchmarks/bench_noop_lib.sh"
 
 echo "make workstation on a CPU-only $distro test container (over $connection):"
 run 1 || exit 1
