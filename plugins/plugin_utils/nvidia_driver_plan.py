@@ -754,6 +754,12 @@ def decide(data, options, plan, host=None, facts=None):
         out["announce"] = ("Changing the NVIDIA driver from R%s (%s) to R%s: its %d packages are kept in %s first and reinstalled "
                            "if the new branch fails to install." % (change["from_branch"], installed["version"], change["to_branch"],
                                                                     len(installed["packages"]), o.get("keep_dir")))
+    return _later_steps(out, o, driver, facts, installed, changing, data)
+
+
+def _later_steps(out, o, driver, facts, installed, changing, data):
+    """The steps :func:`decide` ends with and :func:`update` runs alone: apt's verdict (``simulation``/``pending``),
+    the checks after the install (``after``), the copies before a branch change (``archives``), the rollback."""
     if "simulation" in facts or facts.get("pending"):
         _judge(out, o, driver, facts, installed)
         if not out["ok"]:
@@ -786,17 +792,7 @@ def update(data, options, decided, facts):
     o = dict(options, method=out["method"], profile=out["profile"])
     driver, installed = out["driver"], out["installed"]
     changing = out["change"]["action"] == "change"
-    if "simulation" in facts or facts.get("pending"):
-        _judge(out, o, driver, facts, installed)
-        if not out["ok"]:
-            return out
-    if "after" in facts:
-        _after(out, o, driver, facts, data.get("driver_package_names"))
-    if "archives" in facts and changing:
-        out["kept"] = keep_plan(installed["packages"], facts["archives"])
-    if "failed" in facts and changing:
-        out["rollback"] = rollback_plan(facts["failed"], facts.get("kept") or [], out["family"])
-    return out
+    return _later_steps(out, o, driver, facts, installed, changing, data)
 
 
 def _installed_series(options, driver, fm, names, facts, family, branch):
