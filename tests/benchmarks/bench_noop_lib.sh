@@ -21,6 +21,19 @@ run_done() {
   echo "run $1: $wall s wall, controller CPU $cpu s ($recap; $(grep -c '^TASK \[' "$work/run-$1.log") tasks printed)"
 }
 
+# noop_runs FIRST: BENCH_NOOP_RUNS (default 2) no-op re-runs numbered from FIRST, each checked to change nothing (said
+# on stderr otherwise), then their 15 most expensive tasks
+noop_runs() {
+  local i line noop=()
+  for i in $(seq "$1" $(($1 - 1 + ${BENCH_NOOP_RUNS:-2}))); do
+    line=$(run "$i") || exit 1
+    echo "$line (no-op re-run)"
+    noop+=("$work/tasks-$i.json")
+    grep -Eq "^$name +: .*changed=0 " "$work/run-$i.log" || echo "bench: run $i changed something: not a no-op" >&2
+  done
+  "$py" tests/benchmarks/bench_top_tasks.py -n 15 "${noop[@]}"
+}
+
 # BENCH_AB="PATH_A PATH_B" (two collections paths: two versions of the collection): after the re-runs above,
 # BENCH_AB_RUNS (default 3) more no-op re-runs of each on the same converged host, alternating A, B, A, B, ... (back to
 # back on a loaded machine); then each one's medians and its 15 most expensive tasks

@@ -87,12 +87,5 @@ if ! ansible -i "$work/hosts" all -m ansible.builtin.reboot \
 fi
 echo "(the stub reboot)"
 run 2 || exit 1
-noop=()
-for i in $(seq 3 $((2 + ${BENCH_NOOP_RUNS:-2}))); do
-  line=$(run "$i") || exit 1
-  echo "$line (no-op re-run)"
-  noop+=("$work/tasks-$i.json")
-  grep -Eq "^$name +: .*changed=0 " "$work/run-$i.log" || echo "bench: run $i changed something: not a no-op" >&2
-done
-"$py" tests/benchmarks/bench_top_tasks.py -n 15 "${noop[@]}"
+noop_runs 3
 ab_runs

@@ -93,12 +93,5 @@ run() {
 
 echo "make workstation on a CPU-only $distro test container (over $connection):"
 run 1 || exit 1
-noop=()
-for i in $(seq 2 $((1 + ${BENCH_NOOP_RUNS:-2}))); do
-  line=$(run "$i") || exit 1
-  echo "$line (no-op re-run)"
-  noop+=("$work/tasks-$i.json")
-  grep -Eq "^$name +: .*changed=0 " "$work/run-$i.log" || echo "bench: run $i changed something: not a no-op" >&2
-done
-"$py" tests/benchmarks/bench_top_tasks.py -n 15 "${noop[@]}"
+noop_runs 2
 ab_runs
