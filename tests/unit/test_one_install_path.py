@@ -114,7 +114,7 @@ def test_no_role_level_reboot_inside_the_scenario_path():
     """rt47 M1: install_stack.yml did not give the driver role nvidia_driver_reboot never (server.yml did), so with
     nvidia_driver_reboot: if_needed the role rebooted in the middle of the first block, before CUDA, bypassing
     dlbox_reboot_allowed and the rollout's reboot step. Every include of the driver role in the scenario path gets
-    never (its tasks_from reboot.yml only in rollout_reboot.yml), and a user's value that outranks it (-e) is refused."""
+    never (its tasks_from reboot, the entry point, only in rollout_reboot.yml), and a user's value that outranks it (-e) is refused."""
     stack = list(_walk(_load(PLAYBOOKS / "tasks" / "install_stack.yml")))
     scenario = [t for name in ("workstation.yml", "server.yml") for t in _play_tasks(name)] + stack + \
         list(_walk(_load(PLAYBOOKS / "tasks" / "install_server.yml")))
@@ -123,7 +123,7 @@ def test_no_role_level_reboot_inside_the_scenario_path():
     reboots = [(path.relative_to(PLAYBOOKS).as_posix(), t.get("name")) for path in sorted(PLAYBOOKS.rglob("*.yml"))
                for t in _walk(_load(path) or []) if isinstance(t, dict)
                and ("ansible.builtin.reboot" in t or (t.get("ansible.builtin.include_role") or {}).get("tasks_from")
-                    == "reboot.yml")]
+                    in ("reboot", "reboot.yml"))]
     assert [p for p, _name in reboots] == ["tasks/rollout_reboot.yml"], reboots
     guard = next(t for t in stack if "ansible.builtin.assert" in t and "nvidia_driver_reboot == 'never'" in
                  t["ansible.builtin.assert"]["that"])
