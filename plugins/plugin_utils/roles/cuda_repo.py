@@ -6,16 +6,22 @@
 ``vendor()`` -> ``{"url", "signing_keys": {distro or "default": {file, fingerprint}}, "arch_dirs": {arch: dir}}``
 from data/repositories.yml and data/compat.yml ``machines`` (x86_64 -> x86_64, aarch64 -> sbsa).
 ``needs()`` -> what setting it up downloads: the packages apt and deb822_repository need first (PREREQUISITES:
-roles/cuda_repo/tasks/keyring.yml installs exactly these) and the key; ``needs(run=...)`` what its consumers
-(cuda, cudnn, nccl) install from it.
+roles/cuda_repo/tasks/keyring.yml installs exactly these) and the key; ``needs(facts=...)`` adds the repository of one
+host (:func:`repository`: its URL, key URL and pinned fingerprint, as the role's preflight works them out);
+``needs(run=...)`` what its consumers (cuda, cudnn, nccl) install from it.
 """
 
 from __future__ import annotations
 
+import re
+
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat
-from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import _vendor
+from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import RoleModuleError, _spec, _vendor
 
 PREREQUISITES = ("ca-certificates", "python3-debian")
+_NAME = re.compile(r"^[a-z0-9-]+/(x86_64|sbsa|arm64)$")
+_URL = re.compile(r"^(https?://[^/\s]+/|file:///)\S*$")
+_FINGERPRINT = re.compile(r"^([0-9A-F]{40}|[0-9A-F]{64})$")
 
 
 def vendor(data_path=None):
@@ -27,11 +33,64 @@ def vendor(data_path=None):
             "arch_dirs": {arch: entry["cuda_repo"] for arch, entry in machines.items() if entry.get("cuda_repo")}}
 
 
+def _text(value):
+    return "" if value is None else str(value)
+
+
+def repository(given=None, facts=None, plan=None, site_mirror=None, data_path=None):
+    """NVIDIA's CUDA repository for one host, as roles/cuda_repo/tasks/preflight.yml works it out (the same rules, the
+    same refusals): ``{"name", "url", "key_url", "key_src", "fingerprint"}``.
+
+    ``given``: the cuda_repo_* variables (the argument specs' defaults under them); ``facts``: the host's
+    ansible_facts (distribution, distribution_version, distribution_major_version, architecture, kernel);
+    ``plan``: dlbox_plan (its stack.cuda.repository) or none; ``site_mirror``: dlbox_site_mirrors.cuda or empty.
+    """
+    opts = _spec.options("cuda_repo", given)
+    facts = facts or {}
+    data = vendor(data_path)
+    name = _text(opts.get("cuda_repo_repository"))
+    if not name and isinstance(plan, dict):
+        name = _text(((plan.get("stack") or {}).get("cuda") or {}).get("repository"))
+    if not name:
+        if facts.get("distribution") == "Ubuntu":
+            distro = ("wsl-ubuntu" if "microsoft" in _text(facts.get("kernel")).lower()
+                      else "ubuntu" + _text(facts.get("distribution_version")).replace(".", ""))
+        else:
+            distro = _text(facts.get("distribution")).lower() + _text(facts.get("distribution_major_version"))
+        arch = _text(facts.get("architecture"))
+        name = distro + "/" + _text(data["arch_dirs"].get(arch, arch))
+    if not _NAME.match(name):
+        raise RoleModuleError("cuda_repo_repository is %r; NVIDIA names its repositories <distro>/<arch> with arch "
+                              "x86_64, sbsa or arm64 (e.g. debian12/x86_64, ubuntu2404/sbsa)" % name)
+    root = re.sub("/+$", "", _text(site_mirror) or data["url"])
+    url = re.sub("/+$", "", _text(opts.get("cuda_repo_base_url")) or root + "/" + name) + "/"
+    keys = dict(data["signing_keys"], **(opts.get("cuda_repo_nvidia_keys") or {}))
+    key = keys.get(name.split("/")[0], keys.get("default"))
+    if not _URL.match(url):
+        raise RoleModuleError("cuda_repo_base_url must be an http://, https:// or file:/// URL of the repository, "
+                              "not %r" % url)
+    if not isinstance(key, dict) or "file" not in key or "fingerprint" not in key:
+        raise RoleModuleError("cuda_repo_nvidia_keys entries are {file, fingerprint}, not %r" % (key,))
+    key_url, key_src = _text(opts.get("cuda_repo_key_url")), _text(opts.get("cuda_repo_key_src"))
+    if key_url and key_src:
+        raise RoleModuleError("set one of cuda_repo_key_url and cuda_repo_key_src, or neither")
+    if key_url and not _URL.match(key_url):
+        raise RoleModuleError("cuda_repo_key_url must be an http://, https:// or file:/// URL, not %r" % key_url)
+    fingerprint = re.sub(r"\s", "", _text(opts.get("cuda_repo_key_fingerprint")) or _text(key["fingerprint"])).upper()
+    if not _FINGERPRINT.match(fingerprint):
+        raise RoleModuleError("cuda_repo_key_fingerprint is %r; it must be the key's full fingerprint, 40 "
+                              "hexadecimal digits, not a short key id" % fingerprint)
+    return {"name": name, "url": url, "key_url": key_url or url + _text(key["file"]), "key_src": key_src,
+            "fingerprint": fingerprint}
+
+
 def needs(run=None, given=None, plan=None, host=None, request=None, hardware=None, arch="x86_64", host_cuda=None,
-          data_path=None):
+          data_path=None, facts=None, site_mirror=None):
     """What comes from NVIDIA's CUDA repository.
 
-    Without ``run``: the role's own needs, ``{"apt": PREREQUISITES, "keys": ["cuda"]}`` (keyring.yml installs these).
+    Without ``run``: the role's own needs, ``{"apt": PREREQUISITES, "keys": ["cuda"]}`` (keyring.yml installs these),
+    and with ``facts`` (the host's ansible_facts) ``"repository"``: :func:`repository` for that host (``given``,
+    ``plan``, ``site_mirror`` as there), what playbooks/mirror.yml fetches the key from and points apt at.
     With ``run`` (dlbox_workstation.run: which roles run): what its consumers cuda, cudnn and nccl install, each
     decided by its own module (their options from the argument specs with ``given``, the inventory's values, on
     top), in the shape offline.needs() takes as ``vendor``: ``{"packages": {"cuda": [...], "cudnn": [...], "nccl":
@@ -41,7 +100,10 @@ def needs(run=None, given=None, plan=None, host=None, request=None, hardware=Non
     may build for.
     """
     if run is None:
-        return {"apt": list(PREREQUISITES), "keys": ["cuda"]}
+        own = {"apt": list(PREREQUISITES), "keys": ["cuda"]}
+        if facts is not None:
+            own["repository"] = repository(given, facts, plan, site_mirror, data_path)
+        return own
     # pylint: disable-next=import-outside-toplevel
     from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import cuda, cudnn, nccl
 

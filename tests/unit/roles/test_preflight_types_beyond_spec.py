@@ -7,8 +7,8 @@
   as it was given: `cuda_versions: "12.8"` passes `type: list` (a string is split on commas), `cuda_default_version:
   12.8` passes `type: str`, `cuda_hold: "yes"` passes `type: bool`, `cuda_local_repo_debs: "a=b"` passes `type: dict`
   - and the tasks then read the string, the float, the string. The preflight's assert refuses each, naming it;
-- cuda_repo's preflight also runs without any validation: playbooks/mirror.yml includes it with
-  `tasks_from: preflight.yml`, an entry point its argument specs do not have, so there its asserts are the only check.
+- playbooks/mirror.yml no longer runs cuda_repo's preflight (rt47 M5): it asks the role's module, whose answer is the
+  preflight's (test_mirror_yml_asks_the_cuda_repo_module_what_the_role_preflight_works_out).
 
 The choices (cuda_method) are the spec's alone (no preflight assert repeats them: test_one_place)."""
 
@@ -18,6 +18,7 @@ from pathlib import Path
 
 import yaml
 
+from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import cuda_repo
 from play_runner import run_play  # tests/unit/roles/play_runner.py, beside this file
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -58,11 +59,55 @@ def test_the_spec_passes_what_the_cuda_preflight_refuses(tmp_path):
     assert not tasks["Check the scalar variables"]["good"].get("failed")
 
 
-def test_cuda_repo_preflight_runs_without_validation_in_mirror_yml():
+def test_mirror_yml_asks_the_cuda_repo_module_what_the_role_preflight_works_out(tmp_path):
+    """rt47 M5: playbooks/mirror.yml ran cuda_repo's preflight (tasks_from, no validation) and read its private
+    __cuda_repo_url, __cuda_repo_key_url and __cuda_repo_fingerprint. It now asks the role's module
+    ('cuda_repo' | dlbox.stack.role_module('needs', facts=...)); the module's answer is the preflight's, host by host
+    (the preflight's own expressions, run by Ansible)."""
     mirror = (ROOT / "playbooks" / "mirror.yml").read_text(encoding="utf-8")
-    assert "name: dlbox.stack.cuda_repo\n            tasks_from: preflight.yml" in mirror
-    spec = yaml.safe_load((ROOT / "roles" / "cuda_repo" / "meta" / "argument_specs.yml").read_text(encoding="utf-8"))
-    assert set(spec["argument_specs"]) == {"main"}          # no 'preflight' entry point: nothing validates that include
+    assert "dlbox.stack.cuda_repo" not in mirror and "__cuda_repo_" not in mirror
+    assert "'cuda_repo' | dlbox.stack.role_module('needs'" in mirror
+    _options, preflight = _role("cuda_repo")
+    work = [yaml.safe_load(yaml.safe_dump(t).replace("ansible_facts[", "__f["))
+            for t in preflight if t["name"].startswith("Work out the") and "set_fact" in str(t)]
+    assert [t["name"] for t in work] == ["Work out the repository", "Work out the URL and the key", "Work out the fingerprint"]
+    role_vars = yaml.safe_load((ROOT / "roles" / "cuda_repo" / "vars" / "main.yml").read_text(encoding="utf-8"))
+    nvidia = cuda_repo.vendor()["signing_keys"]["default"]["fingerprint"]         # data/repositories.yml's
+    debian = {"distribution": "Debian", "distribution_major_version": "12", "distribution_version": "12.7",
+              "architecture": "x86_64", "kernel": "6.1.0-25-amd64"}
+    ubuntu = {"distribution": "Ubuntu", "distribution_major_version": "24", "distribution_version": "24.04",
+              "architecture": "aarch64", "kernel": "6.8.0-45-generic"}
+    cases = {
+        "debian": {"__f": debian},
+        "debian13": {"__f": dict(debian, distribution_major_version="13", distribution_version="13.1")},
+        "ubuntu-sbsa-site": {"__f": ubuntu, "dlbox_site_mirrors": {"cuda": "https://mirror.example/cuda//"}},
+        "wsl": {"__f": dict(ubuntu, architecture="x86_64", kernel="5.15.153.1-microsoft-standard-WSL2")},
+        "base-url-fpr": {"__f": debian, "cuda_repo_base_url": "file:///srv/cuda//",
+                         "cuda_repo_key_fingerprint": " ".join(nvidia[i:i + 4].lower() for i in range(0, len(nvidia), 4))},
+        "key-url": {"__f": debian, "cuda_repo_key_url": "https://keys.example/cuda.pub"},
+        "plan-repo": {"__f": debian, "dlbox_plan": {"stack": {"cuda": {"repository": "ubuntu2204/x86_64"}}}},
+        "named-keys": {"__f": ubuntu, "cuda_repo_repository": "ubuntu2404/x86_64",
+                       "cuda_repo_nvidia_keys": {"ubuntu2404": {"file": "other.pub", "fingerprint": "A" * 40}}},
+    }
+    defaults = {k: v.get("default") for k, v in _options.items() if "default" in v}
+    hostvars = {h: dict(defaults, ansible_connection="local", ansible_python_interpreter="{{ ansible_playbook_python }}", **v)
+                for h, v in cases.items()}
+    module = {"name": "module", "ansible.builtin.set_fact": {"__py": (
+        "{{ ('cuda_repo' | dlbox.stack.role_module('needs', given=dict(__n | zip(query('ansible.builtin.vars', *__n))),"
+        " facts=__f, plan=dlbox_plan | default(none), site_mirror=dlbox_site_mirrors.cuda | default('', true))).repository }}")},
+              "vars": {"__n": "{{ query('ansible.builtin.varnames', '^cuda_repo_') }}"}}
+    show = {"name": "show", "ansible.builtin.debug": {"msg": {
+        "role": "{{ [__cuda_repo_repository, __cuda_repo_url, __cuda_repo_key_url, __cuda_repo_fingerprint] }}",
+        "module": "{{ [__py.name, __py.url, __py.key_url, __py.fingerprint] }}"}}}
+    proc, out = run_play(tmp_path, {"hosts": "all", "gather_facts": False, "vars": role_vars,
+                                    "tasks": work + [module, show]}, hostvars)
+    assert out is not None, proc.stderr
+    shown = next(t["hosts"] for t in out["plays"][0]["tasks"] if t["task"]["name"] == "show")
+    assert set(shown) == set(cases), shown
+    for host, result in shown.items():
+        assert result["msg"]["module"] == result["msg"]["role"], (host, result["msg"])
+    assert shown["ubuntu-sbsa-site"]["msg"]["role"][1] == "https://mirror.example/cuda/ubuntu2404/sbsa/"
+    assert shown["base-url-fpr"]["msg"]["role"][3] == nvidia
 
 
 def test_the_spec_passes_what_the_cuda_repo_preflight_refuses(tmp_path):
