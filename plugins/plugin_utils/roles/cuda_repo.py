@@ -65,7 +65,7 @@ def repository(given=None, facts=None, plan=None, site_mirror=None, data_path=No
     root = re.sub("/+$", "", _text(site_mirror) or data["url"])
     url = re.sub("/+$", "", _text(opts.get("cuda_repo_base_url")) or root + "/" + name) + "/"
     keys = dict(data["signing_keys"], **(opts.get("cuda_repo_nvidia_keys") or {}))
-    key = keys.get(name.split("/")[0], keys.get("default"))
+    key = keys.get(name.split("/", maxsplit=1)[0], keys.get("default"))
     if not _URL.match(url):
         raise RoleModuleError("cuda_repo_base_url must be an http://, https:// or file:/// URL of the repository, "
                               "not %r" % url)

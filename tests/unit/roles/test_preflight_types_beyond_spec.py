@@ -92,9 +92,9 @@ def test_mirror_yml_asks_the_cuda_repo_module_what_the_role_preflight_works_out(
     defaults = {k: v.get("default") for k, v in _options.items() if "default" in v}
     hostvars = {h: dict(defaults, ansible_connection="local", ansible_python_interpreter="{{ ansible_playbook_python }}", **v)
                 for h, v in cases.items()}
-    module = {"name": "module", "ansible.builtin.set_fact": {"__py": (
-        "{{ ('cuda_repo' | dlbox.stack.role_module('needs', given=dict(__n | zip(query('ansible.builtin.vars', *__n))),"
-        " facts=__f, plan=dlbox_plan | default(none), site_mirror=dlbox_site_mirrors.cuda | default('', true))).repository }}")},
+    asked = ("{{ ('cuda_repo' | dlbox.stack.role_module('needs', given=dict(__n | zip(query('ansible.builtin.vars', *__n))),"
+             " facts=__f, plan=dlbox_plan | default(none), site_mirror=dlbox_site_mirrors.cuda | default('', true))).repository }}")
+    module = {"name": "module", "ansible.builtin.set_fact": {"__py": asked},
               "vars": {"__n": "{{ query('ansible.builtin.varnames', '^cuda_repo_') }}"}}
     show = {"name": "show", "ansible.builtin.debug": {"msg": {
         "role": "{{ [__cuda_repo_repository, __cuda_repo_url, __cuda_repo_key_url, __cuda_repo_fingerprint] }}",
