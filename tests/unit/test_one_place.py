@@ -70,7 +70,29 @@ URL_ALLOWED = {
 }
 
 
+# What a walk of a tree that is not a git checkout (a git archive, as CI may test) leaves out: build outputs,
+# virtual environments, caches, ansible-test's output.
+SKIPPED_DIRS = {".git", ".venv", "venv", "build", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox",
+                ".cache", "node_modules", ".eggs"}
+SKIPPED_PATHS = ("tests/output/",)
+
+
+def _walk(root):
+    out = []
+    for path in root.rglob("*"):
+        rel = path.relative_to(root).as_posix()
+        if any(part in SKIPPED_DIRS for part in path.relative_to(root).parts) or rel.startswith(SKIPPED_PATHS):
+            continue
+        if path.is_file() and not path.is_symlink():
+            out.append(rel)
+    return sorted(out)
+
+
 def tracked(root=ROOT):
+    """The repository's files: git's (tracked and untracked, less the ignored) in a checkout, else a walk of the tree
+    (rt47 L7: a git-archive copy has no .git)."""
+    if not (root / ".git").exists():
+        return _walk(root)
     out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=root,
                          capture_output=True, check=True).stdout.decode()
     return sorted(p for p in out.split("\0") if p and (root / p).is_file())
@@ -369,3 +391,19 @@ def test_a_preflight_repeating_the_choices_is_found(tree):
     preflight.write_text(preflight.read_text() + "\n- name: Again\n  ansible.builtin.assert:\n    that:\n"
                          "      - nccl_profile in ['desktop', 'server']\n")
     assert [re.search(r"choices of (\w+)", f).group(1) for f in repeated_choices(tree)] == ["nccl_profile"]
+
+
+def test_a_tree_that_is_not_a_git_checkout_is_walked(tmp_path):
+    """rt47 L7: a git-archive copy (no .git) is walked, without build outputs, virtual environments and caches; the
+    checks find in it what they find in a checkout."""
+    for rel in ("roles/docker/defaults/main.yml", "build/collections/x.yml", ".venv/lib/x.yml", "roles/docker/__pycache__/x.yml",
+                ".pytest_cache/x.yml", "tests/output/x.yml", "playbooks/x.yml"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text('key: "9DC8 5822 9FC7 DD38 854A E2D8 8D81 803C 0EBF CD88"\n')
+    assert tracked(tmp_path) == ["playbooks/x.yml", "roles/docker/defaults/main.yml"]
+    assert [f.split(":")[0] for f in fingerprints_outside_data(tmp_path)] == ["playbooks/x.yml", "roles/docker/defaults/main.yml"]
+
+
+def test_the_walk_finds_every_file_git_lists():
+    """In this checkout, the walk (what an archive copy gets) holds every file git lists: it skips nothing real."""
+    assert set(tracked()) - set(_walk(ROOT)) == set()
