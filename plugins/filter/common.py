@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters ``dlbox.stack.common_ini_option``, ``dlbox.stack.site_network_problems``, ``dlbox.stack.apt_needed`` and
+"""Filters ``dlbox.stack.common_ini_option``, ``dlbox.stack.site_network_problems`` and
 ``dlbox.stack.apt_lists_fresh``."""
 
 from __future__ import annotations
@@ -33,13 +33,6 @@ def site_network_problems(proxy, mirrors=None):
     return site_network.problems(proxy, mirrors)
 
 
-def apt_needed(wanted, dpkg_query, extended_states=""):
-    """The packages of ``wanted`` the apt module still has to install or mark manual; ``[]`` when none."""
-    if isinstance(wanted, str) or not isinstance(wanted, (list, tuple)):
-        raise AnsibleFilterError("apt_needed: expected a list of package names, not %s" % type(wanted).__name__)
-    return apt_state.needed(wanted, dpkg_query or "", extended_states or "")
-
-
 def apt_lists_fresh(find_result, valid_time, now):
     """``{fresh, lists, age}`` of apt's package lists from ``ansible.builtin.find``'s result (apt_state.lists_age)."""
     if not isinstance(find_result, dict):
@@ -52,4 +45,4 @@ class FilterModule(object):
 
     def filters(self):
         return {"common_ini_option": common_ini_option, "site_network_problems": site_network_problems,
-                "apt_needed": apt_needed, "apt_lists_fresh": apt_lists_fresh}
+                "apt_lists_fresh": apt_lists_fresh}

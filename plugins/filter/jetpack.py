@@ -1,9 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters ``dlbox.stack.jetpack_plan`` and ``dlbox.stack.jetpack_pytorch`` of the ``jetpack`` role and
-``dlbox.stack.container_toolkit_source`` (where the ``nvidia_container_toolkit`` role takes the toolkit from: NVIDIA's
-repository, or JetPack's on L4T)."""
+"""Filters ``dlbox.stack.jetpack_plan`` and ``dlbox.stack.jetpack_pytorch`` of the ``jetpack`` role
+(``dlbox.stack.jetpack_power_result`` reads what ``nvpmodel`` did)."""
 
 from __future__ import annotations
 
@@ -70,14 +69,6 @@ def jetpack_power_result(power, rc, output=None):
     return _jetpack_plan.power_result(power, rc, output)
 
 
-def container_toolkit_source(choice, plan, host=None):
-    """``nvidia_container_toolkit_source`` (auto, nvidia, jetpack) decided for the plan and the host's facts."""
-    if plan is not None and not isinstance(plan, dict):
-        raise AnsibleFilterError("container_toolkit_source: expected the plan (dlbox_plan) or none")
-    return _jetpack_plan.container_toolkit_source(choice, plan, host if isinstance(host, dict) else None)
-
-
 class FilterModule(object):
     def filters(self):
-        return {"jetpack_plan": jetpack_plan, "jetpack_pytorch": jetpack_pytorch, "jetpack_power_result": jetpack_power_result,
-                "container_toolkit_source": container_toolkit_source}
+        return {"jetpack_plan": jetpack_plan, "jetpack_pytorch": jetpack_pytorch, "jetpack_power_result": jetpack_power_result}

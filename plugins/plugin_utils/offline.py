@@ -46,6 +46,8 @@ NOT_CARRIED = {
 }
 _NAME = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
 _VERSION = re.compile(r"^[0-9A-Za-z.+~:-]+$")
+# name=X.Y.Z-*: any Debian revision of upstream release X.Y.Z (how a role asks apt for a picked build)
+_UPSTREAM_SPEC = re.compile(r"^([a-z0-9][a-z0-9+.-]+)=([0-9][0-9A-Za-z.+~]*)-\*$")
 
 
 class OfflineError(ValueError):
@@ -141,8 +143,10 @@ def needs(workstation, packages, python_env=None, vendor=None):
     {role: [name or name=version, ...]} (what each vendor role installs from its repository), picks: {role:
     {packages, version, cuda}} (a role whose build is picked from the repository's candidates: nccl_request()),
     nothing: {role: why} (a role that runs but installs nothing from its repository, by its own decision), unmet:
-    [{role, name, why}] (what a role's decision needs and cannot have: listed as missing), keys: [key name, or
-    {name, roles}: the roles whose repository it signs] (keys/<name>.asc the roles take)}. Returns {apt: [names],
+    [{role, name, why}] (what a role's decision needs and cannot have: listed as missing), decided: {role: the role
+    module's decision with its needs (role_module('decide')): what it installs, picks, adds a repository for, or why
+    not (role_request)}, keys: [key name, or {name, roles}: the roles whose repository it signs; dropped where every
+    one of them is a decided role whose decision adds no repository] (keys/<name>.asc the roles take)}. Returns {apt: [names],
     vendor: {role: [specs]}, picks, nothing, unmet, python_apt: [names], vendor_keys (the key names where a vendor
     role's packages are carried), key_roles ({key: [the running roles it serves]}),
     fetch: [every apt spec, sorted], roles: [vendor roles that run without their packages named: refused],
@@ -183,6 +187,22 @@ def needs(workstation, packages, python_env=None, vendor=None):
         _check_role(item.get("role"))
         if run.get(item["role"]):
             unmet.append({"role": item["role"], "name": str(item["name"]), "why": str(item["why"])})
+    # the roles that decide (docker, nvidia_container_toolkit): their own decision's needs (role_request)
+    keyed = {}
+    for role, decision in (vendor.get("decided") or {}).items():
+        _check_role(role)
+        request = role_request(role, bool(run.get(role)), decision)
+        keyed[role] = bool(request.get("key"))
+        if "error" in request:
+            unmet.append({"role": role, "name": "the decision of %s" % role, "why": request["error"]})
+        elif "nothing" in request:
+            if run.get(role) and role not in carried and role not in picks:
+                nothing[role] = request["nothing"]
+        else:
+            if request["packages"]:
+                carried[role] = list(carried.get(role) or []) + request["packages"]
+            if "pick" in request:
+                picks[role] = request["pick"]
     unmet_roles = set(item["role"] for item in unmet)
     # a key: its name, or {name, roles} (the roles whose repository it signs: a missing key names those alone)
     active = set(carried) | set(picks) | unmet_roles
@@ -196,6 +216,8 @@ def needs(workstation, packages, python_env=None, vendor=None):
                 raise OfflineError("vendor keys: the roles of key %s must be a list (got %r)" % (name, roles))
             for role in roles:
                 _check_role(role)
+        if roles and all(role in keyed for role in roles) and not any(keyed[role] for role in roles):
+            continue  # the repository of deciding roles whose decision adds none (or that do not run)
         mine = sorted(active if roles is None else active & set(roles))
         key_roles[name] = sorted(set(key_roles.get(name, [])) | set(mine))
     keys = list(key_roles)
@@ -237,54 +259,38 @@ def _check_pick(role, request):
             role, request["version"], " / CUDA %r (X.Y)" % request["cuda"] if nccl else ""))
 
 
-def container_toolkit_request(run, source=None, version="", has_plan=True, packages=(), prereqs=()):
-    """What the nvidia_container_toolkit role installs from NVIDIA's libnvidia-container repository.
-
-    The role's rules (roles/nvidia_container_toolkit/tasks/preflight.yml, install.yml): source is its
-    container_toolkit_source decision ({source, errors}: JetPack's toolkit comes with L4T, nothing from this
-    repository); version: nvidia_container_toolkit_version, else the plan's (data/compat.yml); none and no plan: the
-    role refuses; none with a plan: it installs nothing. packages: the plan's, else data/compat.yml's; each installed
-    at the upstream version (name=X.Y.Z-*). prereqs: what its repository task installs first (from the OS archive).
-    Returns {pick: {packages, version}, packages: prereqs} or {nothing: why} or {error: why}."""
-    source = source if isinstance(source, dict) else {}
+def role_request(role, run, decision):
+    """What a vendor role that decides installs, from its own decision: ``decision`` is the role module's
+    ``decide`` with ``needs`` added (filter ``dlbox.stack.role_module('decide')``, as the role's preflight takes it),
+    so no role's install rule is restated here. ``needs.apt``: what the role installs (its repository's prerequisites
+    from the OS archive, its packages; a spec ``name=X.Y.Z-*`` is an upstream release whose build is picked from the
+    repository's candidates, PICKS); ``needs.repositories``: the vendor repositories it adds (their key is carried);
+    ``needs.nothing``: why it installs nothing. A decision with ``problems`` is the role's refusal.
+    Returns {packages, key (bool), pick: {packages, version} where it picks} or {nothing: why} or {error: why}."""
     if not run:
-        return {"nothing": "the plan does not run nvidia_container_toolkit"}
-    if source.get("errors"):
-        return {"error": " ".join(str(e) for e in source["errors"])}
-    if source.get("source") == "jetpack":
-        return {"nothing": "JetPack's toolkit (L4T): nothing from NVIDIA's libnvidia-container repository"}
-    version = str(version or "")
-    if not version:
-        if has_plan:
-            return {"nothing": "the plan has no container toolkit and nvidia_container_toolkit_version is empty"}
-        return {"error": "nvidia_container_toolkit_version is empty and there is no plan to take it from"}
-    if not re.match(r"^\d+\.\d+\.\d+$", version):
-        return {"error": "nvidia_container_toolkit_version is %r; it must be a release such as 1.18.2" % version}
-    names = [str(p) for p in packages or []]
-    if not names:
-        return {"error": "no container toolkit package names (the plan's, else data/compat.yml's)"}
-    return {"pick": {"packages": names, "version": version}, "packages": [str(p) for p in prereqs or []]}
-
-
-def docker_request(run, source="docker-ce", ce_packages=(), ce_version="", pinned=(), distribution_packages=(),
-                   prereqs=()):
-    """What the docker role installs (roles/docker/tasks/install.yml): docker_source docker-ce: docker_ce_packages
-    from Docker's repository (those in `pinned` at docker_ce_version when it is set; the role's
-    __docker_ce_pinned_packages), after prereqs (its repository task's, from the OS archive), with Docker's key;
-    distribution: docker_distribution_packages from the OS archive (no vendor repository, no key).
-    Returns {packages, key (None: the OS archive's)} or {nothing: why} or {error: why}."""
-    if not run:
-        return {"nothing": "the plan does not run docker"}
-    if source == "distribution":
-        return {"packages": [str(p) for p in distribution_packages or []], "key": None}
-    if source != "docker-ce":
-        return {"error": "docker_source must be docker-ce or distribution (got %r)" % (source,)}
-    if ce_version and not _VERSION.match(str(ce_version)):
-        return {"error": "docker_ce_version %r is not an apt version" % (ce_version,)}
-    specs = ["%s=%s" % (p, ce_version) if ce_version and p in (pinned or ()) else str(p) for p in ce_packages or []]
+        return {"nothing": "the plan does not run %s" % role}
+    if not isinstance(decision, dict) or not isinstance(decision.get("needs"), dict):
+        raise OfflineError("the decision of %s must be role_module('decide')'s result (with needs)" % role)
+    if decision.get("problems"):
+        return {"error": " ".join(str(p) for p in decision["problems"])}
+    need = decision["needs"]
+    specs = [str(s) for s in need.get("apt") or []]
     if not specs:
-        return {"error": "docker_ce_packages is empty"}
-    return {"packages": [str(p) for p in prereqs or []] + specs, "key": "docker"}
+        return {"nothing": str(need.get("nothing") or "%s installs nothing from its repository" % role)}
+    picked = [(s, _UPSTREAM_SPEC.match(s)) for s in specs]
+    packages = [s for s, match in picked if not match]
+    bad = [s for s in packages if not _NAME.match(s.split("=", 1)[0]) or ("=" in s and not _VERSION.match(s.split("=", 1)[1]))]
+    if bad:
+        return {"error": "%s would install %s, which is not a Debian package name (or name=version)" % (role, ", ".join(bad))}
+    out = {"packages": packages, "key": bool(need.get("repositories"))}
+    upstream = [match for _s, match in picked if match]
+    if upstream:
+        versions = sorted(set(m.group(2) for m in upstream))
+        if PICKS.get(role) != "upstream" or len(versions) != 1:
+            raise OfflineError("%s: name=X.Y.Z-* specs of one release are for %s only (got %s)" % (
+                role, ", ".join(r for r, rule in PICKS.items() if rule == "upstream"), ", ".join(m.group(0) for m in upstream)))
+        out["pick"] = {"packages": [m.group(1) for m in upstream], "version": versions[0]}
+    return out
 
 
 # Vendor roles whose apt version is picked from the repository's candidates, not known beforehand: NCCL's apt

@@ -108,11 +108,14 @@ def decide(plan, options, facts, data_path=None):  # pylint: disable=redefined-o
 
 
 def needs(decision):
-    """What the decision downloads: from NVIDIA's repository the pinned packages and its key; on a Jetson nothing
-    (JetPack brings the toolkit)."""
+    """What the decision downloads: from NVIDIA's repository the pinned packages (name=X.Y.Z-*: any Debian revision
+    of the release, as install.yml asks apt) and its key; on a Jetson nothing (JetPack brings the toolkit), nor where
+    no version is planned or set: ``nothing`` says why (offline mode's mirror and check read it)."""
     repo = decision["repository"]
     if not repo["enabled"]:
-        return {"apt": [], "repositories": [], "keys": []}
+        return {"apt": [], "repositories": [], "keys": [], "nothing": (
+            "JetPack's toolkit (L4T): nothing from NVIDIA's libnvidia-container repository" if decision["jetpack"] else
+            "the plan has no container toolkit and nvidia_container_toolkit_version is empty")}
     return {"apt": list(repo["prereqs"]) + ["%s=%s-*" % (p, decision["version"]) for p in decision["packages"]],
             "repositories": ["container_toolkit"],
             "keys": [{"url": repo["key_url"], "fingerprint": repo["fingerprint"], "dest": repo["keyring"]}]}

@@ -9,7 +9,7 @@ from ansible_collections.dlbox.stack.plugins.filter.common import FilterModule, 
 
 
 def test_registered():
-    assert set(FilterModule().filters()) == {"common_ini_option", "site_network_problems", "apt_needed", "apt_lists_fresh"}
+    assert set(FilterModule().filters()) == {"common_ini_option", "site_network_problems", "apt_lists_fresh"}
 
 
 def test_a_new_file_gets_the_section():

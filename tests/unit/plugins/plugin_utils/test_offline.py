@@ -9,7 +9,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.dlbox.stack.plugins.filter.offline import offline_check, offline_needs
-from ansible_collections.dlbox.stack.plugins.plugin_utils import offline
+from ansible_collections.dlbox.stack.plugins.plugin_utils import offline, roles
 
 # In the form dpkg-scanpackages writes (fields trimmed to those the decision reads).
 INDEX = """Package: build-essential
@@ -382,12 +382,8 @@ def test_bad_pick_input_is_refused(vendor, words):
         offline_needs(GPU, ["make"], None, vendor)
 
 
-def test_nccl_filters_wrap_the_decision():
-    from ansible_collections.dlbox.stack.plugins.filter.offline import offline_nccl_request, offline_resolve_picks
-    assert offline_nccl_request(True, True, "2.27.7", None, "", ["13.0"], "13.0", ["libnccl2"]) == {
-        "pick": {"packages": ["libnccl2"], "version": "2.27.7", "cuda": "13.0"}}
-    with pytest.raises(AnsibleFilterError, match="must be lists"):
-        offline_nccl_request(True, True, "2.27.7", None, "", "13.0")
+def test_resolve_picks_filter_refuses_what_is_not_offline_needs_result():
+    from ansible_collections.dlbox.stack.plugins.filter.offline import offline_resolve_picks
     with pytest.raises(AnsibleFilterError, match="offline_needs's result"):
         offline_resolve_picks([], {})
 
@@ -406,41 +402,91 @@ DOCKER_RUN = {"run": dict(CPU["run"], docker=True, nvidia_container_toolkit=True
 PREREQS = ["ca-certificates", "gnupg", "python3-debian"]
 
 
-@pytest.mark.parametrize("kw, want", [
-    ({"version": "1.18.2", "packages": CTK, "prereqs": PREREQS},
-     {"pick": {"packages": CTK, "version": "1.18.2"}, "packages": PREREQS}),
-    ({"source": {"source": "jetpack", "errors": []}, "version": "1.18.2", "packages": CTK}, {"nothing": "JetPack"}),
-    ({"version": "", "packages": CTK}, {"nothing": "the plan has no container toolkit"}),
-    ({"version": "", "has_plan": False, "packages": CTK}, {"error": "there is no plan"}),
-    ({"version": "1.18", "packages": CTK}, {"error": "a release such as 1.18.2"}),
-    ({"source": {"source": "nvidia", "errors": ["nvidia on L4T is refused"]}, "version": "1.18.2"}, {"error": "L4T"}),
+# The roles' own decisions (their modules' decide with needs, as role_module('decide') returns them and the roles'
+# tasks/offline_source.yml hand them to offline_needs): offline mode restates no install rule of theirs.
+FPR = "0123456789ABCDEF0123456789ABCDEF01234567"
+TOOLKIT = {"version": "1.18.2", "min_version": "1.18.1", "packages": CTK, "docker_cdi_min": "25.0"}
+
+
+def _toolkit(toolkit="planned", jetpack=None, **given):
+    plan = {"ok": True, "errors": [], "host": {"jetson": {"model": "Orin"} if jetpack else None},
+            "stack": {"container_toolkit": TOOLKIT if toolkit == "planned" else toolkit, "jetpack": jetpack}}
+    return roles.decide("nvidia_container_toolkit", plan, dict({
+        "nvidia_container_toolkit_repo_url": "https://nvidia.github.io/libnvidia-container",
+        "nvidia_container_toolkit_repo_key_fingerprint": FPR}, **given), {"inventory_hostname": "h1"})
+
+
+def _docker(**given):
+    return roles.decide("docker", None, dict({
+        "docker_ce_repo_url": "https://download.docker.com/linux/debian", "docker_ce_repo_key_fingerprint": FPR,
+        # what the role's templates render to on a host without a site proxy (as tasks/offline_source.yml reads them)
+        "docker_http_proxy": "", "docker_https_proxy": "", "docker_no_proxy": "localhost", "docker_client_proxy_users": []},
+        **given), {"distribution_release": "bookworm", "packages": {}})
+
+
+DOCKER_CE = ["docker-ce", "docker-ce-cli", "containerd.io", "docker-buildx-plugin", "docker-compose-plugin"]
+
+
+@pytest.mark.parametrize("role, decision, want", [
+    ("nvidia_container_toolkit", _toolkit(), {"packages": PREREQS, "key": True,
+                                              "pick": {"packages": CTK, "version": "1.18.2"}}),
+    ("nvidia_container_toolkit", _toolkit(nvidia_container_toolkit_version="1.18.1"),
+     {"packages": PREREQS, "key": True, "pick": {"packages": CTK, "version": "1.18.1"}}),
+    ("nvidia_container_toolkit", _toolkit(None, jetpack={"version": "6.2"}), {"nothing": "JetPack's toolkit (L4T)"}),
+    ("nvidia_container_toolkit", _toolkit(None), {"nothing": "the plan has no container toolkit"}),
+    ("nvidia_container_toolkit", _toolkit(nvidia_container_toolkit_version="1.18"), {"error": "a release such as 1.18.2"}),
+    # the role's floor (1.18.1 here, the plan's min_version): the rule offline.py restated let 1.17.8 through
+    ("nvidia_container_toolkit", _toolkit(nvidia_container_toolkit_version="1.17.8"), {"error": "at least 1.18.1"}),
+    ("nvidia_container_toolkit", _toolkit(jetpack={"version": "6.2"}, nvidia_container_toolkit_source="nvidia"),
+     {"error": "must not go onto L4T"}),
+    ("docker", _docker(), {"packages": PREREQS + DOCKER_CE, "key": True}),
+    # docker_ce_version pins the packages the role pins (docker-ce, docker-ce-cli), not the others
+    ("docker", _docker(docker_ce_version="5:20.10.24-1~debian.12~bookworm"),
+     {"packages": PREREQS + ["docker-ce=5:20.10.24-1~debian.12~bookworm", "docker-ce-cli=5:20.10.24-1~debian.12~bookworm"]
+      + DOCKER_CE[2:], "key": True}),
+    ("docker", _docker(docker_source="distribution"), {"packages": ["docker.io"], "key": False}),
+    ("docker", _docker(docker_ce_repo_key_fingerprint="abc"), {"error": "40-hex-digit fingerprint"}),
+    ("docker", _docker(docker_ce_version="1 2"), {"error": "not a Debian package name"}),
 ])
-def test_container_toolkit_request_is_the_roles_rule(kw, want):
-    got = offline.container_toolkit_request(True, **kw)
-    assert list(got) == list(want)
+def test_role_request_is_the_roles_own_decision(role, decision, want):
+    got = offline.role_request(role, True, decision)
+    assert sorted(got) == sorted(want)
     for key, value in want.items():
         assert value == got[key] if not isinstance(value, str) else value in got[key]
-    assert "nothing" in offline.container_toolkit_request(False, version="1.18.2", packages=CTK)
+    assert offline.role_request(role, False, decision) == {"nothing": "the plan does not run %s" % role}
 
 
-@pytest.mark.parametrize("args, kw, want", [
-    (("docker-ce", ["docker-ce", "docker-ce-cli", "containerd.io"]), {"prereqs": PREREQS},
-     {"packages": PREREQS + ["docker-ce", "docker-ce-cli", "containerd.io"], "key": "docker"}),
-    # docker_ce_version pins the packages the role pins (__docker_ce_pinned_packages), not the others
-    (("docker-ce", ["docker-ce", "docker-ce-cli", "containerd.io"]),
-     {"ce_version": "5:20.10.24-1~debian.12~bookworm", "pinned": ["docker-ce", "docker-ce-cli"]},
-     {"packages": ["docker-ce=5:20.10.24-1~debian.12~bookworm", "docker-ce-cli=5:20.10.24-1~debian.12~bookworm",
-                   "containerd.io"], "key": "docker"}),
-    (("distribution", ["docker-ce"]), {"distribution_packages": ["docker.io"]}, {"packages": ["docker.io"], "key": None}),
-])
-def test_docker_request_is_the_roles_rule(args, kw, want):
-    assert offline.docker_request(True, *args, **kw) == want
+def test_role_request_refuses_what_is_not_a_decision():
+    with pytest.raises(offline.OfflineError, match="role_module"):
+        offline.role_request("docker", True, {"problems": []})
+    with pytest.raises(offline.OfflineError, match="nvidia_container_toolkit only"):
+        offline.role_request("docker", True, {"problems": [], "needs": {"apt": ["docker-ce=28.0.4-*"]}})
+    with pytest.raises(AnsibleFilterError, match="not a vendor role"):
+        offline_needs(DOCKER_RUN, [], None, {"decided": {"podman": _docker()}})
 
 
-def test_docker_request_refuses_and_skips():
-    assert "nothing" in offline.docker_request(False, "docker-ce", ["docker-ce"])
-    assert "docker_source must be" in offline.docker_request(True, "podman", ["docker-ce"])["error"]
-    assert "not an apt version" in offline.docker_request(True, "docker-ce", ["docker-ce"], "1 2", ["docker-ce"])["error"]
+def test_decided_roles_carry_their_packages_and_only_the_keys_their_decision_adds():
+    keys = [{"name": "nvidia-container-toolkit", "roles": ["nvidia_container_toolkit"]}, {"name": "docker", "roles": ["docker"]}]
+    need = offline.needs(DOCKER_RUN, [], None, {"decided": {"nvidia_container_toolkit": _toolkit(), "docker": _docker()},
+                                                "keys": keys})
+    assert need["vendor"] == {"docker": PREREQS + DOCKER_CE, "nvidia_container_toolkit": PREREQS}
+    assert need["picks"] == {"nvidia_container_toolkit": {"packages": CTK, "version": "1.18.2"}}
+    assert need["vendor_keys"] == ["docker", "nvidia-container-toolkit"] and need["roles"] == []
+    # docker from the OS archive, the toolkit from JetPack: no key of theirs, nothing refused
+    need = offline.needs(DOCKER_RUN, ["make"], None, {"decided": {
+        "nvidia_container_toolkit": _toolkit(None, jetpack={"version": "6.2"}),
+        "docker": _docker(docker_source="distribution")}, "keys": keys})
+    assert need["vendor"] == {"docker": ["docker.io"]} and need["vendor_keys"] == [] and need["roles"] == []
+    assert need["nothing"]["nvidia_container_toolkit"].startswith("JetPack's toolkit")
+    # a refused decision: listed as missing, by the role's own words, and its key is not asked for
+    need = offline.needs(DOCKER_RUN, [], None, {"decided": {
+        "nvidia_container_toolkit": _toolkit(nvidia_container_toolkit_version="1.17.8"), "docker": _docker()},
+        "keys": keys})
+    assert [(u["role"], "at least 1.18.1" in u["why"]) for u in need["unmet"]] == [("nvidia_container_toolkit", True)]
+    assert need["vendor_keys"] == ["docker"]
+    result = offline.check(need, mirror(files=CTK_FILES, index=CTK_INDEX), INSTALLED, "")
+    assert any(m["name"] == "the decision of nvidia_container_toolkit" and "asked for by nvidia_container_toolkit"
+               in m["why"] for m in result["missing"]), result["missing"]
 
 
 @pytest.mark.parametrize("versions, version, want", [
@@ -492,14 +538,3 @@ def test_roles_still_refused_are_named_with_their_switch():
     assert "dlbox_workstation_driver: false" in why["nvidia_driver"] and "running kernel" in why["nvidia_driver"]
     assert "dlbox_workstation_docker: false" in why["docker"] and "dlbox_workstation_docker" in why[
         "nvidia_container_toolkit"]
-
-
-def test_vendor_request_filters_wrap_the_decision():
-    from ansible_collections.dlbox.stack.plugins.filter.offline import (offline_container_toolkit_request,
-                                                                        offline_docker_request)
-    assert offline_container_toolkit_request(True, None, "1.18.2", True, CTK, PREREQS)["pick"]["version"] == "1.18.2"
-    assert offline_docker_request(True, "distribution", [], "", [], ["docker.io"], [])["packages"] == ["docker.io"]
-    with pytest.raises(AnsibleFilterError, match="must be lists"):
-        offline_container_toolkit_request(True, None, "1.18.2", True, "nvidia-container-toolkit")
-    with pytest.raises(AnsibleFilterError, match="must be lists"):
-        offline_docker_request(True, "docker-ce", "docker-ce")

@@ -181,7 +181,9 @@ def test_toolkit_refusals_name_the_variable(plan, given, words):
 def test_toolkit_on_a_jetson_is_jetpacks_and_needs_nothing_from_nvidias_repository():
     got = _nct(_plan(None, jetpack={"version": "6.2"}))
     assert (got["source"], got["active"], got["problems"]) == ("jetpack", True, [])
-    assert nct.needs(got) == {"apt": [], "repositories": [], "keys": []}
+    need = nct.needs(got)
+    assert {k: need[k] for k in ("apt", "repositories", "keys")} == {"apt": [], "repositories": [], "keys": []}
+    assert need["nothing"].startswith("JetPack's toolkit (L4T)")    # why, for offline mode (offline.role_request)
 
 
 def test_toolkit_without_a_planned_toolkit_does_nothing_and_says_why():

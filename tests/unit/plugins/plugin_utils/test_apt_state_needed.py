@@ -1,11 +1,10 @@
-"""Filter apt_needed (plugins/filter/common.py, plugins/plugin_utils/apt_state.py): skip a no-op apt task."""
+"""apt_state.needed (plugins/plugin_utils/apt_state.py, read by the dlbox.stack.apt_present action): skip a no-op apt
+task. (Its filter apt_needed had no caller and is gone; these are its tests, on the function.)"""
 
 from __future__ import annotations
 
 import pytest
-from ansible.errors import AnsibleFilterError
 
-from ansible_collections.dlbox.stack.plugins.filter.common import apt_needed
 from ansible_collections.dlbox.stack.plugins.plugin_utils import apt_state
 
 # dpkg-query --show --showformat='${Package}\t${db:Status-Abbrev}\n' on Debian 12 (unknown names print nothing)
@@ -21,34 +20,29 @@ Auto-Installed: 0
 
 
 def test_everything_installed_and_manual_needs_nothing():
-    assert apt_needed(["git", "pciutils"], DPKG, STATES) == []
+    assert apt_state.needed(["git", "pciutils"], DPKG, STATES) == []
 
 
 def test_missing_config_files_only_and_unpacked_packages_go_to_apt():
-    assert apt_needed(["git", "libfoo1", "bar", "fio"], DPKG, STATES) == ["libfoo1", "bar", "fio"]
+    assert apt_state.needed(["git", "libfoo1", "bar", "fio"], DPKG, STATES) == ["libfoo1", "bar", "fio"]
 
 
 def test_an_automatic_package_goes_to_apt_to_be_marked_manual():
-    assert apt_needed(["git", "make"], DPKG, STATES) == ["make"]
+    assert apt_state.needed(["git", "make"], DPKG, STATES) == ["make"]
 
 
 @pytest.mark.parametrize("entry", ["git=1:2.39*", "nvidia-*", "libc6:i386", "/tmp/x.deb", "git>=2", "cuda-drivers=580.*"])
 def test_anything_but_plain_names_leaves_the_whole_list_to_apt(entry):
-    assert apt_needed(["git", entry], DPKG, STATES) == ["git", entry]
+    assert apt_state.needed(["git", entry], DPKG, STATES) == ["git", entry]
 
 
 def test_no_extended_states_file_means_nothing_automatic():
-    assert apt_needed(["make"], DPKG, "") == []
-    assert apt_needed(["make"], DPKG, None) == []
+    assert apt_state.needed(["make"], DPKG, "") == []
+    assert apt_state.needed(["make"], DPKG, None) == []
 
 
 def test_empty_list_needs_nothing():
-    assert apt_needed([], DPKG) == []
-
-
-def test_a_string_is_refused():
-    with pytest.raises(AnsibleFilterError, match="list of package names"):
-        apt_needed("git", DPKG)
+    assert apt_state.needed([], DPKG) == []
 
 
 def test_auto_names_reads_every_stanza_and_ignores_zero():
@@ -60,13 +54,13 @@ DPKG_V = "nvidia-driver\tii \t580.95.05-1\nnvidia-fabricmanager\thi \t580.95.05-
 
 
 def test_an_exact_version_installed_needs_nothing():
-    assert apt_needed(["nvidia-driver=580.95.05-1", "nvidia-fabricmanager=580.95.05-1", "git=1:2.39.5-0+deb12u2"],
-                      DPKG_V, "") == []
+    assert apt_state.needed(["nvidia-driver=580.95.05-1", "nvidia-fabricmanager=580.95.05-1", "git=1:2.39.5-0+deb12u2"],
+                            DPKG_V, "") == []
 
 
 def test_another_installed_version_goes_to_apt():
-    assert apt_needed(["nvidia-driver=580.105.08-1", "git"], DPKG_V, "") == ["nvidia-driver=580.105.08-1"]
+    assert apt_state.needed(["nvidia-driver=580.105.08-1", "git"], DPKG_V, "") == ["nvidia-driver=580.105.08-1"]
 
 
 def test_a_version_without_the_version_field_goes_to_apt():
-    assert apt_needed(["git=1:2.39.5-0+deb12u2", "make"], DPKG, STATES) == ["git=1:2.39.5-0+deb12u2", "make"]
+    assert apt_state.needed(["git=1:2.39.5-0+deb12u2", "make"], DPKG, STATES) == ["git=1:2.39.5-0+deb12u2", "make"]
