@@ -9,9 +9,11 @@
   None), "installed": ``cuda_facts``' result (its ``host_compilers`` are the compilers), "verify": the verification's
   results once it ran}. -> :func:`cuda_plan.decide`'s result (toolkits, default, removals, archs, repo_packages, distro,
   ok/errors/notes) with ``unverified`` (one line per toolkit whose check failed) and ``verify_hint`` (error 802 on an
-  NVSwitch host: Fabric Manager named) from ``verify``. Without ``installed`` it is the decision before anything on
-  the host is read (offline planning): no verification, no removals, no compiler. The role decides in its preflight
-  and once more with the verification's results: the same entry point both times.
+  NVSwitch host: Fabric Manager named) from ``verify``, and ``nvswitch`` (whether the host or the plan has NVSwitch, for
+  that hint). Without ``installed`` it is the decision before anything on the host is read (offline planning): no
+  verification, no removals, no compiler. The role decides once, in its preflight, and keeps it (``__cuda_decided``);
+  the verification's results go through the same entry point with that decision as ``facts["decided"]``
+  (:func:`update`): the plan is not resolved again.
 - ``needs(decision)``: {"apt": the toolkits' packages with the nvidia_repo method, "repositories": ["cuda"] then}.
 """
 
@@ -60,7 +62,16 @@ def verify_hint(results, nvswitch):
     return fabric_state.cuda_failure_hint(text, bool(nvswitch))
 
 
+def update(decided, facts):
+    """The kept decision ``decided`` with a later fact: "verify" (the verification's loop results) -> ``unverified`` and
+    ``verify_hint`` (error 802 named by the decision's ``nvswitch``); nothing else is decided again."""
+    results = facts.get("verify") or []
+    return dict(decided, unverified=unverified(results), verify_hint=verify_hint(results, decided.get("nvswitch")))
+
+
 def decide(plan, options, facts, data_path=None):  # pylint: disable=redefined-outer-name
+    if facts.get("decided") is not None:
+        return update(facts["decided"], facts)
     host, request, hardware = facts.get("host") or {}, facts.get("request") or {}, facts.get("hardware")
     got = role_plan.role_plan(ROLE, plan, host=host, request=request, hardware=hardware, data_path=data_path)
 
@@ -74,6 +85,7 @@ def decide(plan, options, facts, data_path=None):  # pylint: disable=redefined-o
                            compilers=(installed or {}).get("host_compilers") if installed is not None else {})
     results = facts.get("verify") or []
     nvswitch = len(host.get("nvswitches") or []) > 0 or bool(((plan or {}).get("host") or {}).get("nvswitch"))
+    out["nvswitch"] = nvswitch
     out["unverified"] = unverified(results)
     out["verify_hint"] = verify_hint(results, nvswitch)
     return out

@@ -12,8 +12,9 @@
   ``check``: the resolver's rules (GPU compute capability, driver floor, CUDA build) for this cuDNN with the CUDA that is
   installed, ``{ok, errors}`` (None where the selection is refused, or the host has no GPU and nothing was planned with
   ``hardware``); ``foreign``: the other cuDNN the linker already has for the soname ("linker"); ``problems``: what is
-  wrong with the installed cuDNN ("installed"). The role decides in its preflight, and once more with each later fact
-  (the linker, the installed cuDNN): the same entry point each time.
+  wrong with the installed cuDNN ("installed"). The role decides once, in its preflight, and keeps it
+  (``__cudnn_decision``); each later fact (the linker, the installed cuDNN) goes through the same entry point with that
+  decision as ``facts["decided"]`` (:func:`update`): nothing is selected or resolved again.
 - ``needs(decision)``: {"apt": [name=version, ...] with the nvidia_repo method, "repositories": ["cuda"] then}; nothing
   for a refused selection (the role's own preflight says why online).
 - ``vendor()``: the index its wheel method uses by default (PyPI's, from data/repositories.yml).
@@ -48,7 +49,33 @@ def _text(value):
     return "" if value is None else str(value)
 
 
+def _foreign(linker, selection):
+    """Another cuDNN the linker already has for the soname (``linker``: cudnn_facts' answer before the install)."""
+    if linker is None or selection["errors"]:
+        return []
+    return ["the linker already has %s at %s" % (selection["soname"], path) for path in
+            _cudnn.foreign_libraries(linker.get("linker_paths") or [], selection["lib_dir"], selection["install_root"])]
+
+
+def _problems(installed, selection):
+    """What is wrong with the installed cuDNN (``installed``: cudnn_facts' answer after the install)."""
+    return _cudnn.check_install(installed, selection) if installed is not None and not selection["errors"] else []
+
+
+def update(decided, facts):
+    """The kept decision ``decided`` with the later facts: "linker" -> ``foreign``, "installed" -> ``problems``; the
+    rest (the build, its check against the plan) stays as decided."""
+    out = dict(decided)
+    if "linker" in facts:
+        out["foreign"] = _foreign(facts["linker"], decided)
+    if "installed" in facts:
+        out["problems"] = _problems(facts["installed"], decided)
+    return out
+
+
 def decide(plan, options, facts, data_path=None):  # pylint: disable=redefined-outer-name
+    if facts.get("decided") is not None:
+        return update(facts["decided"], facts)
     data = load_compat(data_path)
     given = _text(options["cudnn_version"])
     out = _cudnn.select(data.get("cudnn") or [], data["cudnn_names"], given or _planned(plan, "cudnn"),
@@ -64,11 +91,8 @@ def decide(plan, options, facts, data_path=None):  # pylint: disable=redefined-o
                                   overrides={"cudnn": ("cudnn_version", out["version"]),
                                              "cuda": ("cudnn_cuda_major", out["cuda_version"])}, recheck=True)
         out["check"] = {"ok": got["ok"], "errors": got["errors"]}
-    linker, installed = facts.get("linker"), facts.get("installed")
-    out["foreign"] = ["the linker already has %s at %s" % (out["soname"], path) for path in
-                      _cudnn.foreign_libraries(linker.get("linker_paths") or [], out["lib_dir"], out["install_root"])] \
-        if linker is not None and not out["errors"] else []
-    out["problems"] = _cudnn.check_install(installed, out) if installed is not None and not out["errors"] else []
+    out["foreign"] = _foreign(facts.get("linker"), out)
+    out["problems"] = _problems(facts.get("installed"), out)
     return out
 
 

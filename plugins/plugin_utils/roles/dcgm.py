@@ -7,8 +7,10 @@
 - ``decide(plan, options, facts)``: ``facts`` = {"smi": ``nvidia-smi -q`` (the driver's CUDA version), "installed_dcgm":
   the installed DCGM's version once there is one}. -> :func:`dcgm_plan.plan`'s result (package per CUDA major, the
   paired exporter, where it listens) with ``exporter_packages`` (the exporter's package when the package method runs
-  it) and ``apt`` (what the role installs from NVIDIA's CUDA repository). The role decides before the install and once
-  more with the installed DCGM (the exporter goes with the DCGM that is there): the same entry point both times.
+  it), ``apt`` (what the role installs from NVIDIA's CUDA repository) and ``facts`` (what it was decided from). The
+  role decides once, in its preflight, and keeps it (``__dcgm_decision``); the installed DCGM goes through the same
+  entry point with that decision as ``facts["decided"]`` (:func:`update`: the exporter goes with the DCGM that is
+  there; nvidia-smi is not read again).
 - ``needs(decision)``: {"apt", "repositories": ["cuda"], "images": the exporter's image for the container method}.
 """
 
@@ -27,8 +29,20 @@ def options(given=None):
     return _spec.typed(ROLE, given)
 
 
+def update(decided, facts, data=None):
+    """The kept decision ``decided`` with a later fact: "installed_dcgm" (the installed DCGM's version) -> the decision
+    from the facts it was decided from (``decided["facts"]``) and its options, with that version."""
+    return _decide(decided["options"], dict(decided["facts"], installed_dcgm=facts.get("installed_dcgm")), data=data)
+
+
 def decide(plan, options, facts, data=None):  # pylint: disable=unused-argument,redefined-outer-name
     """The plan is not read: DCGM follows the installed driver (``nvidia-smi -q``), not the planned one."""
+    if facts.get("decided") is not None:
+        return update(facts["decided"], facts, data=data)
+    return _decide(options, facts, data=data)
+
+
+def _decide(options, facts, data=None):  # pylint: disable=redefined-outer-name
     request = {name: options[name] for name in REQUEST}
     out = dcgm_plan.plan(str(facts.get("smi") or ""), request, installed_dcgm=facts.get("installed_dcgm") or None,
                          data=data)
@@ -39,6 +53,7 @@ def decide(plan, options, facts, data=None):  # pylint: disable=unused-argument,
     out["apt"] = list(out["packages"]) + out["exporter_packages"]
     # dcgm_exporter_image replaces NVIDIA's image (a registry mirror); empty: the paired release's
     out["image"] = str(options.get("dcgm_exporter_image") or "") or exporter["image"]
+    out["facts"] = {"smi": str(facts.get("smi") or "")}
     return out
 
 

@@ -8,7 +8,9 @@
   ``ansible_facts['architecture']``, "nvidia_smi": nvidia-smi's path, "after": true for the GPUs read again after
   the changes (the settings only: the MIG layout was decided before them)}. -> :func:`gpu_settings.plan`'s result
   (what differs, the commands now and at boot, a pending ECC change) with, for a mig-parted document, ``mig``
-  (where nvidia-mig-parted comes from, the layout checked against the GPUs); any problem empties the commands.
+  (where nvidia-mig-parted comes from, the layout checked against the GPUs); any problem empties the commands. The
+  role decides once, in its preflight, and keeps it (``__gpu_settings_decision``); the GPUs read again after the
+  changes go through the same entry point with that decision as ``facts["decided"]`` (:func:`update`).
 - ``needs(decision)``: {"files": [{url, sha256, name}] (NVIDIA's nvidia-mig-manager .deb for a MIG layout)}.
 """
 
@@ -46,8 +48,18 @@ def settings_plan(smi_text, request, mig_config=None, mig_selected="", mig_parte
     return result
 
 
+def update(decided, facts, data=None):
+    """The kept decision ``decided`` with a later fact: "smi" (the GPUs read again after the changes) -> ``after``: the
+    decided settings (its options) against that reading (the settings only: the MIG layout was decided before them);
+    its ``commands_now`` are what still differs."""
+    request = {name: decided["options"][name] for name in REQUEST}
+    return dict(decided, after=settings_plan(str(facts.get("smi") or ""), request, data=data))
+
+
 def decide(plan, options, facts, data=None):  # pylint: disable=unused-argument,redefined-outer-name
     """The plan is not read: the settings are checked against the GPUs nvidia-smi reports."""
+    if facts.get("decided") is not None:
+        return update(facts["decided"], facts, data=data)
     request = {name: options[name] for name in REQUEST}
     mig_config = None if facts.get("after") else options["gpu_settings_mig_config"]
     out = settings_plan(str(facts.get("smi") or ""), request, mig_config=mig_config,

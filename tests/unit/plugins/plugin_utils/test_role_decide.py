@@ -218,6 +218,28 @@ def test_dcgm_decides_again_with_the_installed_version():
     assert again["dcgm_version"] == other and again["exporter"]["version"] == pairs[other]
 
 
+@pytest.mark.parametrize("given", [None, {"dcgm_exporter_method": "container"}, {"dcgm_exporter_version": "4.1.1"}])
+def test_dcgm_the_installed_version_updates_the_kept_decision_as_deciding_again_did(given):
+    """install.yml hands the kept decision and the installed DCGM to the same entry point (update): what deciding again
+    with nvidia-smi's output and that version gave (install.yml did so), without nvidia-smi's output handed again."""
+    opts = dcgm.options(given)
+    kept = dict(dcgm.decide(None, opts, {"smi": H100_Q}, data=SERVER), options=opts)
+    assert kept["facts"] == {"smi": H100_Q}
+    pairs = SERVER["dcgm"]["exporter"]["pairs"]
+    for installed in ["1:%s-1" % v for v in pairs] + ["", "1:9.9.9-1"]:
+        again = _dcgm(given, installed_dcgm=installed)
+        assert dcgm.update(kept, {"installed_dcgm": installed}, data=SERVER) == again, installed
+        assert dcgm.decide(None, opts, {"decided": kept, "installed_dcgm": installed}, data=SERVER) == again
+    other = next(v for v in pairs if v != kept["dcgm_version"])
+    assert dcgm.update(kept, {"installed_dcgm": other}, data=SERVER)["dcgm_version"] == other
+
+
+def test_dcgm_the_filter_updates_with_the_kept_decision():
+    kept = role_decide("dcgm", None, {}, {"smi": H100_Q})
+    got = role_decide("dcgm", None, kept["options"], {"decided": kept, "installed_dcgm": kept["dcgm_version"]})
+    assert got == role_decide("dcgm", None, kept["options"], {"smi": H100_Q, "installed_dcgm": kept["dcgm_version"]})
+
+
 def test_dcgm_without_a_driver_is_refused():
     got = _dcgm(smi="")
     assert not got["ok"] and "install the driver first" in got["problems"][0] and dcgm.needs(got)["repositories"] == []
@@ -248,6 +270,23 @@ def test_gpu_settings_mig_layout_needs_nvidia_mig_manager_and_the_after_check_le
     assert gpu_settings.needs(got) == {"files": [{"url": got["mig"]["url"], "sha256": "b" * 64,
                                                   "name": got["mig"]["deb"]}]}
     assert "mig" not in _gpu(given, after=True)
+
+
+@pytest.mark.parametrize("given", [{"gpu_settings_power_limit_w": 600}, {}, {
+    "gpu_settings_power_limit_w": 600, "gpu_settings_mig_config": LAYOUT, "gpu_settings_mig_selected": "two",
+    "gpu_settings_mig_parted_sha256": "b" * 64}])
+def test_gpu_settings_the_gpus_read_again_update_the_kept_decision_as_the_after_check_did(given):
+    """verify.yml hands the kept decision and the GPUs read again to the same entry point (update): ``after`` is what
+    the after check ('after': true, the settings only) gave; the kept decision stays as it was."""
+    opts = gpu_settings.options(given)
+    kept = dict(_gpu(given), options=opts)
+    old = _gpu(given, after=True)
+    got = gpu_settings.update(kept, {"smi": H200_X}, data=SERVER)
+    assert got["after"] == {k: v for k, v in old.items() if k != "nvidia_smi"}
+    assert "mig" not in got["after"] and {k: v for k, v in got.items() if k != "after"} == kept
+    assert gpu_settings.decide(None, opts, {"decided": kept, "smi": H200_X}, data=SERVER) == got
+    assert got["after"]["commands_now"] == ([["nvidia-smi", "-i", "0", "-pl", "600"]]
+                                            if given.get("gpu_settings_power_limit_w") else [])
 
 
 def test_gpu_settings_a_layout_without_its_sha256_is_refused_and_commands_emptied():

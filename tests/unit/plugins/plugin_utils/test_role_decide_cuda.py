@@ -109,8 +109,8 @@ def test_the_preflights_decision_is_what_the_cuda_plan_filter_decided(plan, give
     old = cuda_plan.decide(got["data"], got["plan"], old_options, resolve=resolve, installed=installed,
                            compilers=installed["host_compilers"])
     new = cuda.decide(plan, opts, {"host": host, "request": {}, "hardware": HW, "installed": installed}, data_path=FROZEN)
-    assert {k: v for k, v in new.items() if k not in ("unverified", "verify_hint")} == old
-    assert new["unverified"] == [] and new["verify_hint"] == ""
+    assert {k: v for k, v in new.items() if k not in ("unverified", "verify_hint", "nvswitch")} == old
+    assert new["unverified"] == [] and new["verify_hint"] == "" and new["nvswitch"] is False
 
 
 def test_the_compile_check_needs_a_compiler_only_when_cuda_verify_compile_asks_for_it(plan):
@@ -164,6 +164,28 @@ def test_the_verification_alone_decides_without_the_roles_options_or_a_stack():
     assert got["unverified"][0].startswith("CUDA 12.8 ") and "Fabric Manager" in got["verify_hint"]
 
 
+@pytest.mark.parametrize("results", [[PASSED], [PASSED, WRONG_RELEASE], [PASSED, ON_GPU_802], [LONG, SKIPPED], []])
+@pytest.mark.parametrize("nvswitch", [False, True])
+def test_the_verifications_results_update_the_kept_decision_as_deciding_again_did(plan, results, nvswitch, monkeypatch):
+    """verify.yml hands the kept decision and the results to the same entry point (update): the same unverified and
+    verify_hint as the whole decision again with the results (what verify.yml did), nothing else changed, and the plan
+    not resolved again."""
+    plan = dict(plan, host=dict(plan["host"], nvswitch=nvswitch))
+    facts = {"host": {"gpus": []}, "request": {}, "hardware": HW, "installed": {"host_compilers": GXX12, "cuda_toolkits": []}}
+    kept = role_decide("cuda", plan, {}, facts)
+    again = role_decide("cuda", plan, kept["options"], dict(facts, verify=results))
+    calls = []
+    real = role_plan.role_plan
+    monkeypatch.setattr(role_plan, "role_plan", lambda *a, **k: calls.append(a) or real(*a, **k))
+    got = role_decide("cuda", None, kept["options"], {"decided": kept, "verify": results})
+    assert calls == []
+    assert got == again
+    assert {k: v for k, v in got.items() if k not in ("unverified", "verify_hint")} == \
+        {k: v for k, v in kept.items() if k not in ("unverified", "verify_hint")}
+    assert kept["nvswitch"] is nvswitch and cuda.update(kept, {"verify": results}) == dict(
+        kept, unverified=again["unverified"], verify_hint=again["verify_hint"])
+
+
 def test_needs_the_toolkits_packages_from_nvidias_repository_with_nvidia_repo_only(plan):
     facts = {"hardware": HW, "installed": {"host_compilers": GXX12}}
     got = role_decide("cuda", plan, {"cuda_versions": ["12.6", "13.0"], "cuda_compat": True}, facts)
@@ -191,6 +213,7 @@ def test_the_tasks_decide_through_role_decide_and_keep_no_decision_of_their_own(
     assert "'cuda' | dlbox.stack.role_decide(" in decide["ansible.builtin.set_fact"]["__cuda_decided"]
     fail = _task("verify.yml", "Fail when a toolkit does not verify")
     assert "'cuda' | dlbox.stack.role_decide(" in fail["vars"]["__cuda_verified"]
+    assert "'decided': __cuda_decided" in fail["vars"]["__cuda_verified"]
     text = (TASKS / "verify.yml").read_text(encoding="utf-8") + (TASKS / "preflight.yml").read_text(encoding="utf-8")
     assert "{%" not in text and "cuda_plan(" not in text and "cuda_failure_hint" not in text
 
@@ -206,9 +229,11 @@ def verify_run(tmp_path_factory, plan):  # pylint: disable=redefined-outer-name
     from play_runner import run_play  # pylint: disable=import-outside-toplevel,import-error
 
     task = _task("verify.yml", "Fail when a toolkit does not verify")
-    variables = {"dlbox_plan": dict(plan, host=dict(plan["host"], nvswitch=True)),
-                 "__cuda_decided": {"options": cuda.options()},
-                 "__cuda_installed": {"host_compilers": GXX12, "cuda_toolkits": []}}
+    nvswitch_plan = dict(plan, host=dict(plan["host"], nvswitch=True))
+    installed = {"host_compilers": GXX12, "cuda_toolkits": []}
+    # the preflight's kept decision (verify.yml reads no plan of its own: the decision says NVSwitch)
+    variables = {"__cuda_decided": role_decide("cuda", nvswitch_plan, {}, {"hardware": HW, "installed": installed}),
+                 "__cuda_installed": installed}
     hosts = {name: {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
                     "__cuda_verify": {"results": results}} for name, (results, _failed) in VERIFY_CASES.items()}
     play = {"hosts": "all", "gather_facts": False, "vars": variables, "tasks": [task]}

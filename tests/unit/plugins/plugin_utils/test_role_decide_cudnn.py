@@ -129,6 +129,35 @@ def test_the_installed_cudnns_problems_are_what_cudnn_problems_said_in_verify(pl
     assert len(_decide(plan, installed=shadowed)["problems"]) == 2 and sel["problems"] == []
 
 
+LINKER = {"linker_paths": ["/usr/local/cuda-12.8/lib64/libcudnn.so.9", "/opt/cudnn/9.1.0.70-cuda12/lib/libcudnn.so.9"]}
+
+
+@pytest.mark.parametrize("given", [{}, {"cudnn_method": "tarball"}, {"cudnn_version": "8.0"}])
+def test_the_later_facts_update_the_kept_decision_as_deciding_again_did(plan, given):
+    """preflight.yml (the linker) and verify.yml (the installed cuDNN) hand the kept decision and their fact to the same
+    entry point (update): what deciding again with that fact gave, the rest as kept."""
+    kept = _decide(plan, given, hardware=HW)
+    installed = {"header": kept.get("header"), "header_version": None, "library_version": None, "load_error": "not found"}
+    for fact in ({"linker": LINKER}, {"linker": {"linker_paths": []}}, {"installed": installed}):
+        again = _decide(plan, given, hardware=HW, **fact)
+        got = cudnn.update(kept, fact)
+        assert got == again, fact
+    assert cudnn.update(kept, {"linker": LINKER})["foreign"] == ([] if kept["errors"] else [
+        "the linker already has libcudnn.so.9 at /usr/local/cuda-12.8/lib64/libcudnn.so.9"])
+
+
+def test_the_filter_updates_without_selecting_or_resolving_again(plan, monkeypatch):
+    kept = role_decide("cudnn", plan, {}, {"toolkits": TOOLKITS, "arch": "x86_64", "hardware": HW})
+    assert kept["check"] is not None
+    calls = []
+    for module, name in ((role_plan, "role_plan"), (cudnn._cudnn, "select")):  # pylint: disable=protected-access
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, _real=real, _name=name, **k: calls.append(_name) or _real(*a, **k))
+    got = role_decide("cudnn", None, kept["options"], {"decided": kept, "linker": LINKER})
+    assert calls == [] and got["foreign"] == ["the linker already has libcudnn.so.9 at /usr/local/cuda-12.8/lib64/libcudnn.so.9"]
+    assert {k: v for k, v in got.items() if k != "foreign"} == {k: v for k, v in kept.items() if k != "foreign"}
+
+
 def test_needs_the_apt_packages_with_nvidia_repo_only(plan):
     got = role_decide("cudnn", plan, {}, {"toolkits": TOOLKITS, "arch": "x86_64"})
     assert got["needs"]["repositories"] == ["cuda"] and got["needs"]["apt"] == got["apt"]["install"]
@@ -158,8 +187,10 @@ def test_the_tasks_wire_the_decision_and_decide_nothing_themselves():
     assert check["ansible.builtin.set_fact"] == {"__cudnn_check": "{{ __cudnn_decision.check }}"}
     assert check["when"] == "__cudnn_decision.check is not none"
     assert ").foreign" in preflight["Refuse to add a second cuDNN"]["vars"]["__cudnn_foreign"]
+    assert "'decided': __cudnn_decision" in preflight["Refuse to add a second cuDNN"]["vars"]["__cudnn_foreign"]
     verify = _tasks("verify.yml")
-    assert ").problems" in next(t for n, t in verify.items() if n.startswith("Check that the header"))["vars"]["__cudnn_problems"]
+    problems = next(t for n, t in verify.items() if n.startswith("Check that the header"))["vars"]["__cudnn_problems"]
+    assert ").problems" in problems and "'decided': __cudnn_decision" in problems
     text = "".join(p.read_text(encoding="utf-8") for p in TASKS.glob("*.yml"))
     assert "dlbox.stack.cudnn_selection" not in text and "dlbox.stack.cudnn_problems" not in text and "role_plan(" not in text
 
