@@ -216,7 +216,7 @@ def cross_role_reads(root=ROOT):
 
 
 # Asserts in flight in another helper's change when this test was written; drop the entry with the assert.
-CHOICES_ALLOWED = {"nvidia_driver_imex_channel": "the Blackwell change's IMEX preflight (uncommitted at 2026-12-06 03:30 UTC)"}
+CHOICES_ALLOWED = {}
 
 
 def repeated_choices(root=ROOT):
