@@ -100,8 +100,8 @@ def test_nothing_reads_another_roles_files():
 KNOWN_TASKS_FROM = {
     ("playbooks/edge.yml", "jetpack", "preflight.yml"): "edge runs jetpack's preflight before its power step (edge's area)",
     ("playbooks/edge.yml", "docker", "preflight.yml"): "edge checks the engine's options before the container toolkit",
-    ("playbooks/tasks/offline_plan.yml", "docker", "offline_source.yml"): "offline asks the role for its repository "
-                                                                            "(rt47 M4: to go through docker's needs())",
+    ("playbooks/tasks/offline_plan.yml", "docker", "offline_source.yml"):
+        "offline asks the role for its repository (rt47 M4: to go through docker's needs())",
     ("playbooks/tasks/offline_plan.yml", "nvidia_container_toolkit", "offline_source.yml"): "the same, container toolkit",
     ("roles/package_cache/tasks/client.yml", "common", "proxy.yml"): "package_cache's client writes common's apt proxy",
 }
@@ -161,7 +161,7 @@ def tasks_from_not_declared(root=ROOT):
         for task in _tasks(data):
             for key in INCLUDES & set(task):
                 args = task[key] if isinstance(task[key], dict) else {}
-                role, entry = str(args.get("name", "")).split(".")[-1], args.get("tasks_from")
+                role, entry = str(args.get("name", "")).rsplit(".", maxsplit=1)[-1], args.get("tasks_from")
                 if entry is None or role == own:
                     continue
                 if entry not in _entry_points(root, role):
@@ -208,8 +208,8 @@ def test_the_rollout_and_the_mirror_use_entry_points_and_public_facts():
     assert {"reboot", "fabric_wait"} <= _entry_points(ROOT, "nvidia_driver")
     rollout = yaml.safe_load((ROOT / "playbooks" / "tasks" / "rollout_reboot.yml").read_text(encoding="utf-8"))
     includes = [t["ansible.builtin.include_role"] for t in _tasks(rollout) if "ansible.builtin.include_role" in t]
-    assert [(i["name"], i["tasks_from"]) for i in includes] == [("dlbox.stack.nvidia_driver", "reboot"),
-                                                               ("dlbox.stack.nvidia_driver", "fabric_wait")]
+    assert [(i["name"], i["tasks_from"]) for i in includes] == [
+        ("dlbox.stack.nvidia_driver", "reboot"), ("dlbox.stack.nvidia_driver", "fabric_wait")]
     for rel in ("playbooks/tasks/rollout_reboot.yml", "playbooks/mirror.yml"):
         assert not [f for f in private_reads() + tasks_from_not_declared() if f[0] == rel], rel
 
