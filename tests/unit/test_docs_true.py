@@ -5,7 +5,11 @@ What the pages name is read from their text, never from a list kept here: Markdo
 `code spans` and fenced blocks. A word counts as
 - a path when its first part is a top-level entry of the repository (`roles/...`, `data/compat.yml`); a placeholder
   (`<role>`, `*`, `X.Y`) ends the check at the part before it;
-- a playbook when it is `playbooks/NAME.yml` or `dlbox.stack.NAME` (a playbook, module, filter or role);
+- a playbook when it is `playbooks/NAME.yml` or `dlbox.stack.NAME` (a playbook, module, filter or role): a filter's
+  NAME is a key its plugins/filter/*.py FilterModule.filters() returns (a plugin_utils file of the same name, or a
+  sidecar left behind, is none: rt47 L6's `dlbox.stack.role_plan`);
+- a tag when it follows `--tags` or `--skip-tags` inside code: a tag of the roles' or playbooks' tasks, one a playbook
+  reads from ansible_run_tags, or one of Ansible's own (all, always, never, tagged, untagged);
 - a role when the text says "the `NAME` role" or "role `NAME`";
 - a make target when it follows `make ` inside code;
 - a file of the tree when it is a file name or a part of a path that does not start at the top
@@ -22,6 +26,7 @@ listed below with why.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import subprocess
@@ -112,6 +117,47 @@ def tree(root: Path = ROOT):
     names = roles | {p.name for p in (root / "molecule").iterdir()}
     names |= {p.stem for d in ("tests", "tools", "plugins") for p in (root / d).rglob("*.py")}
     return roles, variables, plugins | names, playbooks, targets, top
+
+
+@lru_cache(maxsize=None)
+def collection_names(root: Path = ROOT) -> frozenset[str]:
+    """What `dlbox.stack.NAME` may name: a playbook, a role, a module (or action plugin), a filter by its key in
+    FilterModule.filters() (read from the code, so a removed filter is gone even where a file of its name stays)."""
+    names = {p.stem for p in (root / "playbooks").glob("*.yml")}
+    names |= {p.name for p in (root / "roles").iterdir() if (p / "tasks").is_dir()}
+    names |= {p.stem for d in ("modules", "action") for p in (root / "plugins" / d).glob("*.py") if p.stem != "__init__"}
+    for path in (root / "plugins" / "filter").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef) and node.name == "filters":
+                for ret in (n.value for n in ast.walk(node) if isinstance(n, ast.Return)):
+                    assert isinstance(ret, ast.Dict), "%s: filters() returns no dict literal" % path
+                    names |= {k.value for k in ret.keys if isinstance(k, ast.Constant)}
+    return frozenset(names)
+
+
+@lru_cache(maxsize=None)
+def known_tags(root: Path = ROOT) -> frozenset[str]:
+    """Every tag `--tags` may name: the tasks' tags (roles and playbooks), the names the playbooks and roles read from
+    ansible_run_tags, and Ansible's own."""
+    tags = {"all", "always", "never", "tagged", "untagged"}
+
+    def walk(node):
+        if isinstance(node, list):
+            for item in node:
+                walk(item)
+        elif isinstance(node, dict):
+            found = node.get("tags")
+            tags.update(t for t in ([found] if isinstance(found, str) else found or []) if isinstance(t, str))
+            for value in node.values():
+                walk(value)
+
+    for path in sorted((root / "playbooks").rglob("*.yml")) + sorted((root / "roles").glob("*/tasks/*.yml")) \
+            + sorted((root / "roles").glob("*/handlers/*.yml")):
+        text = path.read_text(encoding="utf-8")
+        walk(yaml.safe_load(text))
+        for listed in re.findall(r"ansible_run_tags \| intersect\(\[([^]]*)\]", text):
+            tags.update(t.strip(" '\"") for t in listed.split(","))
+    return frozenset(tags)
 
 
 @lru_cache(maxsize=None)
@@ -237,10 +283,14 @@ def page_problems(root: Path, page: Path, text: str) -> tuple[str, ...]:
             if parts and not (base / "/".join(parts)).exists():
                 found.append(f"{name}: path {word} is not in the tree")
         m = re.fullmatch(r"dlbox\.stack\.([a-z_]+)", word)
-        if m and m.group(1) not in playbooks | plugins | roles:
+        if m and m.group(1) not in collection_names(root):
             found.append(f"{name}: {word} is no playbook, plugin or role of the collection")
     settings = []
     for chunk in code_chunks(text):
+        for listed in re.findall(r"--(?:skip-)?tags(?:=|\s+)['\"]?([\w,<>-]+)", chunk):
+            for tag in (t for t in listed.split(",") if t and not PLACEHOLDER.search(t)):
+                if tag not in known_tags(root):
+                    found.append(f"{name}: --tags {tag} is no tag of the collection's roles or playbooks")
         for target in re.findall(r"(?:^|[\s;&|(])make ([a-z][a-z-]*)", chunk):
             if target not in targets:
                 found.append(f"{name}: make {target} is no target of the Makefile")
@@ -355,6 +405,11 @@ def add(copy, page, text):
     ("set `-e dlbox_never_read=true`", "dlbox_never_read is read by no playbook"),
     ("the `cuda_magic` role", "role cuda_magic does not exist"),
     ("`ansible-playbook dlbox.stack.deploy`", "dlbox.stack.deploy is no playbook"),
+    # rt47 L6: a removed filter whose plugin_utils file stays; a tag no task carries (the issue's own example)
+    ("`'cuda' | dlbox.stack.role_plan(plan)`", "dlbox.stack.role_plan is no playbook, plugin or role"),
+    ("run `make workstation EXTRA='--tags driver'`", "--tags driver is no tag"),
+    ("`ansible-playbook playbooks/server.yml --tags=dcgm,gpu_fan`", "--tags gpu_fan is no tag"),
+    ("`--skip-tags nvidia_driver_rebooot`", "--tags nvidia_driver_rebooot is no tag"),
     ("`module_utils/hostfacts.py`", "file module_utils/hostfacts.py is nowhere in the tree"),      # the issue's case
     ("parsed in `_gone_facts.py`", "file _gone_facts.py is nowhere in the tree"),
     ("`.config/molecule/gone.yml`", "path .config/molecule/gone.yml is not in the tree"),
