@@ -2,7 +2,8 @@
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters ``dlbox.stack.infiniband_report`` (link state and rate per InfiniBand/RDMA port from ``ibstat``) and
-``dlbox.stack.infiniband_doca`` (DOCA-OFED's optional install from NVIDIA's DOCA-Host repository, checked)."""
+``dlbox.stack.infiniband_doca`` (DOCA-OFED's optional install from NVIDIA's DOCA-Host repository, checked; deprecated:
+the role's module decides, plugin_utils/roles/infiniband.py, through ``dlbox.stack.role_module``)."""
 
 from __future__ import annotations
 

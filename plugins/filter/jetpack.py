@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters ``dlbox.stack.jetpack_plan`` and ``dlbox.stack.jetpack_pytorch`` of the ``jetpack`` role
+"""Filters ``dlbox.stack.jetpack_plan`` (deprecated: the role's module decides, plugin_utils/roles/jetpack.py) and
+``dlbox.stack.jetpack_pytorch`` of the ``jetpack`` role
 (``dlbox.stack.jetpack_power_result`` reads what ``nvpmodel`` did)."""
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ _compat_data = LazyModule("plugin_utils.compat_data")
 
 def jetpack_plan(options, plan, release=None, model=None, nvpmodel_conf=None, nvpmodel_query=None, data_path=None, compat_path=None,
                  flashed_list=None, nvpmodel_status=None, installed_meta=None):
-    """Decide the jetpack role's repositories, packages, power mode and clocks (see plugin_utils.jetpack_plan)."""
+    """Decide the jetpack role's repositories, packages, power mode and clocks (see plugin_utils.jetpack_plan).
+    Deprecated (meta/runtime.yml, until 1.0.0): the role decides through ``'jetpack' | role_module('decide', ...)``
+    (plugin_utils/roles/jetpack.py), which calls the same ``jetpack_plan.decide``."""
     if not isinstance(options, dict):
         raise AnsibleFilterError("jetpack_plan: expected the role's options as a mapping")
     if plan is not None and not isinstance(plan, dict):

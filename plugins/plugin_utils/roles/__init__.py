@@ -40,10 +40,12 @@ ROLES = {
     "dcgm": _DECIDES,
     "docker": ("options", "vendor", "decide", "needs"),
     "gpu_settings": _DECIDES,
-    "jetpack": ("options", "vendor"),
+    "infiniband": _DECIDES,
+    "jetpack": ("options", "vendor", "decide", "needs"),
     "nccl": _DECIDES,
     "nvidia_container_toolkit": ("options", "vendor", "decide", "needs"),
     "nvidia_driver": _DECIDES,
+    "package_cache": _DECIDES,
     "python_env": _DECIDES,
 }
 

@@ -1,17 +1,67 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The jetpack role's vendor facts, from data/jetson.yml ``repository``: ``'jetpack' | dlbox.stack.role_module('vendor')``
--> ``{"url", "key_file", "fingerprint", "preinstalled_list"}`` (``preinstalled_list``: the sources list a flashed
-JetPack has, written by nvidia-l4t-apt-source, which the role's preflight reads before it decides). The role's
-decision is plugin_utils/jetpack_plan.py (``dlbox.stack.jetpack_plan``)."""
+"""The jetpack role's module (filter ``dlbox.stack.role_module``; issue 47).
+
+- ``options(given)``: the role's variables, defaults from its argument specs (typed).
+- ``vendor()``: data/jetson.yml ``repository``: ``{"url", "key_file", "fingerprint", "preinstalled_list"}``
+  (``preinstalled_list``: the sources list a flashed JetPack has, written by nvidia-l4t-apt-source, which the role's
+  preflight reads before it decides).
+- ``decide(plan, options, facts)``: ``facts`` = what the preflight read on the host: {"release":
+  /etc/nv_tegra_release, "model": the device-tree model, "nvpmodel_conf": /etc/nvpmodel.conf, "nvpmodel_query":
+  ``nvpmodel -q``, "flashed_list": the flashed sources list, "nvpmodel_status": /var/lib/nvpmodel/status,
+  "installed_meta": ``dpkg-query -W`` of ``nvidia-*``, "reboot_allowed": dlbox_reboot_allowed (None when unset)}
+  -> :func:`jetpack_plan.decide`'s result (repositories, key, packages, power mode, clocks; or why not).
+- ``needs(decision)``: {"apt": the packages, "repositories": the apt sources' URIs, "keys": [{url, fingerprint}]}.
+
+The deprecated filter ``dlbox.stack.jetpack_plan`` reaches the same :func:`jetpack_plan.decide`.
+"""
 
 from __future__ import annotations
 
-from ansible_collections.dlbox.stack.plugins.plugin_utils import jetpack_plan
+from ansible_collections.dlbox.stack.plugins.plugin_utils import compat_data, jetpack_plan
+from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import RoleModuleError, _spec
+
+ROLE = "jetpack"
+# jetpack_plan's option keys (OPTION_KEYS) from the role's variables; reboot_allowed is the group's, a fact
+OPTIONS = {"base_url": "jetpack_base_url", "key_url": "jetpack_key_url", "key_fingerprint": "jetpack_key_fingerprint",
+           "components": "jetpack_components", "power_mode": "jetpack_power_mode",
+           "power_mode_reboot": "jetpack_power_mode_reboot", "clocks": "jetpack_clocks",
+           "container_runtime": "jetpack_container_runtime"}
+FACTS = ("release", "model", "nvpmodel_conf", "nvpmodel_query", "flashed_list", "nvpmodel_status", "installed_meta")
+
+
+def options(given=None):
+    return _spec.typed(ROLE, given)
+
+
+def _jetson_data(data_path=None):
+    try:
+        return jetpack_plan.load_jetson_data(data_path)
+    except jetpack_plan.JetsonDataError as exc:
+        raise RoleModuleError(str(exc)) from exc
 
 
 def vendor(data_path=None):
-    repo = jetpack_plan.load_jetson_data(data_path)["repository"]
+    repo = _jetson_data(data_path)["repository"]
     return {"url": repo["base_url"], "key_file": repo["key_file"], "fingerprint": repo["key_fingerprint"],
             "preinstalled_list": repo["preinstalled_list"]}
+
+
+def decide(plan, options, facts, data=None, compat=None):  # pylint: disable=redefined-outer-name
+    """jetpack_plan.decide on the role's variables and the host's reads (``facts``)."""
+    request = {key: options[name] for key, name in OPTIONS.items()}
+    request["reboot_allowed"] = facts.get("reboot_allowed")
+    data = data if data is not None else _jetson_data()
+    compat = compat if compat is not None else compat_data.load_compat()
+    return jetpack_plan.decide(plan, request, data=data, compat=compat,
+                               **{key + "_text" if key in ("release", "model") else key: facts.get(key)
+                                  for key in FACTS})
+
+
+def needs(decision):
+    """Nothing for a refused decision."""
+    if not decision["ok"]:
+        return {"apt": [], "repositories": [], "keys": []}
+    return {"apt": list(decision["packages"]), "repositories": [repo["uri"] for repo in decision["repositories"]],
+            "keys": [dict(decision["key"])] if decision["key"] else []}

@@ -20,6 +20,7 @@ import yaml
 
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat
 from ansible_collections.dlbox.stack.plugins.plugin_utils.jetpack_plan import decide, load_jetson_data, parse_installed_meta
+from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import jetpack as jetpack_module
 
 ROOT = Path(__file__).resolve().parents[3]
 REPOSITORY = yaml.safe_load((ROOT / "roles" / "jetpack" / "tasks" / "repository.yml").read_text(encoding="utf-8"))
@@ -212,7 +213,9 @@ def test_the_preflight_hands_dpkgs_answer_to_the_plan():
     assert ask["changed_when"] is False and ask["failed_when"] is False and ask["check_mode"] is False
     assert names.index("Read the installed JetPack metas") < names.index("Decide what to install and set")
     decide_task = preflight[names.index("Decide what to install and set")]
-    assert "installed_meta=__jetpack_meta_installed.stdout" in decide_task["ansible.builtin.set_fact"]["__jetpack_decided"]
+    # the role's module (plugin_utils/roles/jetpack.py) decides; dpkg's answer is its fact installed_meta
+    assert "'installed_meta': __jetpack_meta_installed.stdout" in decide_task["ansible.builtin.set_fact"]["__jetpack_decided"]
+    assert "installed_meta" in jetpack_module.FACTS
     assert parse_installed_meta("nvidia-jetpack ii  6.2.3+b81") == "6.2.3+b81" and parse_installed_meta("") is None
 
 

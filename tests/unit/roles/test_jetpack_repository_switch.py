@@ -63,7 +63,9 @@ def test_preflight_reads_the_flashed_list_or_its_copy_set_aside_and_gives_it_to_
     read = next(t for t in PREFLIGHT if "ansible.builtin.slurp" in t)
     assert read["loop"][3:5] == ["{{ __jetpack_preinstalled_list }}", "{{ __jetpack_preinstalled_aside }}"]
     decide = next(t for t in PREFLIGHT if t["name"] == "Decide what to install and set")["ansible.builtin.set_fact"]
-    assert "flashed_list=__jetpack_flashed" in decide["__jetpack_decided"]
+    # the role's module decides (plugin_utils/roles/jetpack.py): the list is its fact flashed_list
+    assert "'flashed_list': __jetpack_flashed" in decide["__jetpack_decided"]
+    assert "'jetpack' | dlbox.stack.role_module('decide'" in decide["__jetpack_decided"]
     # the list at its own path, else the one an upgrade wrote again, else the copy: the first with a source (issue 52 M5)
     chosen = next(t for t in PREFLIGHT if t["name"] == "Decide what to install and set")["vars"]["__jetpack_flashed_lists"]
     assert "[__jetpack_text[3], __jetpack_text[6], __jetpack_text[4]]" in chosen

@@ -178,6 +178,38 @@ def test_the_registry_lists_every_role_module_with_the_entries_it_has():
     assert "setdefault" not in source  # one registration path: ROLES (a9c11fc lost a role on the second)
 
 
+def _decision_roles():
+    """Role directories whose tasks take a decision (rt47 L5, M3): a set_fact of ``__<role>_decision``/``_decided``, or
+    a call of the decide entry for the role (``'<role>' | dlbox.stack.role_module('decide'`` or ``role_decide(``)."""
+    # pylint: disable-next=import-outside-toplevel
+    import re
+
+    found = {}
+    for role_dir in sorted(p for p in (ROOT / "roles").iterdir() if (p / "tasks").is_dir()):
+        role = role_dir.name
+        text = "\n".join(f.read_text(encoding="utf-8") for f in sorted((role_dir / "tasks").glob("*.yml")))
+        fact = re.search(r"^\s+__%s_(decision|decided):" % role, text, re.M)
+        calls = re.search(r"'%s' \| dlbox\.stack\.(role_module\('decide'|role_decide\()" % role, text)
+        if fact or calls:
+            found[role] = (bool(fact), bool(calls))
+    return found
+
+
+def test_every_role_that_decides_has_its_module_in_the_registry_by_name():
+    # pylint: disable-next=import-outside-toplevel
+    from ansible_collections.dlbox.stack.plugins.plugin_utils import roles
+
+    found = _decision_roles()
+    assert {"nvidia_driver", "jetpack", "package_cache", "infiniband", "nccl"} <= set(found)   # the scan sees them
+    for role, (_fact, calls) in found.items():
+        assert role in roles.ROLES and "decide" in roles.ROLES[role], role
+        assert role in roles.DECIDERS, role
+        # a role's decision fact is taken through its module, never a filter of its own
+        assert calls, "%s keeps a decision fact but never calls its module's decide entry" % role
+    for role in roles.ROLES:
+        assert (ROOT / "roles" / role / "tasks" / "main.yml").is_file(), role         # every module is a role's
+
+
 def test_the_one_filter_reaches_every_entry_and_role_decide_is_its_decide():
     # pylint: disable-next=import-outside-toplevel
     from ansible_collections.dlbox.stack.plugins.filter.role_decide import role_decide
