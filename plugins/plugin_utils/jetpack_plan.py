@@ -322,16 +322,6 @@ def parse_installed_metas(text):
     return found
 
 
-def parse_installed_meta(text):
-    """The newest installed version among the lines of ``dpkg-query`` (parse_installed_metas), or None."""
-    versions = list(parse_installed_metas(text)["installed"].values())
-    newest = None
-    for version in versions:
-        if newest is None or debian_version_compare(version, newest) > 0:
-            newest = version
-    return newest
-
-
 def _half_installed(data, installed, errors):
     """A JetPack meta that dpkg holds half-installed (an interrupted apt or dpkg run) is not absent: apt refuses every
     install until ``dpkg --configure -a`` finishes it, and the plan cannot tell its version from the one it will have.

@@ -212,15 +212,6 @@ def hold_changes(wanted, held_now, recorded=(), installed_names=None):
     return {"hold": hold, "release": release, "keep_user": keep_user, "wanted": want}
 
 
-def restore_holds(before, held_now, role_held=(), installed_names=None):
-    """After a rollback: the holds as they were before the change (``before``: the driver's packages ``apt-mark
-    showhold`` listed then, recorded with the kept copies), without what follows the kernel; the holds the role set on
-    the failed branch (``role_held``) and any on a kernel follower are released. {hold, release, wanted}."""
-    want = [n for n in _unique(before or ()) if not follows_kernel(n)]
-    changes = hold_changes(want, held_now, recorded=role_held, installed_names=installed_names)
-    return {"hold": changes["hold"], "release": changes["release"], "wanted": want}
-
-
 def kernel_flavours(the_set, kernel_flavour, kernel_facts):
     """The signed path's kernel flavours (the installed image metas', and the plan's) and their module metas."""
     if (the_set or {}).get("signing") != "precompiled":

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat
-from ansible_collections.dlbox.stack.plugins.plugin_utils.jetpack_plan import decide, load_jetson_data, parse_installed_meta
+from ansible_collections.dlbox.stack.plugins.plugin_utils.jetpack_plan import decide, load_jetson_data, parse_installed_metas
 from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import jetpack as jetpack_module
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -216,7 +216,8 @@ def test_the_preflight_hands_dpkgs_answer_to_the_plan():
     # the role's module (plugin_utils/roles/jetpack.py) decides; dpkg's answer is its fact installed_meta
     assert "'installed_meta': __jetpack_meta_installed.stdout" in decide_task["ansible.builtin.set_fact"]["__jetpack_decided"]
     assert "installed_meta" in jetpack_module.FACTS
-    assert parse_installed_meta("nvidia-jetpack ii  6.2.3+b81") == "6.2.3+b81" and parse_installed_meta("") is None
+    assert parse_installed_metas("nvidia-jetpack ii  6.2.3+b81") == {"installed": {"nvidia-jetpack": "6.2.3+b81"}, "half": {}}
+    assert parse_installed_metas("") == {"installed": {}, "half": {}}
 
 
 # --- the real chain (issue 52 red team HIGH A, HIGH B) -----------------------------------------------------------------

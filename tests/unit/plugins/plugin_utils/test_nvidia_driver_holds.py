@@ -225,10 +225,12 @@ def test_holds_are_idempotent():
 
 
 def test_rollback_restores_the_holds_as_they_were_without_kernel_followers():
+    # as roles/nvidia_driver/tasks/rollback.yml asks: the holds before the change, apt-mark showhold after the
+    # rollback, the failed branch's holds as the role's (nvidia_driver_hold_changes -> hold_changes)
     before = ["nvidia-headless-570-server-open", "nvidia-utils-570-server", "linux-modules-nvidia-570-server-open-generic"]
     role_held = ["nvidia-headless-580-server-open", "nvidia-utils-580-server"]
-    out = nh.restore_holds(before, role_held + ["docker-ce"], role_held)
-    assert out["hold"] == before[:2] and out["release"] == role_held
+    out = nh.hold_changes(before, role_held + ["docker-ce"], role_held)
+    assert out["hold"] == before[:2] and out["release"] == role_held and out["keep_user"] == ["docker-ce"]
 
 
 def test_never_hold_what_follows_the_kernel_even_when_asked():
