@@ -47,8 +47,8 @@ def decide(plan, options, facts, data_path=None):  # pylint: disable=redefined-o
     ``plan``: ``dlbox_plan`` or None (then resolved once from ``facts``: ``host`` = ``ansible_facts['dlbox_host']``,
     ``request`` = ``dlbox_plan_request``, ``hardware`` = ``dlbox_plan_hardware``). Returns ``problems`` (refusals,
     each naming the variable), ``source`` (nvidia | jetpack | None), ``jetpack``, ``active``, ``version``, ``floor``,
-    ``packages``, ``cdi_min``, ``has_plan``, ``skip_reason``, ``repository`` and the ``nvidia-ctk runtime configure``
-    command lines (``ctk``).
+    ``packages``, ``cdi_min``, ``cdi_units`` (the CDI refresh units, data/compat.yml), ``has_plan``, ``skip_reason``,
+    ``repository`` and the ``nvidia-ctk runtime configure`` command lines (``ctk``).
     """
     host = facts.get("host") or {}
     got = role_plan.role_plan(ROLE, plan, host=host, request=facts.get("request") or {},
@@ -101,6 +101,8 @@ def decide(plan, options, facts, data_path=None):  # pylint: disable=redefined-o
         },
         "ctk": {engine: ["nvidia-ctk", "runtime", "configure", "--runtime=" + engine] + default
                 for engine in _spec.choices(ROLE, "nvidia_container_toolkit_runtimes")},
+        # the systemd units that regenerate the CDI spec (data/compat.yml container_toolkit.cdi_refresh_units)
+        "cdi_units": list((got["data"].get("container_toolkit") or {}).get("cdi_refresh_units") or []),
         # the packages that install each engine (data/compat.yml container_toolkit.engine_packages)
         "engine_packages": {engine: list(data["engine_packages"].get(engine) or [])
                             for engine in _spec.choices(ROLE, "nvidia_container_toolkit_runtimes")},
