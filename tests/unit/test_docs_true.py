@@ -103,7 +103,9 @@ def tree(root: Path = ROOT):
     variables = {}
     for role in roles:
         keys = set()
-        specs = yaml.safe_load((root / "roles" / role / "meta" / "argument_specs.yml").read_text())
+        specs_file = root / "roles" / role / "meta" / "argument_specs.yml"
+        # a role without argument specs has no variables here: test_every_role_has_argument_specs says so, once
+        specs = yaml.safe_load(specs_file.read_text()) if specs_file.is_file() else {"argument_specs": {}}
         for entry in specs["argument_specs"].values():
             keys |= set(entry.get("options") or {})
         variables[role] = keys
@@ -455,5 +457,16 @@ def test_the_pages_of_today_pass_in_the_copy(copy):
 
 
 def test_every_role_readme_is_read():
-    assert {p.parent.name for p in pages() if p.name == "README.md" and p.parent.parent == ROOT / "roles"} \
-        == tree()[0]
+    read = {p.parent.name for p in pages() if p.name == "README.md" and p.parent.parent == ROOT / "roles"}
+    lacking = sorted(tree()[0] - read)
+    assert not lacking, "%s: no README.md: write roles/<role>/README.md (docs/development.md, \"Adding a role\")" \
+        % ", ".join("role '%s'" % r for r in lacking)
+    assert read <= tree()[0], "a README.md under roles/ of no role (a folder without tasks/): %s" % sorted(read - tree()[0])
+
+
+def test_every_role_has_argument_specs():
+    """Every role's variables are described in its meta/argument_specs.yml (the pages' variables are checked
+    against them; Ansible checks a role's input with them)."""
+    lacking = sorted(role for role in tree()[0] if not (ROOT / "roles" / role / "meta" / "argument_specs.yml").is_file())
+    assert not lacking, "%s: no meta/argument_specs.yml: describe each variable there (type, default, description; " \
+        "docs/development.md, \"Adding a role\")" % ", ".join("role '%s'" % r for r in lacking)

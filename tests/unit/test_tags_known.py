@@ -35,9 +35,13 @@ def test_the_plays_reading_of_the_tags_is_the_yaml_tags_of_the_roles_and_covers_
     yaml_tags = {t for f in files for t in _tags(yaml.safe_load(f.read_text(encoding="utf-8")))}
     assert read == yaml_tags
     roles = {f.parts[-3] for f in files}
-    assert roles <= yaml_tags  # each role's name is a tag of its own tasks
+    untagged = sorted(roles - yaml_tags)    # each role's name is a tag of its own tasks
+    assert not untagged, "; ".join(
+        "role '%s' has no tag of its name: add tags: [%s, %s_<step>] to each import in roles/%s/tasks/main.yml "
+        "(docs/development.md, \"Adding a role\")" % (r, r, r, r) for r in untagged)
     played = {t for f in (ROOT / "playbooks").rglob("*.yml") for t in _tags(yaml.safe_load(f.read_text(encoding="utf-8")))}
-    assert played <= yaml_tags | {"always", "never"}, played - yaml_tags
+    assert played <= yaml_tags | {"always", "never"}, \
+        "playbooks/ tag tasks with %s, which no role's task carries" % sorted(played - yaml_tags - {"always", "never"})
 
 
 def test_the_tags_a_playbook_reads_are_accepted():
