@@ -914,7 +914,9 @@ def _judge(out, o, driver, facts, installed):
             out["fm"] = {"ok": True, "version": out["fm_check"]["package_version"], "available": [out["fm_check"]["version"]]}
         else:
             out["fm"] = fabric_manager_version(facts.get("madison") or "", fm["package"], out["target_version"])
-        if out["fm"]["ok"] and out["fm"]["version"] and not pending:
+        # the one place Fabric Manager's name for the driver's apt transaction is decided (rt47 L1): pending (check
+        # mode before NVIDIA's repository is set up) names the driver's version with apt's wildcard, "<driver>-*"
+        if out["fm"]["ok"] and out["fm"]["version"]:
             out["fm_install_names"] = ["%s=%s" % (fm["package"], out["fm"]["version"])]
         if not out["fm"]["ok"]:
             return _refused(out, "This NVSwitch host needs NVIDIA Fabric Manager (%s) at exactly the driver's version %s (driver branch "

@@ -63,14 +63,10 @@ def planner_options(opts, facts):
 
 
 def fm_names(decision):
-    """Fabric Manager at exactly the driver's version for the driver's apt transaction: the planner's exact names
-    (``fm_install_names``) when it gives them, else the package at the version apt-cache madison found (``fm``); then
-    the NVLink companions (``fabric_install_names``: NSCQ, libnvsdm at the driver's version, NVLSM; IMEX on NVL trays)."""
-    names = list(decision.get("fm_install_names") or [])
-    fm, version = decision.get("fabric_manager"), (decision.get("fm") or {}).get("version")
-    if not names and fm is not None and version is not None:
-        names = ["%s=%s" % (fm["package"], version)]
-    return names + list(decision.get("fabric_install_names") or [])
+    """Fabric Manager at exactly the driver's version for the driver's apt transaction, as the planner names it
+    (``fm_install_names``, its one place), then the NVLink companions (``fabric_install_names``: NSCQ, libnvsdm at the
+    driver's version, NVLSM; IMEX on NVL trays)."""
+    return list(decision.get("fm_install_names") or []) + list(decision.get("fabric_install_names") or [])
 
 
 def persistenced_manage(decision, opts, facts):

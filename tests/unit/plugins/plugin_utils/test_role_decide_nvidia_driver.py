@@ -152,12 +152,12 @@ def test_fabric_manager_names_exact_after_apts_verdict():
     assert judged["fm_names"] == ["nvidia-fabricmanager=595.71.05-1"]
 
 
-def test_fabric_manager_names_fall_back_to_the_version_when_the_planner_gives_no_exact_names():
-    """Check mode with NVIDIA's repository not set up yet (pending): the planner names no exact FM version
-    (fm_install_names empty) but fm.version "<driver>-*": the fallback the role's vars/main.yml had."""
+def test_fabric_manager_names_in_check_mode_before_the_repository_are_the_planners():
+    """Check mode with NVIDIA's repository not set up yet (pending): no exact FM version is known, fm.version is
+    "<driver>-*", and the planner names that (the one place, rt47 L1; the role module's copy of this rule is gone)."""
     opts = role_options(method="nvidia_repo", branch="580")
     decided = later(first(repo_plan(580), opts, {"installed": []}), opts, {"installed": []}, pending=True)
-    assert decided["fm_install_names"] == [] and decided["fm"]["version"] == "580.95.05-*"
+    assert decided["fm_install_names"] == ["nvidia-fabricmanager=580.95.05-*"] and decided["fm"]["version"] == "580.95.05-*"
     assert decided["fm_names"] == ["nvidia-fabricmanager=580.95.05-*"]
     assert mod.fm_names({"fm_install_names": [], "fabric_manager": None, "fm": {"version": "1"}}) == []
     assert mod.fm_names({"fabric_manager": {"package": "nvidia-fabricmanager"}, "fm": {"version": None}}) == []
@@ -169,8 +169,8 @@ def test_fabric_manager_names_carry_the_nvlink_companions():
                 "fabric_manager": {"package": "nvidia-fabricmanager-580"}, "fm": {"version": "580.178.04-0ubuntu0.22.04.1"}}
     assert mod.fm_names(decision) == ["nvidia-fabricmanager-580=580.178.04-0ubuntu0.22.04.1",
                                       "libnvidia-nscq-580=580.178.04-0ubuntu0.22.04.1"]
-    assert mod.fm_names(dict(decision, fm_install_names=[])) == ["nvidia-fabricmanager-580=580.178.04-0ubuntu0.22.04.1",
-                                                                 "libnvidia-nscq-580=580.178.04-0ubuntu0.22.04.1"]
+    # the planner's names only (rt47 L1): no second rule builds Fabric Manager's name from fm.version
+    assert mod.fm_names(dict(decision, fm_install_names=[])) == ["libnvidia-nscq-580=580.178.04-0ubuntu0.22.04.1"]
 
 
 @pytest.mark.parametrize(("profile", "persistenced", "systemd", "manage"), [
