@@ -14,6 +14,7 @@ role_plan = LazyModule("plugin_utils.role_plan")
 workstation_plan = LazyModule("plugin_utils.workstation_plan")
 plan_fleet_utils = LazyModule("plugin_utils.plan_fleet")
 _compat_data = LazyModule("plugin_utils.compat_data")
+_resolver = LazyModule("plugin_utils.stack_resolver")
 
 
 def _gpu_index(data_path, catalog_path):
@@ -110,8 +111,9 @@ def plan_text(plan, host_name=None, roles=None):
             " [%s]" % ", ".join(d["packages"]) if d.get("packages") else "")))
         if drv and drv.get("method_reason"):
             lines.append("Source:     %s: %s" % (drv.get("method"), drv["method_reason"]))
-        lines.append("CUDA:       " + _part(stack.get("cuda"), lambda c: "%s%s" % (
-            c.get("version"), " (%s)" % c["package"] if c.get("package") else "")))
+        lines.append("CUDA:       " + _part(stack.get("cuda"), lambda c: "%s%s%s" % (
+            c.get("version"), " (%s)" % c["package"] if c.get("package") else "",
+            "; cuda_versions: %s" % ", ".join(c["toolkits"]) if c.get("toolkits") else "")))
         lines.append("cuDNN:      " + _part(stack.get("cudnn"), lambda c: str(c.get("version"))))
         lines.append("NCCL:       " + _part(stack.get("nccl"), lambda c: str(c.get("version"))))
         ctk = stack.get("container_toolkit")
@@ -152,6 +154,42 @@ def plan_inputs(hostvars, hosts, context=None):
         raise AnsibleFilterError(str(exc)) from exc
 
 
+def _pinned_plan(host, entry, data_path, catalog_path):
+    """One host's plan from its ONE request: dlbox_plan_request with the roles' pinning variables (``entry["pins"]``,
+    plan_fleet.apply_pins), so the plan is what the roles install (rt47b H1). A pin that contradicts dlbox_plan_request,
+    or a bad value, refuses the plan before anything else; each toolkit of cuda_versions besides the plan's CUDA is
+    checked by the resolver with the plan's driver (``stack.cuda.toolkits`` lists them all, oldest first)."""
+    pinned = plan_fleet_utils.apply_pins(entry["request"], entry.get("pins") or {})
+    hardware = entry.get("hardware")
+    pins = entry.get("pins") or {}
+    errors = list(pinned["errors"])
+    errors.extend(role_plan.check_overrides({key: (var, pins[var]) for var, key in plan_fleet_utils.PINS
+                                             if var in pins and var != "cuda_versions"}))
+    if errors:
+        data = role_plan.load_data(data_path)
+        return _resolver.refused_plan(data, errors, {"planning": hardware is not None})
+    plan = resolve_stack(host, pinned["request"], hardware=hardware, data_path=data_path, catalog_path=catalog_path)
+    toolkits = pinned["toolkits"]
+    cuda = (plan.get("stack") or {}).get("cuda")
+    if not toolkits or not plan.get("ok") or not isinstance(cuda, dict):
+        return plan
+    driver = (plan.get("stack") or {}).get("driver") or {}
+    held = {"driver_branch": ("the plan's driver branch", str(driver["branch"]))} if driver.get("branch") else {}
+    if driver.get("method"):
+        held["driver_method"] = ("the plan's driver method", driver["method"])
+    for version in toolkits:
+        if version == cuda.get("version"):
+            continue
+        pos = list(pins["cuda_versions"]).index(version)
+        got = role_plan.role_plan("cuda", None, host=host, request=pinned["request"], hardware=hardware, data_path=data_path,
+                                  catalog_path=catalog_path,
+                                  overrides=dict(held, cuda=("cuda_versions[%d]" % pos, version)))
+        plan["errors"].extend("cuda_versions[%d] ('%s'): %s" % (pos, version, problem) for problem in got["errors"])
+    plan["ok"] = not plan["errors"]
+    plan["stack"]["cuda"] = dict(cuda, toolkits=toolkits)
+    return plan
+
+
 def plan_fleet(inputs, hostvars, hosts, data_path=None, catalog_path=None):
     """Plan every host of ``hosts`` in one go: what ``plan_inputs`` read, plus each host's detected facts
     (``hostvars[host].ansible_facts.dlbox_host``). Returns {plans, workstation, text, refused}."""
@@ -167,8 +205,7 @@ def plan_fleet(inputs, hostvars, hosts, data_path=None, catalog_path=None):
         else:
             facts = hostvars[name].get("ansible_facts") or {}
             host = facts.get("dlbox_host") or {}
-        plan = resolve_stack(host, entry["request"], hardware=entry.get("hardware"),
-                             data_path=data_path, catalog_path=catalog_path)
+        plan = _pinned_plan(host, entry, data_path, catalog_path)
         try:
             decided = workstation_roles(plan, entry["switches"])
         except AnsibleFilterError as exc:

@@ -195,6 +195,45 @@ def _repo_lacks(data, os_key, versions, options):
     return errors
 
 
+def driver_problems(data, plan, versions, variable="cuda_versions"):
+    """Toolkits the plan's driver cannot run -> refusals naming the variable (rt47b H1). The driver is the plan's
+    (``stack.driver``: the branch, and ``version_available`` or ``min_version``), the floor the data's for the toolkit's
+    major (``cuda.minor_compat``: ``branch_min``, ``driver_min``; NVIDIA's minor-version compatibility, CUDA Toolkit
+    release notes Table 1): CUDA 13.x needs >= 580.65.06, so R570 runs 12.8 and not 13.0. A plan without a driver
+    (Jetson, no GPU) refuses nothing here.
+
+    >>> data = {"cuda": {"minor_compat": [{"major": 13, "driver_min": "580.65.06", "branch_min": 580}]}}
+    >>> plan = {"stack": {"driver": {"branch": 570, "min_version": "570.26"}}}
+    >>> driver_problems(data, plan, ["12.8"])
+    []
+    >>> driver_problems(data, plan, ["13.0"])[0].split(", but")[0]
+    "cuda_versions[0] ('13.0'): CUDA 13.x needs driver >= 580.65.06 (data/compat.yml cuda.minor_compat, ?)"
+    """
+    driver = (((plan or {}).get("stack") or {}).get("driver")) if isinstance(plan, dict) else None
+    if not isinstance(driver, dict) or not driver.get("branch"):
+        return []
+    branch = int(str(driver["branch"]))
+    have = str(driver.get("version_available") or driver.get("min_version") or "")
+    floors = {int(e["major"]): e for e in (data.get("cuda") or {}).get("minor_compat") or []}
+    problems = []
+    for pos, version in enumerate(versions):
+        floor = floors.get(int(str(version).split(".", 1)[0]))
+        if floor is None:
+            continue
+        short = branch < int(floor.get("branch_min") or 0) or (
+            bool(have) and int(have.split(".", 1)[0]) == int(floor.get("branch_min") or -1)
+            and version_key(have) < version_key(str(floor["driver_min"])))
+        if short:
+            var = "%s[%d]" % (variable, pos) if variable == "cuda_versions" else variable
+            problems.append(
+                "%s ('%s'): CUDA %s.x needs driver >= %s (data/compat.yml cuda.minor_compat, %s), but the plan's driver is "
+                "R%s%s; list a toolkit R%s runs, or plan a newer driver (nvidia_driver_branch or "
+                "dlbox_plan_request.driver_branch: %s or newer, in plan.yml). Nothing was changed." % (
+                    var, version, str(version).split(".", 1)[0], floor["driver_min"], floor.get("source", "?"), branch,
+                    " (%s)" % have if have else "", branch, floor.get("branch_min")))
+    return problems
+
+
 def decide(data, plan, options, resolve=None, installed=None, compilers=None):
     """The cuda role's whole decision. See the module docstring; returns ``{ok, errors, notes, ...}``."""
     errors = check_options(options)
@@ -250,9 +289,16 @@ def decide(data, plan, options, resolve=None, installed=None, compilers=None):
             return out
         versions = [planned]
 
-    # versions the plan did not pick go through the resolver, exactly as plan.yml would decide them
+    # every toolkit must run on the plan's driver (the driver role installs the plan's: rt47b H1)
+    errors.extend(driver_problems(data, plan, versions, "cuda_versions" if options.get("versions") else (
+        "cuda_method: distro" if method == "distro" else "the plan's CUDA")))
+    if errors:
+        return out
+    # versions the plan did not pick go through the resolver, exactly as plan.yml would decide them; plan.yml already
+    # checked the toolkits of cuda_versions it planned (stack.cuda.toolkits)
+    checked = (stack.get("cuda") or {}).get("toolkits") or []
     for pos, version in enumerate(versions):
-        if version == planned:
+        if version == planned or version in checked:
             continue
         sub = resolve(version) if resolve else {"ok": True}
         var = "cuda_versions[%d]" % pos if options.get("versions") else "cuda_method: distro"

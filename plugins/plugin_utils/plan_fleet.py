@@ -18,14 +18,24 @@ having none).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 
 # The switches of workstation.yml (dlbox.stack.workstation_roles), each read from dlbox_workstation_<name>.
 SWITCHES = ("driver", "cuda", "cudnn", "nccl", "docker", "python_env", "kernel_headers")
+# The roles' variables that pin a part of the stack, and the dlbox_plan_request key each one sets (rt47b H1): they are
+# part of the one plan per host, so the plan shows what the roles install and the resolver checks the whole stack once.
+# cuda_versions (a list of toolkits) sets ``cuda`` to its highest toolkit, unless dlbox_plan_request.cuda names one of
+# them; the others are checked against the plan's driver (plugins/filter/stack.py plan_fleet).
+PINS = (("nvidia_driver_method", "driver_method"), ("nvidia_driver_branch", "driver_branch"),
+        ("nvidia_driver_kernel_modules", "kernel_modules"), ("nvidia_driver_profile", "driver_profile"),
+        ("cuda_versions", "cuda"), ("cudnn_version", "cudnn"))
 # Every variable a plan is made from; the play's context is looked up for these names only.
 NAMES = ("dlbox_plan_request", "dlbox_plan_hardware", "common_kernel_headers") + tuple(
-    "dlbox_workstation_%s" % s for s in SWITCHES)
-CONTEXT_PATTERN = r"^(dlbox_plan_request|dlbox_plan_hardware|common_kernel_headers|dlbox_workstation_(%s))$" % "|".join(SWITCHES)
+    "dlbox_workstation_%s" % s for s in SWITCHES) + tuple(var for var, _key in PINS)
+CONTEXT_PATTERN = (r"^(dlbox_plan_request|dlbox_plan_hardware|common_kernel_headers|dlbox_workstation_(%s)|"
+                   r"nvidia_driver_(method|branch|kernel_modules|profile)|cuda_versions|cudnn_version)$" % "|".join(SWITCHES))
+_MAJOR_MINOR = re.compile(r"^\d+\.\d+$")
 
 _MISSING = object()
 HELP = ('dlbox_plan_request must be a mapping such as {"pytorch": "2.9", "kernel_modules": "open"}; '
@@ -110,13 +120,66 @@ def inputs(host_vars_of, hosts, context):
         switches = {s: values.get("dlbox_workstation_%s" % s) for s in SWITCHES}
         if "dlbox_workstation_kernel_headers" not in values:
             switches["kernel_headers"] = values.get("common_kernel_headers")
-        entry = {"request": dict(values.get("dlbox_plan_request", {})), "switches": switches}
+        entry = {"request": dict(values.get("dlbox_plan_request", {})), "switches": switches,
+                 "pins": {var: values[var] for var, _key in PINS if var in values}}
         if "dlbox_plan_hardware" in values:
             entry["hardware"] = values["dlbox_plan_hardware"]
         else:
             detect.append(host)
         out[host] = entry
     return {"hosts": out, "detect": detect, "errors": errors, "message": message(errors)}
+
+
+def _unset(value):
+    """A role variable left to the plan (its default): absent, None, empty, 'auto' or an empty list."""
+    return value is None or value == [] or (isinstance(value, str) and value.strip().lower() in ("", "auto"))
+
+
+def _version_key(text):
+    return tuple(int(part) for part in text.split("."))
+
+
+def apply_pins(request, pins):
+    """The one plan request of a host: ``dlbox_plan_request`` with the roles' pinning variables (``pins``: {variable:
+    value}, :data:`PINS`) added. A pin that contradicts dlbox_plan_request's value for the same key is refused naming
+    both. Returns ``{request, errors, toolkits}``; ``toolkits``: cuda_versions as given (sorted oldest first), empty when
+    it was not set.
+
+    >>> apply_pins({"pytorch": "2.9"}, {"nvidia_driver_branch": 570})["request"]
+    {'pytorch': '2.9', 'driver_branch': '570'}
+    >>> apply_pins({"driver_branch": "580"}, {"nvidia_driver_branch": "570"})["errors"]  # doctest: +ELLIPSIS
+    ["nvidia_driver_branch '570' contradicts dlbox_plan_request.driver_branch '580'..."]
+    >>> apply_pins({}, {"cuda_versions": ["12.6", "12.8"]})["request"]
+    {'cuda': '12.8'}
+    """
+    out = dict(request or {})
+    errors, toolkits = [], []
+    for var, key in PINS:
+        value = (pins or {}).get(var)
+        if _unset(value):
+            continue
+        if var == "cuda_versions":
+            if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and _MAJOR_MINOR.match(v) for v in value):
+                errors.append("cuda_versions must be a list of quoted major.minor versions such as [\"12.8\", \"13.0\"], "
+                              "not %s." % _show(value))
+                continue
+            toolkits = sorted(set(value), key=_version_key)
+            asked = out.get(key)
+            if asked is not None and str(asked).strip() and str(asked).strip() not in toolkits:
+                errors.append("cuda_versions %s contradicts dlbox_plan_request.cuda '%s': the plan's CUDA must be one of the "
+                              "toolkits the cuda role installs; add '%s' to cuda_versions or drop dlbox_plan_request.cuda "
+                              "(the plan then takes the highest, %s)." % (_show(list(value)), asked, asked, toolkits[-1]))
+                continue
+            out[key] = str(asked).strip() if asked is not None and str(asked).strip() else toolkits[-1]
+            continue
+        text = str(value).strip()
+        asked = out.get(key)
+        if asked is not None and str(asked).strip() and str(asked).strip() != text:
+            errors.append("%s '%s' contradicts dlbox_plan_request.%s '%s': both pin the same part of the stack; set one of "
+                          "them, or both to the same value." % (var, text, key, str(asked).strip()))
+            continue
+        out[key] = text
+    return {"request": out, "errors": errors, "toolkits": toolkits}
 
 
 def message(errors):
