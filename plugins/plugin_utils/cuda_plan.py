@@ -227,7 +227,7 @@ def driver_problems(data, plan, versions, variable="cuda_versions"):
             var = "%s[%d]" % (variable, pos) if variable == "cuda_versions" else variable
             problems.append(
                 "%s ('%s'): CUDA %s.x needs driver >= %s (data/compat.yml cuda.minor_compat, %s), but the plan's driver is "
-                "R%s%s; list a toolkit R%s runs, or plan a newer driver (nvidia_driver_branch or "
+                "R%s%s; use a toolkit R%s runs, or plan a newer driver (nvidia_driver_branch or "
                 "dlbox_plan_request.driver_branch: %s or newer, in plan.yml). Nothing was changed." % (
                     var, version, str(version).split(".", 1)[0], floor["driver_min"], floor.get("source", "?"), branch,
                     " (%s)" % have if have else "", branch, floor.get("branch_min")))

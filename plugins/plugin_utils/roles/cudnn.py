@@ -23,7 +23,7 @@
 from __future__ import annotations
 
 from ansible_collections.dlbox.stack.plugins.module_utils import _cudnn
-from ansible_collections.dlbox.stack.plugins.plugin_utils import role_plan
+from ansible_collections.dlbox.stack.plugins.plugin_utils import cuda_plan, role_plan
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat
 from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import _spec, _vendor
 
@@ -83,6 +83,8 @@ def decide(plan, options, facts, data_path=None):  # pylint: disable=redefined-o
                         options["cudnn_method"], facts.get("arch") or "x86_64", options["cudnn_install_root"],
                         "cudnn_version" if given else PLAN_VERSION)
     out["method"] = options["cudnn_method"]
+    if not out["errors"] and out.get("cuda_version"):  # the plan's driver must run the toolkit cuDNN is for (rt47b H1)
+        out["errors"].extend(cuda_plan.driver_problems(data, plan, [out["cuda_version"]], "the CUDA toolkit cuDNN is for"))
     host, hardware = facts.get("host") or {}, facts.get("hardware")
     out["check"] = None
     if not out["errors"] and (hardware is not None or len(host.get("gpus") or []) > 0):

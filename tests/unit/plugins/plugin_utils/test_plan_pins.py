@@ -160,7 +160,7 @@ def test_the_cuda_role_refuses_a_toolkit_the_plans_driver_cannot_run():
     assert got["errors"] == [
         "cuda_versions[0] ('13.0'): CUDA 13.x needs driver >= 580.65.06 (data/compat.yml cuda.minor_compat, NVIDIA "
         "minor-version-compatibility Table 1 (P); 580.65.06 = CUDA 13.0 GA driver (Pc)), but the plan's driver is R570 "
-        "(570.172.08); list a toolkit R570 runs, or plan a newer driver (nvidia_driver_branch or "
+        "(570.172.08); use a toolkit R570 runs, or plan a newer driver (nvidia_driver_branch or "
         "dlbox_plan_request.driver_branch: 580 or newer, in plan.yml). Nothing was changed."]
     ok = role_decide("cuda", plan, {"cuda_versions": ["12.6", "12.8"]}, {"hardware": HW})
     assert ok["ok"] and [t["version"] for t in ok["toolkits"]] == ["12.6", "12.8"]
@@ -219,3 +219,15 @@ def test_plan_yml_plans_the_roles_pin(tmp_path):
     assert rc == 2, out[-4000:]
     assert "nvidia_driver_branch '570' contradicts dlbox_plan_request.driver_branch '580'" in out, out[-4000:]
     assert "Nothing was changed." in out
+
+
+def test_the_cudnn_role_refuses_a_toolkit_the_plans_driver_cannot_run():
+    """cuDNN for the installed CUDA 13.0 under the plan's R570: refused before any change (its own recheck resolved a
+    plan without the driver pin, R580, and passed)."""
+    plan = _golden("rtx4090-debian12-driver570")
+    toolkit = {"version": "13.0", "path": "/usr/local/cuda-13.0"}
+    got = role_decide("cudnn", plan, {}, {"hardware": HW, "toolkits": [toolkit]})
+    assert len(got["errors"]) == 1 and got["check"] is None
+    assert got["errors"][0].startswith("the CUDA toolkit cuDNN is for ('13.0'): CUDA 13.x needs driver >= 580.65.06")
+    fits = role_decide("cudnn", plan, {}, {"hardware": HW, "toolkits": [dict(toolkit, version="12.8", path="/usr/local/cuda-12.8")]})
+    assert fits["errors"] == [] and fits["check"]["ok"], fits["check"]
