@@ -65,6 +65,9 @@ def table_problems(role: str, root: Path = ROOT) -> list[str]:
     if not specs.is_file():
         return ["role '%s' has no meta/argument_specs.yml: describe its variables there (type, default, description), "
                 "then run tools/role_readme.py %s (%s)" % (role, role, CHECKLIST)]
+    if not (root / "roles" / role / "README.md").is_file():
+        return ["role '%s' has no README.md for its variables table: write roles/%s/README.md (%s)"
+                % (role, role, CHECKLIST)]
     tool = _tool(root)
     try:
         rendered = tool.render(role)
@@ -97,21 +100,37 @@ def decided_problems(role: str, root: Path = ROOT) -> list[str]:
 
 @pytest.mark.parametrize("role", roles())
 def test_readme_has_the_sections_in_order(role):
-    assert shape_problems(role) == []
+    problems = shape_problems(role)
+    assert not problems, "\n".join(problems)
 
 
 @pytest.mark.parametrize("role", roles())
 def test_variables_table_is_the_specs(role):
-    assert table_problems(role) == []
+    problems = table_problems(role)
+    assert not problems, "\n".join(problems)
 
 
 @pytest.mark.parametrize("role", roles())
 def test_readme_names_the_roles_decision_module(role):
-    assert decided_problems(role) == []
+    problems = decided_problems(role)
+    assert not problems, "\n".join(problems)
 
 
-def test_every_registered_role_is_a_role():
-    assert sorted(set(registry()) - set(roles())) == [], "plugins/plugin_utils/roles/__init__.py ROLES names no role"
+def registry_problems(root: Path = ROOT) -> list[str]:
+    """Every ROLES entry is a role of roles/ with its module file."""
+    found = []
+    for role in registry(root):
+        if role not in roles(root):
+            found.append("plugins/plugin_utils/roles/__init__.py ROLES names '%s', which is no role of roles/" % role)
+        if not (root / "plugins" / "plugin_utils" / "roles" / ("%s.py" % role)).is_file():
+            found.append("ROLES names '%s' but plugins/plugin_utils/roles/%s.py does not exist: write it with the entry "
+                         "points its ROLES line declares (%s)" % (role, role, CHECKLIST))
+    return found
+
+
+def test_every_registered_role_is_a_role_with_its_module():
+    problems = registry_problems()
+    assert not problems, "\n".join(problems)
 
 
 def test_a_stale_table_is_caught(tmp_path, monkeypatch):
@@ -164,3 +183,7 @@ def test_a_registered_role_whose_readme_does_not_name_its_module_is_caught(toy):
     (toy / "roles" / "toy" / "README.md").write_text(
         "# dlbox.stack.toy\n\nWhere it is decided: `plugins/plugin_utils/roles/toy.py`, the role's module.\n")
     assert decided_problems("toy", toy) == []
+    assert "ROLES names 'toy' but plugins/plugin_utils/roles/toy.py does not exist: write it with the entry points its " \
+        "ROLES line declares (%s)" % CHECKLIST in registry_problems(toy)
+    (toy / "plugins" / "plugin_utils" / "roles" / "toy.py").write_text("")
+    assert not [p for p in registry_problems(toy) if "'toy'" in p]
