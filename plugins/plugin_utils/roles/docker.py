@@ -48,11 +48,15 @@ _VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 
 
 def vendor():
-    """Docker's repository (data/compat.yml) and the engine package of each docker_source (the decision's
-    ``engine_package`` names the same: the preflight's probe asks apt's candidate of it before the decision)."""
+    """Docker's repository (data/repositories.yml), the engine package of each docker_source (the decision's
+    ``engine_package`` names the same: the preflight's probe asks apt's candidate of it before the decision) and the
+    packages each installs (data/docker.yml ``packages``: the defaults of docker_ce_packages and
+    docker_distribution_packages)."""
     repo = _vendor.repository("docker")
+    sources = packages_data()
     return {"url": repo["url"], "key_path": repo["key_path"], "fingerprint": repo["fingerprint"],
-            "engine_packages": {"docker-ce": ENGINES[0], "distribution": ENGINES[1]}}
+            "engine_packages": {source: entry["engine"] for source, entry in sources.items()},
+            "packages": {source: list(entry["install"]) for source, entry in sources.items()}}
 
 
 # --- data/docker.yml -----------------------------------------------------------------------------------------------
@@ -99,6 +103,29 @@ def _load(path):
 def iptables_raw_data(path=None):
     """The checked ``iptables_raw`` section of data/docker.yml (or of ``path``)."""
     return check_iptables_raw_data(_load(str(path or DATA_PATH)))["iptables_raw"]
+
+
+def packages_data(path=None):
+    """The checked ``packages`` section of data/docker.yml (or of ``path``): {docker_source: {engine, install, pinned,
+    conflicts, source}} for each of the argument spec's docker_source choices."""
+    sources = (_load(str(path or DATA_PATH)) or {}).get("packages")
+    _need(isinstance(sources, dict) and set(sources) == set(_spec.choices(ROLE, "docker_source")), "packages",
+          "must name the packages of each docker_source (%s)" % ", ".join(_spec.choices(ROLE, "docker_source")))
+    for source, entry in sources.items():
+        _need(isinstance(entry, dict) and isinstance(entry.get("engine"), str) and entry["engine"], "packages.%s" % source,
+              "must name its engine package")
+        for key in ("install", "pinned", "conflicts"):
+            _need(isinstance(entry.get(key), list) and all(isinstance(v, str) for v in entry[key]),
+                  "packages.%s.%s" % (source, key), "must be a list of package names")
+        _need(isinstance(entry.get("source"), str) and entry["source"].strip(), "packages.%s.source" % source,
+              "must name its source")
+    return sources
+
+
+def _listed(value, default):
+    """A package list option: the spec's default is a template (data/docker.yml's list, which a role run renders);
+    here it counts as unset and the data's list is taken."""
+    return list(default) if isinstance(value, str) and "{{" in value else list(value or [])
 
 
 # --- parsers -------------------------------------------------------------------------------------------------------
@@ -242,14 +269,10 @@ def iptables_raw_plan(probe_text, installed="", pinned="", workaround=True, data
 ROLE = "docker"
 KEYRING_DIR = "/etc/apt/keyrings"
 KEYRING = KEYRING_DIR + "/docker.asc"
-# What the repository task installs first (from the OS archive), the repository's component and the packages
-# docker_ce_version pins
+# What the repository task installs first (from the OS archive) and the repository's component (the packages of each
+# docker_source, the engine, those docker_ce_version pins and the other source's: data/docker.yml packages)
 REPO_PREREQS = ("ca-certificates", "gnupg", "python3-debian")
 REPO_COMPONENTS = ("stable",)
-PINNED = ("docker-ce", "docker-ce-cli")
-ENGINES = ("docker-ce", "docker.io")
-# packages of the other source, which the chosen one would replace
-OTHER_PACKAGES = {"docker-ce": ("docker.io",), "distribution": ("docker-ce", "docker-ce-cli")}
 _URL = re.compile(r"^(https?|file)://")
 _FPR = re.compile(r"^[0-9A-F]{40}$")
 _PROXY = re.compile(r"^https?://[^\s/]+/?$")
@@ -343,12 +366,13 @@ def decide(plan, options, facts, data=None):  # pylint: disable=unused-argument,
         problems.append("%s names %s, which %s not exist on %s. Create the account first (or drop it from the list)." % (
             "docker_users" if set(missing) & set(users) else "docker_client_proxy_users", ", ".join(missing),
             "does" if len(missing) == 1 else "do", facts.get("host") or "this host"))
-    other = [name for name in OTHER_PACKAGES[source] if name in packages]
+    sources = packages_data()
+    other = [name for name in sources[source]["conflicts"] if name in packages]
     if other:
         problems.append("docker_source is '%s', but this host already has %s installed; installing the other engine would "
                         "remove it. Set docker_source: %s to keep it, or remove it yourself first." % (
                             source, ", ".join(other), "distribution" if source == "docker-ce" else "docker-ce"))
-    engine = "docker-ce" if source == "docker-ce" else "docker.io"
+    engine = sources[source]["engine"]
     version = str(opts["docker_ce_version"] or "")
     iptables_raw = iptables_raw_plan(str(facts.get("iptables_probe") or ""), installed=installed_version(packages, engine),
                                      pinned=version if source == "docker-ce" else "",
@@ -365,15 +389,17 @@ def decide(plan, options, facts, data=None):  # pylint: disable=unused-argument,
     execstart = str(facts.get("execstart") or "").strip()
     repo_url = str(opts["docker_ce_repo_url"] or "")
     key_url = str(opts["docker_ce_repo_key_url"] or "")
+    pinned = sources[source]["pinned"]
     if source == "docker-ce":
-        wanted = [("%s=%s" % (p, version)) if version and p in PINNED else p for p in opts["docker_ce_packages"] or []]
+        wanted = [("%s=%s" % (p, version)) if version and p in pinned else p
+                  for p in _listed(opts["docker_ce_packages"], sources["docker-ce"]["install"])]
     else:
-        wanted = list(opts["docker_distribution_packages"] or [])
+        wanted = _listed(opts["docker_distribution_packages"], sources["distribution"]["install"])
     return {
         "problems": problems,
         "source": source,
         "engine_package": engine,
-        "installed": any(name in packages for name in ENGINES),
+        "installed": any(entry["engine"] in packages for entry in sources.values()),
         "other_installed": other,
         "repository": {
             "enabled": source == "docker-ce",
@@ -388,7 +414,7 @@ def decide(plan, options, facts, data=None):  # pylint: disable=unused-argument,
             "keyring": KEYRING,
             "prereqs": list(REPO_PREREQS),
         },
-        "pinned_packages": list(PINNED),
+        "pinned_packages": list(sources["docker-ce"]["pinned"]),
         "packages": wanted,
         "settings": settings,
         "service_execstart": execstart if execstart not in ("", "{}") else None,

@@ -55,7 +55,10 @@ def test_a_role_without_a_spec_and_an_unknown_entry_are_refused():
 def test_vendor_repositories_come_from_data(role, entry):
     got = role_module(role, "vendor")
     assert {k: got[k] for k in ("url", "key_path", "fingerprint")} == {k: REPOS[entry][k] for k in ("url", "key_path", "fingerprint")}
-    assert set(got) - {"url", "key_path", "fingerprint"} <= {"engine_packages"}
+    assert set(got) - {"url", "key_path", "fingerprint"} <= ({"engine_packages", "packages"} if role == "docker" else set())
+    if role == "docker":     # what each docker_source installs: data/docker.yml's (test_docker_packages_data.py)
+        docker_data = yaml.safe_load((ROOT / "data" / "docker.yml").read_text())["packages"]
+        assert got["packages"] == {source: entry["install"] for source, entry in docker_data.items()}
 
 
 def test_docker_vendor_names_the_engine_package_of_each_source():
