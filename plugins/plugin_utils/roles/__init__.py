@@ -39,7 +39,7 @@ ROLES = {
     "cudnn": ("options", "vendor", "decide", "needs"),
     "dcgm": _DECIDES,
     "docker": ("options", "vendor", "decide", "needs"),
-    "gpu_settings": _DECIDES,
+    "gpu_settings": ("options", "vendor", "decide", "needs"),
     "infiniband": _DECIDES,
     "jetpack": ("options", "vendor", "decide", "needs"),
     "nccl": _DECIDES,

@@ -12,11 +12,14 @@
   role decides once, in its preflight, and keeps it (``__gpu_settings_decision``); the GPUs read again after the
   changes go through the same entry point with that decision as ``facts["decided"]`` (:func:`update`).
 - ``needs(decision)``: {"files": [{url, sha256, name}] (NVIDIA's nvidia-mig-manager .deb for a MIG layout)}.
+- ``vendor()``: the vendor facts the role's defaults read: {"fabric_manager_service"} (data/compat.yml
+  fabric_manager.service: the boot unit is ordered after it, gpu_settings_after_units).
 """
 
 from __future__ import annotations
 
 from ansible_collections.dlbox.stack.plugins.plugin_utils import gpu_settings as gs
+from ansible_collections.dlbox.stack.plugins.plugin_utils import role_plan
 from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import _spec
 
 ROLE = "gpu_settings"
@@ -25,6 +28,11 @@ REQUEST = tuple(gs.PREFIX + name for name in gs.SETTINGS) + ("gpu_settings_per_g
 
 def options(given=None):
     return _spec.typed(ROLE, given)
+
+
+def vendor(data_path=None):
+    """Fabric Manager's unit, which the boot unit is ordered after (data/compat.yml fabric_manager.service)."""
+    return {"fabric_manager_service": str(role_plan.load_data(data_path)["fabric_manager"]["service"])}
 
 
 def settings_plan(smi_text, request, mig_config=None, mig_selected="", mig_parted=None, data=None):
