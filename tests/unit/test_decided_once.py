@@ -1,9 +1,9 @@
 """Decided once per host per run (issue 47; rt47 M2): every role whose module decides (plugins/plugin_utils/roles,
 DECIDERS) calls its ``decide`` entry (``dlbox.stack.role_decide('<role>', ...)`` or ``role_module('decide', ...)``)
-from scratch in exactly one task file of its run (the files its tasks/main.yml reaches through import_tasks and
+from scratch once, in one task file of its run (the files its tasks/main.yml reaches through import_tasks and
 include_tasks); every other call hands over what that one kept: the kept decision (``'decided': __<role>_...``, the
-module's update) or the plan it worked from (``__<role>_....plan``). A task file run alone (tasks_from) reaches at most
-one deciding file too. Then the later steps of dcgm and gpu_settings, run by real Ansible with a kept decision.
+module's update) or the plan it worked from (``__<role>_....plan``). A task file run alone (tasks_from) decides at most
+once too. Then the later steps of dcgm and gpu_settings, run by real Ansible with a kept decision.
 """
 
 from __future__ import annotations
@@ -63,22 +63,24 @@ def reach(tasks, name, seen=None):
     return seen
 
 
-def deciding_files(tasks, names):
-    return sorted(n for n in names if calls_from_scratch(tasks.parent.name, (tasks / n).read_text(encoding="utf-8")))
+def deciding_calls(tasks, names):
+    """The from-scratch calls in the files ``names``, as "<file> (<count>)" per file that has any, and their number."""
+    counts = {n: len(calls_from_scratch(tasks.parent.name, (tasks / n).read_text(encoding="utf-8"))) for n in names}
+    return ["%s (%d)" % (n, c) for n, c in sorted(counts.items()) if c], sum(counts.values())
 
 
 def check_role(role_dir):
     """The problems of one role's tasks against the rule (empty when it holds)."""
     tasks = role_dir / "tasks"
     problems = []
-    deciding = deciding_files(tasks, reach(tasks, "main.yml"))
-    if len(deciding) != 1:
-        problems.append("%s decides from scratch in %d task files of its run (%s), not exactly one"
-                        % (role_dir.name, len(deciding), ", ".join(deciding) or "none"))
+    files, count = deciding_calls(tasks, reach(tasks, "main.yml"))
+    if count != 1 or len(files) != 1:
+        problems.append("%s decides from scratch %d times in its run (%s), not once in one task file"
+                        % (role_dir.name, count, ", ".join(files) or "none"))
     for path in sorted(p for p in tasks.glob("*.yml") if p.name != "main.yml"):
-        alone = deciding_files(tasks, reach(tasks, path.name))
-        if len(alone) > 1:
-            problems.append("%s: tasks_from %s decides in %s" % (role_dir.name, path.name, ", ".join(alone)))
+        files, count = deciding_calls(tasks, reach(tasks, path.name))
+        if count > 1:
+            problems.append("%s: tasks_from %s decides %d times (%s)" % (role_dir.name, path.name, count, ", ".join(files)))
     return problems
 
 
@@ -109,8 +111,23 @@ def test_a_role_whose_later_step_decides_again_is_named(tmp_path):
     assert "{'decided': __cuda_decided, " in text
     verify.write_text(text.replace("{'decided': __cuda_decided, ", "{'host': ansible_facts['dlbox_host'], "),
                       encoding="utf-8")
-    assert check_role(role) == ["cuda decides from scratch in 2 task files of its run (preflight.yml, verify.yml), "
-                                "not exactly one"]
+    assert check_role(role) == ["cuda decides from scratch 2 times in its run (preflight.yml (1), verify.yml (1)), "
+                                "not once in one task file"]
+
+
+def test_a_second_call_in_the_deciding_file_is_named(tmp_path):
+    """A copy of the cudnn role's tasks whose linker check decides again in the preflight itself (as it did before)."""
+    role = tmp_path / "cudnn"
+    (role / "tasks").mkdir(parents=True)
+    for path in (ROLES / "cudnn" / "tasks").glob("*.yml"):
+        (role / "tasks" / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    preflight = role / "tasks" / "preflight.yml"
+    text = preflight.read_text(encoding="utf-8")
+    assert "{'decided': __cudnn_decision, 'linker'" in text
+    preflight.write_text(text.replace("{'decided': __cudnn_decision, 'linker'", "{'linker'"), encoding="utf-8")
+    assert check_role(role) == ["cudnn decides from scratch 2 times in its run (preflight.yml (2)), "
+                                "not once in one task file", "cudnn: tasks_from preflight.yml decides 2 times "
+                                "(preflight.yml (2))"]
 
 
 # --- the later steps, run by real Ansible with the kept decision ---------------------------------------------------
