@@ -2,7 +2,8 @@
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The nvidia_driver role's decisions after the install (plugin_utils.nvidia_driver_kernel): which kernels must have the
-module and the verdict on modinfo (``nvidia_driver_module_check``), and what happens to nvidia-persistenced
+module and the verdict on modinfo (``nvidia_driver_module_check``, deprecated: the role module's ``module_check``
+entry), and what happens to nvidia-persistenced
 (``nvidia_driver_persistence``)."""
 
 from __future__ import annotations
@@ -12,23 +13,20 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import LazyModule
 
 _nk = LazyModule("plugin_utils.nvidia_driver_kernel")
+_role = LazyModule("plugin_utils.roles.nvidia_driver")
+_roles = LazyModule("plugin_utils.roles")
 
 
 def nvidia_driver_module_check(decided, running="", boot=None, build_kernels=None, dkms_kernels=None, modinfo=None, expected="",
                                headers=None):
-    """``decided``: the role's plan (nvidia_driver_plan's result). ``boot``: nvidia_driver_facts' ``kernel`` read after
-    the install (``running``, ``next_boot``, ``boot``). Without ``modinfo``: the kernels to ask; with it: the verdict too.
-    ``headers``: {kernel: apt-cache show's exit status for linux-headers-<kernel>} (0: the archive has it; 100: not)."""
-    if not isinstance(decided, dict) or not isinstance(decided.get("signing"), dict):
-        raise AnsibleFilterError("nvidia_driver_module_check: expected the nvidia_driver plan (nvidia_driver_plan's result)")
-    if modinfo is not None and not isinstance(modinfo, dict):
-        raise AnsibleFilterError("nvidia_driver_module_check: modinfo must be nvidia_driver_facts' modinfo mapping")
-    boot = boot if isinstance(boot, dict) else {}
-    return _nk.module_check(decided["signing"].get("path"), bool(decided.get("build_only")), build_kernels or [], dkms_kernels or [],
-                            boot.get("running") or running, boot.get("next_boot") or "", decided.get("pending_reboot_reason") or "",
-                            modinfo, str(expected or ""),
-                            {str(k): int(rc) == 0 for k, rc in (headers or {}).items() if rc is not None and str(rc) in ("0", "100")},
-                            boot.get("boot") if "boot" in boot else None)
+    """Deprecated (meta/runtime.yml, until 1.0.0): the role's module entry
+    ``'nvidia_driver' | dlbox.stack.role_module('module_check', decision=..., ...)`` (plugin_utils/roles/nvidia_driver.py
+    ``module_check``), which this calls. ``decided``: the role's plan (its decision)."""
+    try:
+        return _role.module_check(decided, running=running, boot=boot, build_kernels=build_kernels, dkms_kernels=dkms_kernels,
+                                  modinfo=modinfo, expected=expected, headers=headers)
+    except _roles.RoleModuleError as exc:
+        raise AnsibleFilterError(str(exc)) from exc
 
 
 def nvidia_driver_persistence(unit_text, manage=False, build_only=False, installed="", sys_version="", state=None,

@@ -16,7 +16,10 @@ Every role with a module here is in :data:`ROLES` with the entry points its modu
 - ``needs``: what the role downloads: for a role that decides, ``needs(decision)`` ({"apt": [...], "repositories":
   [...], ...}); otherwise ``needs(...)`` with what offline planning knows (common, cuda_repo);
 - ``plan``: the part of the plan the role works from (``plugin_utils.role_plan.role_plan``), for any role of
-  ``role_plan.ROLE_PARTS``.
+  ``role_plan.ROLE_PARTS``;
+- a role's own entries after these, declared in its ROLES line: a later step of its decision that its tasks take on
+  facts read after the install (nvidia_driver: ``module_check``, which kernels must have the module and the verdict on
+  their modinfo).
 
 :func:`call` reaches one entry point and says which ones a role has when asked for another; :func:`decide` is a role's
 whole decision (``decide`` with ``options`` and ``needs`` added). :data:`DECIDERS` (the roles that declare ``decide``)
@@ -44,7 +47,7 @@ ROLES = {
     "jetpack": ("options", "vendor", "decide", "needs"),
     "nccl": _DECIDES,
     "nvidia_container_toolkit": ("options", "vendor", "decide", "needs"),
-    "nvidia_driver": _DECIDES,
+    "nvidia_driver": _DECIDES + ("module_check",),
     "package_cache": _DECIDES,
     "python_env": _DECIDES,
 }
@@ -69,14 +72,16 @@ def entries(role):
     from ansible_collections.dlbox.stack.plugins.plugin_utils import role_plan
 
     declared = ROLES.get(role, ())
-    return tuple(e for e in ENTRIES if e in declared or (e == "plan" and role in role_plan.ROLE_PARTS))
+    return tuple(e for e in ENTRIES if e in declared or (e == "plan" and role in role_plan.ROLE_PARTS)) \
+        + tuple(e for e in declared if e not in ENTRIES)
 
 
 def call(role, entry, **kwargs):
     """``entry`` of ``role``'s module with ``kwargs``; ``options`` for any role with an argument spec, ``plan`` for
     any role with a part of the plan, ``decide`` as :func:`decide` (``plan``, ``given``, ``facts``)."""
-    if entry not in ENTRIES:
-        raise RoleModuleError("role_module: entry must be one of %s, not %r" % (", ".join(ENTRIES), entry))
+    if entry not in ENTRIES and entry not in ROLES.get(role, ()):
+        raise RoleModuleError("role_module: entry must be one of %s (or one of the role's own), not %r"
+                              % (", ".join(ENTRIES), entry))
     if entry == "options" and role not in DECIDERS:
         # pylint: disable-next=import-outside-toplevel
         from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import _spec

@@ -17,6 +17,10 @@
   the same entry point with that decision as ``facts["decided"]``: the facts of
   :data:`nvidia_driver_plan.LATER_FACTS` then run only the planner's steps that read them
   (:func:`nvidia_driver_plan.update`), the plan is not worked out again.
+- ``module_check(decision, running, boot, build_kernels, dkms_kernels, modinfo, expected, headers)``: after the
+  install, which kernels must have the module (without ``modinfo``), and with ``modinfo`` (nvidia_driver_facts') the
+  verdict on each kernel's module version (:func:`nvidia_driver_kernel.module_check`); the deprecated filter
+  ``dlbox.stack.nvidia_driver_module_check`` calls this entry.
 - ``needs(decision)``: {"apt": the names the driver's apt transaction installs (before apt's verdict: the package set,
   Fabric Manager and the NVLink companions by name), "repositories": ["cuda"] with NVIDIA's repository}; nothing for a
   refused decision or a host that gets no driver.
@@ -27,9 +31,10 @@ from __future__ import annotations
 import json
 import posixpath
 
+from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_kernel as nk
 from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_plan as ndp
 from ansible_collections.dlbox.stack.plugins.plugin_utils import role_plan
-from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import _spec
+from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import RoleModuleError, _spec
 
 ROLE = "nvidia_driver"
 # facts that are not nvidia_driver_facts' readings (the rest of ``facts`` goes to the planner as it is)
@@ -118,3 +123,21 @@ def needs(decision):
     else:
         apt = list(decision["set"]["packages"]) + [n for n in decision.get("madison") or [] if n not in decision["set"]["packages"]]
     return {"apt": apt, "repositories": ["cuda"] if decision.get("method") == "nvidia_repo" else []}
+
+
+def module_check(decision, running="", boot=None, build_kernels=None, dkms_kernels=None, modinfo=None, expected="",
+                 headers=None):
+    """``decision``: the role's decision (``__nvidia_driver_decided``). ``boot``: nvidia_driver_facts' ``kernel`` read
+    after the install (``running``, ``next_boot``, ``boot``). Without ``modinfo``: the kernels to ask; with it: the
+    verdict too. ``headers``: {kernel: apt-cache show's exit status for linux-headers-<kernel>} (0: the archive has
+    it; 100: not)."""
+    if not isinstance(decision, dict) or not isinstance(decision.get("signing"), dict):
+        raise RoleModuleError("nvidia_driver_module_check: expected the nvidia_driver plan (nvidia_driver_plan's result)")
+    if modinfo is not None and not isinstance(modinfo, dict):
+        raise RoleModuleError("nvidia_driver_module_check: modinfo must be nvidia_driver_facts' modinfo mapping")
+    boot = boot if isinstance(boot, dict) else {}
+    return nk.module_check(decision["signing"].get("path"), bool(decision.get("build_only")), build_kernels or [],
+                           dkms_kernels or [], boot.get("running") or running, boot.get("next_boot") or "",
+                           decision.get("pending_reboot_reason") or "", modinfo, str(expected or ""),
+                           {str(k): int(rc) == 0 for k, rc in (headers or {}).items() if rc is not None and str(rc) in ("0", "100")},
+                           boot.get("boot") if "boot" in boot else None)

@@ -172,7 +172,10 @@ def test_the_registry_lists_every_role_module_with_the_entries_it_has():
     for role, declared in roles.ROLES.items():
         module = roles.module(role)
         has = {entry for entry in ("options", "vendor", "decide", "needs") if callable(getattr(module, entry, None))}
-        assert has - {"options"} == set(declared) - {"options"}, role     # options: the spec's, for any role
+        assert has - {"options"} == set(declared) & set(roles.ENTRIES) - {"options"}, role  # options: the spec's, any role
+        own = set(declared) - set(roles.ENTRIES)                          # a role's own entries (module_check)
+        assert all(callable(getattr(module, entry, None)) for entry in own), role
+        assert own <= set(roles.entries(role)), role
         assert "decide" not in declared or "options" in has, role          # a decider types its own options
     # rt47 L5: against the modules that define decide() (not DECIDERS' own definition), nvidia_driver's among them
     assert sorted(roles.DECIDERS) == [f for f in files if callable(getattr(roles.module(f), "decide", None))]
@@ -226,3 +229,34 @@ def test_the_one_filter_reaches_every_entry_and_role_decide_is_its_decide():
         role_module("common", "decide")
     with pytest.raises(AnsibleFilterError, match="role_decide\\(nccl\\): facts must be a mapping"):
         role_decide("nccl", None, {}, ["not", "a", "mapping"])
+
+
+def test_nvidia_drivers_module_check_is_its_own_entry_and_the_old_filter_calls_it():
+    # pylint: disable-next=import-outside-toplevel
+    from ansible_collections.dlbox.stack.plugins.filter.nvidia_driver_kernel import nvidia_driver_module_check
+
+    decision = {"signing": {"path": "dkms"}, "build_only": False, "pending_reboot_reason": ""}
+    boot = {"running": "6.8.0-31-generic", "next_boot": "6.8.0-40-generic", "boot": ["6.8.0-31-generic", "6.8.0-40-generic"]}
+    kw = {"running": "6.8.0-31-generic", "boot": boot, "dkms_kernels": ["6.8.0-31-generic", "6.8.0-40-generic"],
+          "modinfo": {"6.8.0-31-generic": "580.95.05", "6.8.0-40-generic": "575.57.08"}, "expected": "580.95.05",
+          "headers": {"6.8.0-40-generic": 0}}
+    got = role_module("nvidia_driver", "module_check", decision=decision, **kw)
+    assert got == nvidia_driver_module_check(decision, **kw)
+    assert sorted(got["kernels"]) == ["6.8.0-31-generic", "6.8.0-40-generic"] and "575.57.08" in " ".join(got["problems"])
+    with pytest.raises(AnsibleFilterError, match="expected the nvidia_driver plan"):
+        role_module("nvidia_driver", "module_check", decision={"no": "signing"})
+    with pytest.raises(AnsibleFilterError, match="role cuda has no entry 'module_check'|entry must be one of"):
+        role_module("cuda", "module_check", decision=decision)
+
+
+def test_no_role_or_playbook_calls_a_deprecated_filter():
+    runtime = yaml.safe_load((ROOT / "meta" / "runtime.yml").read_text(encoding="utf-8"))["plugin_routing"]["filter"]
+    old = sorted(name for name, route in runtime.items() if "deprecation" in route)
+    assert "nvidia_driver_module_check" in old
+    files = list((ROOT / "roles").glob("*/tasks/*.yml")) + list((ROOT / "roles").glob("*/vars/*.yml")) \
+        + list((ROOT / "roles").glob("*/defaults/*.yml")) + list((ROOT / "playbooks").rglob("*.yml"))
+    calls = [(str(p.relative_to(ROOT)), name) for p in files for name in old
+             if "dlbox.stack.%s(" % name in p.read_text(encoding="utf-8")
+             or "dlbox.stack.%s " % name in p.read_text(encoding="utf-8")
+             or "dlbox.stack.%s }" % name in p.read_text(encoding="utf-8")]
+    assert calls == []
