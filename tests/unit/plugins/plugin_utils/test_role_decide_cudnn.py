@@ -279,3 +279,28 @@ def test_verify_ymls_check_run_by_ansible(check_run, case):  # pylint: disable=r
     assert bool(got.get("failed")) is failed, got
     if failed:
         assert "libcudnn.so.9 was built for CUDA 11.8, not CUDA 12" in " ".join(got["msg"])
+
+
+@pytest.fixture(scope="module")
+def linker_run(tmp_path_factory):
+    """The preflight's refusal of a second cuDNN (cudnn_facts' answer before the install given as __cudnn_before)
+    through the kept decision's update, run once by real Ansible: host name -> its result."""
+    sys.path.insert(0, str(ROOT / "tests" / "unit" / "roles"))
+    from play_runner import run_play  # pylint: disable=import-outside-toplevel,import-error
+
+    decision = role_decide("cudnn", None, {"cudnn_version": "9.10"}, {"toolkits": TOOLKITS, "arch": "x86_64"})
+    hosts = {name: {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                    "__cudnn_before": {"cudnn": {"linker_paths": paths}}}
+             for name, paths in (("other", LINKER["linker_paths"]), ("own", [decision["lib_dir"] + "/libcudnn.so.9"]))}
+    play = {"hosts": "all", "gather_facts": False, "vars": {"cudnn_method": "nvidia_repo", "__cudnn_decision": decision},
+            "tasks": [_tasks("preflight.yml")["Refuse to add a second cuDNN"]]}
+    proc, out = run_play(tmp_path_factory.mktemp("linker"), play, hosts)
+    assert out is not None, proc.stderr[-2000:]
+    return out["plays"][0]["tasks"][0]["hosts"]
+
+
+def test_the_preflights_second_cudnn_refusal_run_by_ansible(linker_run):  # pylint: disable=redefined-outer-name
+    """Another cuDNN on the linker path is refused naming it; the role's own library is not."""
+    assert linker_run["other"].get("failed")
+    assert "the linker already has libcudnn.so.9 at /usr/local/cuda-12.8/lib64/libcudnn.so.9" in linker_run["other"]["msg"]
+    assert not linker_run["own"].get("failed"), linker_run["own"]
