@@ -7,7 +7,7 @@
 from data/repositories.yml and data/compat.yml ``machines`` (x86_64 -> x86_64, aarch64 -> sbsa).
 ``needs()`` -> what setting it up downloads: the packages apt and deb822_repository need first (PREREQUISITES:
 roles/cuda_repo/tasks/keyring.yml installs exactly these) and the key; ``needs(facts=...)`` adds the repository of one
-host (:func:`repository`: its URL, key URL and pinned fingerprint, as the role's preflight works them out);
+host (:func:`repository`: its URL, key URL and pinned fingerprint, which the role's preflight keeps);
 ``needs(run=...)`` what its consumers (cuda, cudnn, nccl) install from it.
 """
 
@@ -37,18 +37,27 @@ def _text(value):
     return "" if value is None else str(value)
 
 
-def repository(given=None, facts=None, plan=None, site_mirror=None, data_path=None):
-    """NVIDIA's CUDA repository for one host, as roles/cuda_repo/tasks/preflight.yml works it out (the same rules, the
-    same refusals): ``{"name", "url", "key_url", "key_src", "fingerprint"}``.
+def repository(given=None, facts=None, plan=None, site_mirror=None, data_path=None, refusals=False):
+    """NVIDIA's CUDA repository for one host, the rules and refusals roles/cuda_repo/tasks/preflight.yml reads from
+    here: ``{"name", "url", "key_url", "key_src", "fingerprint", "errors": []}``.
 
     ``given``: the cuda_repo_* variables (the argument specs' defaults under them); ``facts``: the host's
     ansible_facts (distribution, distribution_version, distribution_major_version, architecture, kernel);
     ``plan``: dlbox_plan (its stack.cuda.repository) or none; ``site_mirror``: dlbox_site_mirrors.cuda or empty.
+    A refusal names the variable; it is raised, or with ``refusals`` returned as ``{"errors": [message]}`` (the
+    preflight asserts that list empty, so its message is the role's own).
     """
-    opts = _spec.options("cuda_repo", given)
-    facts = facts or {}
-    data = vendor(data_path)
-    name = _text(opts.get("cuda_repo_repository"))
+    try:
+        return _repository(_spec.options("cuda_repo", given), facts or {}, plan, site_mirror, vendor(data_path))
+    except RoleModuleError as exc:
+        if not refusals:
+            raise
+        return {"errors": [str(exc)]}
+
+
+def _repository(opts, facts, plan, site_mirror, data):
+    given_name = _text(opts.get("cuda_repo_repository"))
+    name = given_name
     if not name and isinstance(plan, dict):
         name = _text(((plan.get("stack") or {}).get("cuda") or {}).get("repository"))
     if not name:
@@ -60,37 +69,48 @@ def repository(given=None, facts=None, plan=None, site_mirror=None, data_path=No
         arch = _text(facts.get("architecture"))
         name = distro + "/" + _text(data["arch_dirs"].get(arch, arch))
     if not _NAME.match(name):
-        raise RoleModuleError("cuda_repo_repository is %r; NVIDIA names its repositories <distro>/<arch> with arch "
-                              "x86_64, sbsa or arm64 (e.g. debian12/x86_64, ubuntu2404/sbsa)" % name)
+        raise RoleModuleError("cuda_repo_repository%s is %r; NVIDIA names its repositories <distro>/<arch> with arch "
+                              "x86_64, sbsa (64-bit ARM servers) or arm64 (e.g. debian12/x86_64, ubuntu2404/sbsa). Set "
+                              "cuda_repo_repository" % ("" if given_name else " (worked out from the host)", name))
+    base_url = _text(opts.get("cuda_repo_base_url"))
     root = re.sub("/+$", "", _text(site_mirror) or data["url"])
-    url = re.sub("/+$", "", _text(opts.get("cuda_repo_base_url")) or root + "/" + name) + "/"
-    keys = dict(data["signing_keys"], **(opts.get("cuda_repo_nvidia_keys") or {}))
-    key = keys.get(name.split("/", maxsplit=1)[0], keys.get("default"))
+    url = re.sub("/+$", "", base_url or root + "/" + name) + "/"
     if not _URL.match(url):
-        raise RoleModuleError("cuda_repo_base_url must be an http://, https:// or file:/// URL of the repository, "
-                              "not %r" % url)
+        raise RoleModuleError("cuda_repo_base_url must be an http://, https:// or file:/// URL of the repository (a flat "
+                              "repository: Packages and Release at its root), not %r" % (base_url or url))
+    extra = opts.get("cuda_repo_nvidia_keys") or {}
+    if not isinstance(extra, dict):
+        raise RoleModuleError("cuda_repo_nvidia_keys must map a distribution (or default) to {file, fingerprint}, "
+                              "not %r" % (extra,))
+    keys = dict(data["signing_keys"], **extra)
+    key = keys.get(name.split("/", maxsplit=1)[0], keys.get("default"))
     if not isinstance(key, dict) or "file" not in key or "fingerprint" not in key:
         raise RoleModuleError("cuda_repo_nvidia_keys entries are {file, fingerprint}, not %r" % (key,))
     key_url, key_src = _text(opts.get("cuda_repo_key_url")), _text(opts.get("cuda_repo_key_src"))
-    if key_url and key_src:
-        raise RoleModuleError("set one of cuda_repo_key_url and cuda_repo_key_src, or neither")
-    if key_url and not _URL.match(key_url):
-        raise RoleModuleError("cuda_repo_key_url must be an http://, https:// or file:/// URL, not %r" % key_url)
-    fingerprint = re.sub(r"\s", "", _text(opts.get("cuda_repo_key_fingerprint")) or _text(key["fingerprint"])).upper()
+    if (key_url and key_src) or (key_url and not _URL.match(key_url)):
+        raise RoleModuleError("Set one of cuda_repo_key_url (an http://, https:// or file:/// URL; now %r) and "
+                              "cuda_repo_key_src (an ASCII-armored key file on the controller; now %r), or neither "
+                              "(NVIDIA's key under the base URL)" % (key_url, key_src))
+    given_fingerprint = _text(opts.get("cuda_repo_key_fingerprint"))
+    fingerprint = re.sub(r"\s", "", given_fingerprint or _text(key["fingerprint"])).upper()
     if not _FINGERPRINT.match(fingerprint):
-        raise RoleModuleError("cuda_repo_key_fingerprint is %r; it must be the key's full fingerprint, 40 "
-                              "hexadecimal digits, not a short key id" % fingerprint)
+        raise RoleModuleError("cuda_repo_key_fingerprint%s is %r; it must be the key's full fingerprint, 40 hexadecimal "
+                              "digits (spaces allowed, e.g. %s), not a short key id"
+                              % ("" if given_fingerprint else " (from cuda_repo_nvidia_keys)",
+                                 given_fingerprint or _text(key["fingerprint"]),
+                                 _text((keys.get("default") or {}).get("fingerprint"))))
     return {"name": name, "url": url, "key_url": key_url or url + _text(key["file"]), "key_src": key_src,
-            "fingerprint": fingerprint}
+            "fingerprint": fingerprint, "errors": []}
 
 
 def needs(run=None, given=None, plan=None, host=None, request=None, hardware=None, arch="x86_64", host_cuda=None,
-          data_path=None, facts=None, site_mirror=None):
+          data_path=None, facts=None, site_mirror=None, refusals=False):
     """What comes from NVIDIA's CUDA repository.
 
     Without ``run``: the role's own needs, ``{"apt": PREREQUISITES, "keys": ["cuda"]}`` (keyring.yml installs these),
     and with ``facts`` (the host's ansible_facts) ``"repository"``: :func:`repository` for that host (``given``,
-    ``plan``, ``site_mirror`` as there), what playbooks/mirror.yml fetches the key from and points apt at.
+    ``plan``, ``site_mirror``, ``refusals`` as there): what the role's preflight keeps (roles/cuda_repo/tasks/
+    preflight.yml) and playbooks/mirror.yml fetches the key from and points apt at.
     With ``run`` (dlbox_workstation.run: which roles run): what its consumers cuda, cudnn and nccl install, each
     decided by its own module (their options from the argument specs with ``given``, the inventory's values, on
     top), in the shape offline.needs() takes as ``vendor``: ``{"packages": {"cuda": [...], "cudnn": [...], "nccl":
@@ -102,7 +122,7 @@ def needs(run=None, given=None, plan=None, host=None, request=None, hardware=Non
     if run is None:
         own = {"apt": list(PREREQUISITES), "keys": ["cuda"]}
         if facts is not None:
-            own["repository"] = repository(given, facts, plan, site_mirror, data_path)
+            own["repository"] = repository(given, facts, plan, site_mirror, data_path, refusals)
         return own
     # pylint: disable-next=import-outside-toplevel
     from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import cuda, cudnn, nccl

@@ -7,8 +7,8 @@
   as it was given: `cuda_versions: "12.8"` passes `type: list` (a string is split on commas), `cuda_default_version:
   12.8` passes `type: str`, `cuda_hold: "yes"` passes `type: bool`, `cuda_local_repo_debs: "a=b"` passes `type: dict`
   - and the tasks then read the string, the float, the string. The preflight's assert refuses each, naming it;
-- playbooks/mirror.yml no longer runs cuda_repo's preflight (rt47 M5): it asks the role's module, whose answer is the
-  preflight's (test_mirror_yml_asks_the_cuda_repo_module_what_the_role_preflight_works_out).
+- playbooks/mirror.yml no longer runs cuda_repo's preflight (rt47 M5): it asks the role's module, and so does the
+  preflight (issue 47: test_the_cuda_repo_preflight_reads_the_module; the module's host cases and refusals below).
 
 The choices (cuda_method) are the spec's alone (no preflight assert repeats them: test_one_place)."""
 
@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
-from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import cuda_repo
+from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import RoleModuleError, cuda_repo
 from play_runner import run_play  # tests/unit/roles/play_runner.py, beside this file
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -59,55 +60,108 @@ def test_the_spec_passes_what_the_cuda_preflight_refuses(tmp_path):
     assert not tasks["Check the scalar variables"]["good"].get("failed")
 
 
-def test_mirror_yml_asks_the_cuda_repo_module_what_the_role_preflight_works_out(tmp_path):
-    """rt47 M5: playbooks/mirror.yml ran cuda_repo's preflight (tasks_from, no validation) and read its private
-    __cuda_repo_url, __cuda_repo_key_url and __cuda_repo_fingerprint. It now asks the role's module
-    ('cuda_repo' | dlbox.stack.role_module('needs', facts=...)); the module's answer is the preflight's, host by host
-    (the preflight's own expressions, run by Ansible)."""
+NVIDIA = cuda_repo.vendor()["signing_keys"]          # data/repositories.yml's keys
+NV = "https://developer.download.nvidia.com/compute/cuda/repos/"
+DEBIAN = {"distribution": "Debian", "distribution_major_version": "12", "distribution_version": "12.7",
+          "architecture": "x86_64", "kernel": "6.1.0-25-amd64"}
+UBUNTU = {"distribution": "Ubuntu", "distribution_major_version": "24", "distribution_version": "24.04",
+          "architecture": "aarch64", "kernel": "6.8.0-45-generic"}
+_FPR = NVIDIA["default"]["fingerprint"]
+# host -> (the host's facts and variables, the module's answer: [name, url, key_url, fingerprint])
+HOSTS = {
+    "debian": ({"__f": DEBIAN}, ["debian12/x86_64", NV + "debian12/x86_64/", NV + "debian12/x86_64/3bf863cc.pub", _FPR]),
+    "debian13": ({"__f": dict(DEBIAN, distribution_major_version="13", distribution_version="13.1")},
+                 ["debian13/x86_64", NV + "debian13/x86_64/", NV + "debian13/x86_64/8793F200.pub",
+                  NVIDIA["debian13"]["fingerprint"]]),
+    "ubuntu-sbsa-site": ({"__f": UBUNTU, "dlbox_site_mirrors": {"cuda": "https://mirror.example/cuda//"}},
+                         ["ubuntu2404/sbsa", "https://mirror.example/cuda/ubuntu2404/sbsa/",
+                          "https://mirror.example/cuda/ubuntu2404/sbsa/3bf863cc.pub", _FPR]),
+    "wsl": ({"__f": dict(UBUNTU, architecture="x86_64", kernel="5.15.153.1-microsoft-standard-WSL2")},
+            ["wsl-ubuntu/x86_64", NV + "wsl-ubuntu/x86_64/", NV + "wsl-ubuntu/x86_64/3bf863cc.pub", _FPR]),
+    "base-url-fpr": ({"__f": DEBIAN, "cuda_repo_base_url": "file:///srv/cuda//",
+                      "cuda_repo_key_fingerprint": " ".join(_FPR[i:i + 4].lower() for i in range(0, len(_FPR), 4))},
+                     ["debian12/x86_64", "file:///srv/cuda/", "file:///srv/cuda/3bf863cc.pub", _FPR]),
+    "key-url": ({"__f": DEBIAN, "cuda_repo_key_url": "https://keys.example/cuda.pub"},
+                ["debian12/x86_64", NV + "debian12/x86_64/", "https://keys.example/cuda.pub", _FPR]),
+    "plan-repo": ({"__f": DEBIAN, "dlbox_plan": {"stack": {"cuda": {"repository": "ubuntu2204/x86_64"}}}},
+                  ["ubuntu2204/x86_64", NV + "ubuntu2204/x86_64/", NV + "ubuntu2204/x86_64/3bf863cc.pub", _FPR]),
+    "named-keys": ({"__f": UBUNTU, "cuda_repo_repository": "ubuntu2404/x86_64",
+                    "cuda_repo_nvidia_keys": {"ubuntu2404": {"file": "other.pub", "fingerprint": "a" * 40}}},
+                   ["ubuntu2404/x86_64", NV + "ubuntu2404/x86_64/", NV + "ubuntu2404/x86_64/other.pub", "A" * 40]),
+}
+# host -> (its facts and variables, the variable its refusal names)
+REFUSED = {
+    "bad-arch": ({"__f": dict(DEBIAN, architecture="ppc64le")}, "cuda_repo_repository (worked out from the host) is"),
+    "bad-base-url": ({"__f": DEBIAN, "cuda_repo_base_url": "ftp://mirror/cuda"}, "cuda_repo_base_url must be"),
+    "bad-keys": ({"__f": DEBIAN, "cuda_repo_nvidia_keys": {"debian12": {"file": "k.pub"}}}, "cuda_repo_nvidia_keys entries"),
+    "both-keys": ({"__f": DEBIAN, "cuda_repo_key_url": "https://k/x.pub", "cuda_repo_key_src": "/etc/hostname"},
+                  "Set one of cuda_repo_key_url"),
+    "bad-key-url": ({"__f": DEBIAN, "cuda_repo_key_url": "keys.example/x.pub"}, "Set one of cuda_repo_key_url"),
+    "short-fpr": ({"__f": DEBIAN, "cuda_repo_key_fingerprint": "3BF863CC"}, "cuda_repo_key_fingerprint is '3BF863CC'"),
+    "short-nvidia-fpr": ({"__f": DEBIAN, "cuda_repo_nvidia_keys": {"debian12": {"file": "k.pub", "fingerprint": "3BF863CC"}}},
+                         "cuda_repo_key_fingerprint (from cuda_repo_nvidia_keys) is"),
+}
+
+
+def _ask(case, refusals=False):
+    given = {k: v for k, v in case.items() if k.startswith("cuda_repo_")}
+    return cuda_repo.repository(given, case["__f"], case.get("dlbox_plan"),
+                                (case.get("dlbox_site_mirrors") or {}).get("cuda", ""), refusals=refusals)
+
+
+@pytest.mark.parametrize("host", sorted(HOSTS))
+def test_the_cuda_repo_module_works_out_each_host_repository(host):
+    case, want = HOSTS[host]
+    got = _ask(case)
+    assert [got["name"], got["url"], got["key_url"], got["fingerprint"]] == want
+    assert got["errors"] == [] and got["key_src"] == ""
+
+
+@pytest.mark.parametrize("host", sorted(REFUSED))
+def test_the_cuda_repo_module_refuses_naming_the_variable(host):
+    case, named = REFUSED[host]
+    with pytest.raises(RoleModuleError) as exc:
+        _ask(case)
+    assert named in str(exc.value)
+    assert _ask(case, refusals=True) == {"errors": [str(exc.value)]}     # what the preflight asserts empty
+
+
+def test_the_cuda_repo_preflight_reads_the_module(tmp_path):
+    """Issue 47: the preflight no longer works the repository, URL, key and fingerprint out in YAML; one task asks the
+    role's module (as playbooks/mirror.yml does) and keeps its answer, one assert refuses on its errors, and
+    vars/main.yml reads the role's private names from that fact. Run with real Ansible: the preflight's own two
+    tasks, host by host (ansible_facts as __f)."""
     mirror = (ROOT / "playbooks" / "mirror.yml").read_text(encoding="utf-8")
     assert "dlbox.stack.cuda_repo" not in mirror and "__cuda_repo_" not in mirror
     assert "'cuda_repo' | dlbox.stack.role_module('needs'" in mirror
-    _options, preflight = _role("cuda_repo")
-    work = [yaml.safe_load(yaml.safe_dump(t).replace("ansible_facts[", "__f["))
-            for t in preflight if t["name"].startswith("Work out the") and "set_fact" in str(t)]
-    assert [t["name"] for t in work] == ["Work out the repository", "Work out the URL and the key", "Work out the fingerprint"]
+    options, preflight = _role("cuda_repo")
+    text = yaml.safe_dump(preflight)
+    assert text.count("dlbox.stack.role_module") == 1 and "__cuda_repo_nvidia_key" not in text
+    asks = [i for i, t in enumerate(preflight) if "role_module" in str(t)]
+    decide, check = preflight[asks[0]], preflight[asks[0] + 1]
+    assert list(decide["ansible.builtin.set_fact"]) == ["__cuda_repo_repo"]
+    assert check["ansible.builtin.assert"]["that"] == "__cuda_repo_repo.errors | length == 0"
     role_vars = yaml.safe_load((ROOT / "roles" / "cuda_repo" / "vars" / "main.yml").read_text(encoding="utf-8"))
-    nvidia = cuda_repo.vendor()["signing_keys"]["default"]["fingerprint"]         # data/repositories.yml's
-    debian = {"distribution": "Debian", "distribution_major_version": "12", "distribution_version": "12.7",
-              "architecture": "x86_64", "kernel": "6.1.0-25-amd64"}
-    ubuntu = {"distribution": "Ubuntu", "distribution_major_version": "24", "distribution_version": "24.04",
-              "architecture": "aarch64", "kernel": "6.8.0-45-generic"}
-    cases = {
-        "debian": {"__f": debian},
-        "debian13": {"__f": dict(debian, distribution_major_version="13", distribution_version="13.1")},
-        "ubuntu-sbsa-site": {"__f": ubuntu, "dlbox_site_mirrors": {"cuda": "https://mirror.example/cuda//"}},
-        "wsl": {"__f": dict(ubuntu, architecture="x86_64", kernel="5.15.153.1-microsoft-standard-WSL2")},
-        "base-url-fpr": {"__f": debian, "cuda_repo_base_url": "file:///srv/cuda//",
-                         "cuda_repo_key_fingerprint": " ".join(nvidia[i:i + 4].lower() for i in range(0, len(nvidia), 4))},
-        "key-url": {"__f": debian, "cuda_repo_key_url": "https://keys.example/cuda.pub"},
-        "plan-repo": {"__f": debian, "dlbox_plan": {"stack": {"cuda": {"repository": "ubuntu2204/x86_64"}}}},
-        "named-keys": {"__f": ubuntu, "cuda_repo_repository": "ubuntu2404/x86_64",
-                       "cuda_repo_nvidia_keys": {"ubuntu2404": {"file": "other.pub", "fingerprint": "A" * 40}}},
-    }
-    defaults = {k: v.get("default") for k, v in _options.items() if "default" in v}
+    for name, key in (("repository", "name"), ("url", "url"), ("key_url", "key_url"), ("fingerprint", "fingerprint")):
+        assert role_vars["__cuda_repo_" + name] == "{{ __cuda_repo_repo.%s }}" % key
+    tasks = [yaml.safe_load(yaml.safe_dump(t).replace("facts=ansible_facts", "facts=__f")) for t in (decide, check)]
+    assert "facts=__f" in yaml.safe_dump(tasks[0])
+    defaults = {k: v.get("default") for k, v in options.items() if "default" in v}
+    cases = dict({h: c for h, (c, _w) in HOSTS.items()}, **{h: c for h, (c, _n) in REFUSED.items()})
     hostvars = {h: dict(defaults, ansible_connection="local", ansible_python_interpreter="{{ ansible_playbook_python }}", **v)
                 for h, v in cases.items()}
-    asked = ("{{ ('cuda_repo' | dlbox.stack.role_module('needs', given=dict(__n | zip(query('ansible.builtin.vars', *__n))),"
-             " facts=__f, plan=dlbox_plan | default(none), site_mirror=dlbox_site_mirrors.cuda | default('', true))).repository }}")
-    module = {"name": "module", "ansible.builtin.set_fact": {"__py": asked},
-              "vars": {"__n": "{{ query('ansible.builtin.varnames', '^cuda_repo_') }}"}}
-    show = {"name": "show", "ansible.builtin.debug": {"msg": {
-        "role": "{{ [__cuda_repo_repository, __cuda_repo_url, __cuda_repo_key_url, __cuda_repo_fingerprint] }}",
-        "module": "{{ [__py.name, __py.url, __py.key_url, __py.fingerprint] }}"}}}
-    proc, out = run_play(tmp_path, {"hosts": "all", "gather_facts": False, "vars": role_vars,
-                                    "tasks": work + [module, show]}, hostvars)
+    show = {"name": "show", "ansible.builtin.debug": {
+        "msg": "{{ [__cuda_repo_repository, __cuda_repo_url, __cuda_repo_key_url, __cuda_repo_fingerprint] }}"}}
+    proc, out = run_play(tmp_path, {"hosts": "all", "gather_facts": False, "vars": role_vars, "tasks": tasks + [show]},
+                         hostvars)
     assert out is not None, proc.stderr
-    shown = next(t["hosts"] for t in out["plays"][0]["tasks"] if t["task"]["name"] == "show")
-    assert set(shown) == set(cases), shown
-    for host, result in shown.items():
-        assert result["msg"]["module"] == result["msg"]["role"], (host, result["msg"])
-    assert shown["ubuntu-sbsa-site"]["msg"]["role"][1] == "https://mirror.example/cuda/ubuntu2404/sbsa/"
-    assert shown["base-url-fpr"]["msg"]["role"][3] == nvidia
+    ran = {t["task"]["name"]: t["hosts"] for t in out["plays"][0]["tasks"]}
+    assert set(ran["show"]) == set(HOSTS), ran["show"]
+    for host, (_case, want) in HOSTS.items():
+        assert ran["show"][host]["msg"] == want, host
+    for host, (_case, named) in REFUSED.items():
+        result = ran[check["name"]][host]
+        assert result.get("failed") and named in result["msg"] and result["msg"].endswith("Nothing was changed."), result
 
 
 def test_the_spec_passes_what_the_cuda_repo_preflight_refuses(tmp_path):
