@@ -187,3 +187,10 @@ def test_a_registered_role_whose_readme_does_not_name_its_module_is_caught(toy):
         "ROLES line declares (%s)" % CHECKLIST in registry_problems(toy)
     (toy / "plugins" / "plugin_utils" / "roles" / "toy.py").write_text("")
     assert not [p for p in registry_problems(toy) if "'toy'" in p]
+
+
+def test_the_readme_names_every_role():
+    """A newcomer finds the roles from the README (rt47b M1): each role of roles/ is named there."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    absent = [role for role in roles() if not re.search(r"(?<![\w.])%s(?![\w])" % role, text)]
+    assert not absent, "README.md does not name the roles %s: add them to its line of roles" % ", ".join(absent)
