@@ -34,9 +34,9 @@ VENDOR_ROLES = {
     "nvidia_container_toolkit": "the NVIDIA Container Toolkit (NVIDIA's repository)",
 }
 SWITCH_OF_ROLE = {
-    "nvidia_driver": "dlbox_workstation_driver", "cuda": "dlbox_workstation_cuda",
-    "cudnn": "dlbox_workstation_cudnn", "nccl": "dlbox_workstation_nccl", "docker": "dlbox_workstation_docker",
-    "nvidia_container_toolkit": "dlbox_workstation_docker", "python_env": "dlbox_workstation_python_env",
+    "nvidia_driver": "dlbox_install_driver", "cuda": "dlbox_install_cuda",
+    "cudnn": "dlbox_install_cudnn", "nccl": "dlbox_install_nccl", "docker": "dlbox_install_docker",
+    "nvidia_container_toolkit": "dlbox_install_docker", "python_env": "dlbox_install_python_env",
 }
 # Why a vendor role is not carried at all (the others: only with a method the folder does not carry).
 NOT_CARRIED = {
@@ -549,7 +549,7 @@ def check(need, mirror, installed_text="", host_release=""):
              % (VENDOR_ROLES[role], ": " + NOT_CARRIED[role] if role in NOT_CARRIED else "", SWITCH_OF_ROLE[role]))
     if need["kernel_headers"]:
         miss("role", "kernel headers", "the running kernel's headers are not carried by the mirror folder yet "
-             "(dlbox_workstation_kernel_headers: false)")
+             "(dlbox_install_kernel_headers: false)")
     env = need.get("python_env")
     if env is not None:
         wheels = sorted(f for f in files if f.startswith("wheels/") and f.endswith(".whl"))

@@ -21,8 +21,12 @@ import json
 import re
 from collections.abc import Mapping
 
-# The switches of workstation.yml (dlbox.stack.workstation_roles), each read from dlbox_workstation_<name>.
-SWITCHES = ("driver", "cuda", "cudnn", "nccl", "docker", "python_env", "kernel_headers")
+from ansible_collections.dlbox.stack.plugins.plugin_utils.workstation_plan import (
+    ALIAS_PREFIX, PREFIX, SWITCHES, WorkstationPlanError, switch_value)
+
+# The switches of workstation.yml and server.yml (dlbox.stack.workstation_roles, SWITCHES), each read from
+# dlbox_install_<name> and, until 1.0.0, its deprecated alias dlbox_workstation_<name> (issue 47): a host that sets
+# both to different values is refused (conflicts).
 # The roles' variables that pin a part of the stack, and the dlbox_plan_request key each one sets (rt47b H1): they are
 # part of the one plan per host, so the plan shows what the roles install and the resolver checks the whole stack once.
 # cuda_versions (a list of toolkits) sets ``cuda`` to its highest toolkit, unless dlbox_plan_request.cuda names one of
@@ -32,8 +36,8 @@ PINS = (("nvidia_driver_method", "driver_method"), ("nvidia_driver_branch", "dri
         ("cuda_versions", "cuda"), ("cudnn_version", "cudnn"))
 # Every variable a plan is made from; the play's context is looked up for these names only.
 NAMES = ("dlbox_plan_request", "dlbox_plan_hardware", "common_kernel_headers") + tuple(
-    "dlbox_workstation_%s" % s for s in SWITCHES) + tuple(var for var, _key in PINS)
-CONTEXT_PATTERN = (r"^(dlbox_plan_request|dlbox_plan_hardware|common_kernel_headers|dlbox_workstation_(%s)|"
+    PREFIX + s for s in SWITCHES) + tuple(ALIAS_PREFIX + s for s in SWITCHES) + tuple(var for var, _key in PINS)
+CONTEXT_PATTERN = (r"^(dlbox_plan_request|dlbox_plan_hardware|common_kernel_headers|dlbox_(install|workstation)_(%s)|"
                    r"nvidia_driver_(method|branch|kernel_modules|profile)|cuda_versions|cudnn_version)$" % "|".join(SWITCHES))
 _MAJOR_MINOR = re.compile(r"^\d+\.\d+$")
 
@@ -117,8 +121,13 @@ def inputs(host_vars_of, hosts, context):
             errors.append({"host": host, "variables": bad, "request": values.get("dlbox_plan_request", {}),
                            "hardware": values.get("dlbox_plan_hardware")})
             continue
-        switches = {s: values.get("dlbox_workstation_%s" % s) for s in SWITCHES}
-        if "dlbox_workstation_kernel_headers" not in values:
+        clash = conflicts(values)
+        if clash:
+            errors.append({"host": host, "variables": [v for pair in clash for v in pair[:2]], "conflicts": clash,
+                           "request": values.get("dlbox_plan_request", {}), "hardware": values.get("dlbox_plan_hardware")})
+            continue
+        switches = {s: switch(values, s) for s in SWITCHES}
+        if PREFIX + "kernel_headers" not in values and ALIAS_PREFIX + "kernel_headers" not in values:
             switches["kernel_headers"] = values.get("common_kernel_headers")
         entry = {"request": dict(values.get("dlbox_plan_request", {})), "switches": switches,
                  "pins": {var: values[var] for var, _key in PINS if var in values}}
@@ -128,6 +137,31 @@ def inputs(host_vars_of, hosts, context):
             detect.append(host)
         out[host] = entry
     return {"hosts": out, "detect": detect, "errors": errors, "message": message(errors)}
+
+
+def switch(values, name):
+    """The host's switch ``name``: dlbox_install_<name>, else its deprecated alias dlbox_workstation_<name> (None:
+    neither set, or set to null)."""
+    value = values.get(PREFIX + name)
+    return values.get(ALIAS_PREFIX + name) if value is None else value
+
+
+def _meaning(name, value):
+    try:
+        return switch_value(name, value)
+    except WorkstationPlanError:
+        return value
+
+
+def conflicts(values):
+    """[(new name, alias, new value, alias value)] for each switch the host sets under both names to different values
+    (true and "yes" agree); a host with any is refused before any change."""
+    out = []
+    for name in SWITCHES:
+        new, old = values.get(PREFIX + name), values.get(ALIAS_PREFIX + name)
+        if new is not None and old is not None and _meaning(name, new) != _meaning(name, old):
+            out.append((PREFIX + name, ALIAS_PREFIX + name, new, old))
+    return out
 
 
 def _unset(value):
@@ -186,9 +220,19 @@ def message(errors):
     """The refusal of bad planning variables, naming them and what would work ("" when there are none)."""
     if not errors:
         return ""
-    got = "; ".join("%s has %s (dlbox_plan_request=%s, dlbox_plan_hardware=%s)" % (
-        e["host"], " and ".join(e["variables"]), _show(e["request"]), _show(e["hardware"])) for e in errors)
-    return "%s. Got: %s." % (HELP, got)
+    out = []
+    clashes = [e for e in errors if e.get("conflicts")]
+    if clashes:
+        out.append("Each switch has one name now; its deprecated alias (removed in 1.0.0) must not say otherwise. Got: %s."
+                   % "; ".join("%s sets %s" % (e["host"], ", ".join(
+                       "%s=%s and %s=%s (set %s alone)" % (new, _show(a), old, _show(b), new) for new, old, a, b in e["conflicts"]))
+                       for e in clashes))
+    bad = [e for e in errors if not e.get("conflicts")]
+    if bad:
+        got = "; ".join("%s has %s (dlbox_plan_request=%s, dlbox_plan_hardware=%s)" % (
+            e["host"], " and ".join(e["variables"]), _show(e["request"]), _show(e["hardware"])) for e in bad)
+        out.append("%s. Got: %s." % (HELP, got))
+    return " ".join(out)
 
 
 def _show(value):

@@ -4,15 +4,16 @@
 """Which roles ``playbooks/workstation.yml`` runs on a host, and why: the one decision the plan prints and
 the playbook follows (pure; no I/O).
 
-:func:`workstation_roles` takes a plan from the resolver and the host's ``dlbox_workstation_*`` switches
-(None where unset) and returns, in the playbook's order, one entry per role::
+:func:`workstation_roles` takes a plan from the resolver and the host's ``dlbox_install_*`` switches
+(None where unset; ``dlbox_workstation_*`` is their deprecated alias, which plan_fleet reads until 1.0.0) and
+returns, in the playbook's order, one entry per role::
 
     {"role": "cuda", "run": True, "why": "CUDA 13.0 (cuda-toolkit-13-0) as /usr/local/cuda",
-     "switch": "dlbox_workstation_cuda"}
+     "switch": "dlbox_install_cuda"}
 
 plus ``run`` (role name -> bool, for the playbook's conditions) and ``kernel_headers`` (whether ``common``
 installs kernel headers: where a driver is planned, unless
-``dlbox_workstation_kernel_headers`` says otherwise).
+``dlbox_install_kernel_headers`` says otherwise).
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ ROLES = (
     ("python_env", "python_env", None),
 )
 SWITCHES = ("driver", "cuda", "cudnn", "nccl", "docker", "python_env", "kernel_headers")
+# Each switch is the variable PREFIX + name on every kind of host (workstation, server, edge); ALIAS_PREFIX + name is
+# its deprecated alias (issue 47: the old name said "workstation" on a server too), read until 1.0.0.
+PREFIX = "dlbox_install_"
+ALIAS_PREFIX = "dlbox_workstation_"
 # Roles that install from NVIDIA's CUDA repository for x86_64 or sbsa (cuda_repo): never on a Jetson (L4T) system,
 # whose CUDA, cuDNN and NCCL come with JetPack from NVIDIA's Jetson repository.
 CUDA_REPO_ROLES = ("cuda", "cudnn", "nccl")
@@ -37,7 +42,7 @@ FALSE_WORDS = ("false", "no", "off", "0")
 
 
 class WorkstationPlanError(ValueError):
-    """A dlbox_workstation_* switch that is not a boolean (the message names the variable)."""
+    """A dlbox_install_* switch that is not a boolean (the message names the variable)."""
 
 
 def switch_value(name, value):
@@ -49,7 +54,8 @@ def switch_value(name, value):
         return True
     if text in FALSE_WORDS:
         return False
-    raise WorkstationPlanError("dlbox_workstation_%s must be true or false (or unset: the plan decides); got %r." % (name, value))
+    raise WorkstationPlanError("%s%s must be true or false (or unset: the plan decides; so must its deprecated alias %s%s); got %r."
+                               % (PREFIX, name, ALIAS_PREFIX, name, value))
 
 
 def _switches(given):
@@ -57,7 +63,7 @@ def _switches(given):
     unknown = sorted(set(given) - set(SWITCHES))
     if unknown:
         raise WorkstationPlanError("unknown workstation switch %s; known: %s." % (
-            ", ".join("dlbox_workstation_%s" % k for k in unknown), ", ".join("dlbox_workstation_%s" % k for k in SWITCHES)))
+            ", ".join(PREFIX + k for k in unknown), ", ".join(PREFIX + k for k in SWITCHES)))
     return {name: switch_value(name, given.get(name)) for name in SWITCHES}
 
 
@@ -136,7 +142,7 @@ def workstation_roles(plan, switches=None):
     gpus = (host.get("gpu_count") or 0) > 0
     roles = []
     for role, switch, part in ROLES:
-        var = "dlbox_workstation_%s" % switch if switch else None
+        var = PREFIX + switch if switch else None
         if role == "common":
             roles.append({"role": role, "run": True, "switch": None,
                           "why": "the baseline: apt cache, build tools, CA certificates and proxies"})
@@ -171,10 +177,10 @@ def workstation_roles(plan, switches=None):
     kernel_headers = driver if headers is None else headers
     common = roles[0]
     if kernel_headers:
-        common["why"] += "; kernel headers%s" % (" (for the driver's DKMS module)" if headers is None else " (-e dlbox_workstation_kernel_headers=true)")
+        common["why"] += "; kernel headers%s" % (" (for the driver's DKMS module)" if headers is None else " (-e %skernel_headers=true)" % PREFIX)
     else:
         common["why"] += "; no kernel headers (%s)" % (
-            "no driver to build" if headers is None else "-e dlbox_workstation_kernel_headers=false")
+            "no driver to build" if headers is None else "-e %skernel_headers=false" % PREFIX)
     return {"roles": roles, "run": {r["role"]: r["run"] for r in roles}, "kernel_headers": bool(kernel_headers)}
 
 

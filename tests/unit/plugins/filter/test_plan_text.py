@@ -82,7 +82,7 @@ def test_cpu_only_plan_builds_the_cpu_frameworks_by_default_and_matches_the_play
     assert "not installed" not in _line(lines, "PyTorch:")
     roles = _role_lines(lines)
     assert ("runs     virtualenvs for PyTorch 2.15.0 cpu; no NVIDIA GPU on this host: the CPU build "
-            "(-e dlbox_workstation_python_env=false skips it)") in roles["python_env"]
+            "(-e dlbox_install_python_env=false skips it)") in roles["python_env"]
     assert decided["run"]["python_env"] is True            # the playbook follows the same decision
     assert "no kernel headers (no driver to build)" in roles["common"] and decided["kernel_headers"] is False
     for role in ("nvidia_driver", "cuda", "cudnn", "nccl", "docker", "nvidia_container_toolkit"):
@@ -91,7 +91,7 @@ def test_cpu_only_plan_builds_the_cpu_frameworks_by_default_and_matches_the_play
     off = workstation_roles(plan, {"python_env": "false"})
     lines = plan_text(plan, "box", roles=off)
     assert off["run"]["python_env"] is False
-    assert "skipped  -e dlbox_workstation_python_env=false" in _role_lines(lines)["python_env"]
+    assert "skipped  -e dlbox_install_python_env=false" in _role_lines(lines)["python_env"]
     assert "(not installed by workstation.yml here: see python_env below)" in _line(lines, "PyTorch:")
 
 
@@ -151,9 +151,9 @@ def test_refusal_is_printed_once_without_a_hardware_line():
 
 def test_bad_switch_names_the_variable():
     plan = resolve_stack({"arch": "x86_64", "os": {"key": "debian-12"}, "gpus": []}, {})
-    with pytest.raises(AnsibleFilterError, match="dlbox_workstation_cuda must be true or false"):
+    with pytest.raises(AnsibleFilterError, match="dlbox_install_cuda must be true or false"):
         workstation_roles(plan, {"cuda": "maybe"})
-    with pytest.raises(AnsibleFilterError, match="unknown workstation switch dlbox_workstation_gpu"):
+    with pytest.raises(AnsibleFilterError, match="unknown workstation switch dlbox_install_gpu"):
         workstation_roles(plan, {"gpu": True})
 
 

@@ -105,7 +105,7 @@ def test_every_missing_artifact_is_listed_at_once():
     why = {m["name"]: m["why"] for m in result["missing"]}
     assert "a dependency of cpp" in why["libisl23"]
     assert "listed in the index but absent" in why["make"]
-    assert "dlbox_workstation_cuda: false" in why["cuda"]
+    assert "dlbox_install_cuda: false" in why["cuda"]
     assert result["text"][0].startswith("Offline mode (dlbox_offline): 8 artifact(s) missing from /srv/mirror")
     assert len(result["text"]) == 9
 
@@ -227,7 +227,7 @@ def test_every_missing_vendor_artifact_is_listed_before_any_change():
     why = {m["name"]: m["why"] for m in result["missing"]}
     assert "asked for by cudnn" in why["libcudnn9-cuda-13 (= 9.26.0.51-1)"]
     assert "pinned fingerprint" in why["keys/cuda.asc"]
-    assert "dlbox_workstation_nccl: false" in why["nccl"]
+    assert "dlbox_install_nccl: false" in why["nccl"]
 
 
 def test_a_vendor_package_installed_at_the_pinned_version_needs_nothing():
@@ -535,6 +535,6 @@ def test_roles_still_refused_are_named_with_their_switch():
     assert need["roles"] == ["nvidia_driver", "docker", "nvidia_container_toolkit"]
     result = offline.check(need, mirror(files=FILES), INSTALLED, "")
     why = {m["name"]: m["why"] for m in result["missing"] if m["kind"] == "role"}
-    assert "dlbox_workstation_driver: false" in why["nvidia_driver"] and "running kernel" in why["nvidia_driver"]
-    assert "dlbox_workstation_docker: false" in why["docker"] and "dlbox_workstation_docker" in why[
+    assert "dlbox_install_driver: false" in why["nvidia_driver"] and "running kernel" in why["nvidia_driver"]
+    assert "dlbox_install_docker: false" in why["docker"] and "dlbox_install_docker" in why[
         "nvidia_container_toolkit"]

@@ -119,3 +119,67 @@ def test_plan_yml_looks_up_exactly_the_planning_variables():
     assert fleet.CONTEXT_PATTERN in text
     assert sorted(n for n in fleet.NAMES if re.match(fleet.CONTEXT_PATTERN, n)) == sorted(fleet.NAMES)
     assert not re.match(fleet.CONTEXT_PATTERN, "dlbox_workstation") and not re.match(fleet.CONTEXT_PATTERN, "dlbox_plan_output")
+
+
+# Issue 47: each switch is dlbox_install_<name> on every kind of host; dlbox_workstation_<name> is its deprecated alias.
+@pytest.mark.parametrize("name", fleet.SWITCHES)
+def test_the_new_name_and_the_old_alias_both_set_a_switch(name):
+    hostvars = {"new": {"dlbox_install_%s" % name: False}, "old": {"dlbox_workstation_%s" % name: False}, "none": {}}
+    got = fleet.inputs(hostvars, ["new", "old", "none"], {})
+    assert got["errors"] == [] and got["message"] == ""
+    assert [got["hosts"][h]["switches"][name] for h in ("new", "old", "none")] == [False, False, None]
+
+
+def test_the_new_name_reaches_the_plan_and_its_text_names_it():
+    hostvars = {"a": {"dlbox_plan_hardware": RTX4090, "dlbox_install_docker": False},
+                "b": {"dlbox_plan_hardware": RTX4090, "dlbox_workstation_docker": False}}
+    got = plan_fleet(plan_inputs(hostvars, ["a", "b"], {}), hostvars, ["a", "b"])
+    for host in "ab":
+        assert got["workstation"][host]["run"]["docker"] is False
+        assert got["workstation"][host]["run"]["nvidia_container_toolkit"] is False
+        docker = next(r for r in got["workstation"][host]["roles"] if r["role"] == "docker")
+        assert docker["switch"] == "dlbox_install_docker" and docker["why"] == "-e dlbox_install_docker=false"
+
+
+def test_the_play_may_set_the_new_name():
+    hostvars = {"a": {"dlbox_install_cuda": True}, "b": {}}
+    got = fleet.inputs(hostvars, ["a", "b"], {"dlbox_install_cuda": False})
+    assert [got["hosts"][h]["switches"]["cuda"] for h in "ab"] == [False, False]
+
+
+@pytest.mark.parametrize("new, old", [(True, True), (False, "no"), ("yes", True), (None, False), (False, None)])
+def test_both_names_that_agree_are_fine(new, old):
+    hostvars = {"a": {"dlbox_install_nccl": new, "dlbox_workstation_nccl": old}}
+    got = fleet.inputs(hostvars, ["a"], {})
+    assert got["errors"] == [] and got["message"] == ""
+    assert got["hosts"]["a"]["switches"]["nccl"] == (new if new is not None else old)
+
+
+def test_both_names_that_differ_are_refused_naming_both_before_any_change():
+    hostvars = {"a": {"dlbox_plan_hardware": RTX4090, "dlbox_install_cuda": False, "dlbox_workstation_cuda": True},
+                "b": {"dlbox_plan_hardware": RTX4090, "dlbox_install_driver": True}}
+    got = fleet.inputs(hostvars, ["a", "b"], {})
+    assert "a" not in got["hosts"] and list(got["hosts"]) == ["b"]
+    assert [e["host"] for e in got["errors"]] == ["a"]
+    assert got["errors"][0]["variables"] == ["dlbox_install_cuda", "dlbox_workstation_cuda"]
+    assert "a sets dlbox_install_cuda=false and dlbox_workstation_cuda=true (set dlbox_install_cuda alone)" in got["message"]
+    assert "removed in 1.0.0" in got["message"]
+    assert "dlbox_plan_request must be a mapping" not in got["message"]
+
+
+def test_kernel_headers_under_the_new_name_beat_common_kernel_headers():
+    hostvars = {"a": {"common_kernel_headers": False, "dlbox_install_kernel_headers": True}}
+    assert fleet.inputs(hostvars, ["a"], {})["hosts"]["a"]["switches"]["kernel_headers"] is True
+
+
+def test_a_bad_value_under_the_new_name_names_it():
+    hostvars = {"a": {"dlbox_plan_hardware": RTX4090, "dlbox_install_cuda": "maybe"}}
+    with pytest.raises(AnsibleFilterError, match="^a: dlbox_install_cuda must be true or false"):
+        plan_fleet(plan_inputs(hostvars, ["a"], {}), hostvars, ["a"])
+
+
+def test_the_context_pattern_reads_both_names():
+    for name in fleet.SWITCHES:
+        assert re.match(fleet.CONTEXT_PATTERN, "dlbox_install_" + name)
+        assert re.match(fleet.CONTEXT_PATTERN, "dlbox_workstation_" + name)
+    assert not re.match(fleet.CONTEXT_PATTERN, "dlbox_install_gpu")
