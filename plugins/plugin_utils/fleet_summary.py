@@ -29,7 +29,9 @@ Its input is what the run left in each host's variables:
   presumed lost from its absence: one that still answers was dropped for a failure, and is recorded failed.
 - ``dlbox_rollout_left_drained``: why a host that got to the end of its batch was not resumed (rollout_finish.yml: an
   admin's drain, a driver reboot pending, a driver that does not answer; "" where it was resumed): the reason of its
-  row, "left drained: <why>", whatever its status (changed or unchanged).
+  row, "left drained: <why>", whatever its status (changed or unchanged), and a figure of the counts ("left drained").
+  One the rollout left drained (not ``dlbox_rollout_admin_drain``: an admin's drain it found and left as it was) is
+  out of service like a failed host: it counts against the failure budget at its batch's end (:func:`batch_verdict`).
 
 Each host of the rollout has one status: ``changed``, ``unchanged`` (its scenario got to the end of its batch),
 ``failed`` (the task and its message), ``unreachable`` (lost mid-run: the step it was lost at; the run was interrupted
@@ -165,8 +167,14 @@ def _refusal(hv, host):
     return None
 
 
-RUNNING = ("lost during its batch: the run ended before the batch's end (Ansible ends the run when every host of a "
-           "batch is lost), so the step it was lost at was not recorded")
+# A summary written at a batch's start stands only where the run ends before the batch's end: every host of it lost
+# (Ansible ends the run then), or the run stopped (Ctrl-C; an AWX cancel or job timeout kills ansible-playbook's
+# process group, ansible_runner/runner.py). Which of the two is not known here: the row says both (rt50b M2).
+RUNNING = ("interrupted: the run ended during its batch (lost, or the run was stopped: Ctrl-C, an AWX cancel or job "
+           "timeout), so the step it was at was not recorded")
+RUNNING_DRAIN = ("; it may be left drained (dlbox_drain_command is set: the rollout drains it at its batch's start, "
+                 "and its marker %s/drained stays): run the rollout again with it in --limit to resume it, or "
+                 "resume it by hand")
 
 
 def fleet_rows(hosts, hostvars, scenario=None, lost=None, stopped=None, played=None, running=None):
@@ -211,6 +219,8 @@ def fleet_rows(hosts, hostvars, scenario=None, lost=None, stopped=None, played=N
                                              "lost at: %s (interrupted there)" % step)
         elif host in running and not done:
             status, reason, step = "unreachable", RUNNING, "during its batch"
+            if str(hv.get("dlbox_drain_command") or "").strip():
+                reason += RUNNING_DRAIN % (hv.get("dlbox_rollout_state_dir") or "/var/lib/dlbox/rollout")
         elif done:
             # edge.yml has no summary role: what changed is not known there, and the row says changed
             status = "changed" if changed is None or changed else "unchanged"
@@ -260,18 +270,23 @@ def _cell(row, key):
 
 
 def fleet_counts(rows):
-    """{"hosts", "changed", "unchanged", "failed", "unreachable", "refused", "not_run", "pending_reboot"}."""
+    """{"hosts", "changed", "unchanged", "failed", "unreachable", "refused", "not_run", "pending_reboot",
+    "left_drained"}: left drained (changed or unchanged hosts not resumed, "left drained: <why>") is a figure of its
+    own beside the statuses, as a reboot pending is."""
     counts = {"hosts": len(rows)}
     for status in STATUSES:
         counts[status.replace(" ", "_")] = sum(r["status"] == status for r in rows)
     counts["pending_reboot"] = sum(bool(r["pending_reboot"]) for r in rows)
+    counts["left_drained"] = sum(r["status"] in ("changed", "unchanged") and (r.get("reason") or "").startswith(
+        "left drained: ") for r in rows)
     return counts
 
 
 def _counts_line(counts):
     return ("%(hosts)d host%(s)s: %(changed)d changed, %(unchanged)d unchanged, %(failed)d failed, %(unreachable)d "
-            "unreachable, %(refused)d refused, %(not_run)d not run, %(pending_reboot)d with a reboot pending"
-            % dict(counts, s="" if counts["hosts"] == 1 else "s"))
+            "unreachable, %(refused)d refused, %(not_run)d not run, %(pending_reboot)d with a reboot pending, "
+            "%(left_drained)d left drained"
+            % dict(counts, s="" if counts["hosts"] == 1 else "s", left_drained=counts.get("left_drained", 0)))
 
 
 def fleet_text(rows, stopped=None):
@@ -307,8 +322,8 @@ def fleet_summary(hosts, hostvars, scenario=None, lost=None, stopped=None, playe
     """{"rows", "counts", "stopped", "text", "markdown"} for the hosts of a rollout (arguments: :func:`fleet_rows`)."""
     running = [h for h in running or [] if h in hosts]
     if running and not stopped:
-        stopped = ("the run ended during a batch (%s), before its end: no host of it was left to finish it (lost)"
-                   % ", ".join(running))
+        stopped = ("the run ended during a batch (%s), before its end: every host of it was lost, or the run was "
+                   "stopped (Ctrl-C, an AWX cancel or job timeout)" % ", ".join(running))
     rows = fleet_rows(hosts, hostvars, scenario, lost=lost, stopped=stopped, played=played, running=running)
     return {"rows": rows, "counts": fleet_counts(rows), "stopped": stopped or None,
             "text": fleet_text(rows, stopped), "markdown": fleet_markdown(rows, stopped=stopped)}
@@ -405,14 +420,30 @@ def batches(hosts, serial):
     return out
 
 
+def _percent_text(percent, budget, over):
+    """``percent`` as few decimals as show it on the right side of ``budget`` (1 of 3 against 33%: 33.3%, not 33%)."""
+    for digits in range(0, 4):
+        text = ("%%.%df" % digits) % percent
+        if (float(text) > budget) == over:
+            return text
+    return "%.4f" % percent
+
+
 def _batch_stats(batch, index, alive, hostvars, budget, done_ok, missed=False):
     """One batch counted: failed (recorded failures and preflight refusals), unreachable (its own result said so,
     ``dlbox_rollout_lost``: at the end of its batch, or asked after Ansible dropped it, rollout_finish.yml), refused
     (by the plan), and dropped: not alive (and, where ``done_ok``, not at the end of the batch) with no record of why.
     Ansible drops a host from its batch for a failure or for being unreachable alike: its absence alone says neither,
     so a dropped host is counted against the budget but named neither failed nor unreachable until its record says
-    which (rollout_finish.yml asks each dropped host, then counts again)."""
-    failed, unreachable, refused, dropped = [], [], [], []
+    which (rollout_finish.yml asks each dropped host, then counts again). Left drained: hosts that got to the end of
+    the batch and that the rollout left drained (``dlbox_rollout_left_drained``: a driver reboot pending, a driver
+    that does not answer; not an admin's drain, ``dlbox_rollout_admin_drain``): out of service like a failed host, they
+    count against the budget (rt50b H2), but not for Ansible's rule that a batch without a host left ends the run.
+    The percentage is of the whole batch, refused hosts included, as Ansible's own keyword counts it
+    (strategy/linear.py divides by the batch's size): leaving them out would stop the rollout in a batch whose refused
+    hosts Ansible counts as failed before it, and Ansible does not end a run there (playbook_executor ends it when the
+    hosts failed IN a batch are all of it), so the stop would not hold."""
+    failed, unreachable, refused, dropped, left = [], [], [], [], []
     for host in batch:
         hv = hostvars.get(host) or {}
         plan = hv.get("dlbox_plan")
@@ -424,9 +455,11 @@ def _batch_stats(batch, index, alive, hostvars, budget, done_ok, missed=False):
             unreachable.append(host)
         elif host not in alive and not (done_ok and hv.get("dlbox_rollout_done")):
             dropped.append(host)
+        elif str(hv.get("dlbox_rollout_left_drained") or "").strip() and not hv.get("dlbox_rollout_admin_drain"):
+            left.append(host)
     bad = len(failed) + len(unreachable) + len(dropped)
     candidates = len(batch) - len(refused)
-    percent = 100.0 * bad / len(batch)
+    percent = 100.0 * (bad + len(left)) / len(batch)
     over = percent > budget
     # Ansible's own rule (playbook_executor): a batch that has no host left at its end (every one failed or was lost
     # in it) ends the run, whatever max_fail_percentage says. A batch counted late (``missed``: none of its hosts got to
@@ -436,11 +469,16 @@ def _batch_stats(batch, index, alive, hostvars, budget, done_ok, missed=False):
     if over or whole:
         what = "%d of the %d hosts of batch %d (%s) failed or were unreachable" % (
             bad, len(batch), index, ", ".join(failed + unreachable + dropped))
-        message = ("%s: %.0f%%, more than the failure budget dlbox_max_fail_percentage=%s%%" % (what, percent, budget)
+        if left:
+            what = "%d of the %d hosts of batch %d failed or were unreachable (%s) or were left drained (%s)" % (
+                bad + len(left), len(batch), index, ", ".join(failed + unreachable + dropped) or "none",
+                ", ".join(left))
+        message = ("%s: %s%%, more than the failure budget dlbox_max_fail_percentage=%s%%"
+                   % (what, _percent_text(percent, budget, over), budget)
                    if over else "%s: no host of the batch was left (Ansible ends the run when every host of a batch "
                    "fails or is lost in it, whatever the budget)" % what)
     return {"index": index, "hosts": list(batch), "failed": failed, "unreachable": unreachable, "refused": refused,
-            "dropped": dropped, "percent": round(percent, 1), "budget": budget, "stop": bool(over or whole), "message": message}
+            "dropped": dropped, "left_drained": left, "percent": round(percent, 1), "budget": budget, "stop": bool(over or whole), "message": message}
 
 
 def batch_verdict(play_hosts, alive, hostvars, serial, budget, counted=None):

@@ -272,7 +272,7 @@ def test_a_batch_of_three_with_one_failure_within_34_percent_goes_on(fleet):
             for b in summary["batches"]] == [(1, [h1, h2, h3], [h2], [], 33.3, False), (2, [h4], [], [], 0.0, False)]
     assert summary["stopped"] is None
     assert summary["counts"] == {"hosts": 4, "changed": 3, "unchanged": 0, "failed": 1, "unreachable": 0,
-                                 "refused": 0, "not_run": 0, "pending_reboot": 1}, rows
+                                 "refused": 0, "not_run": 0, "pending_reboot": 1, "left_drained": 1}, rows
     assert rows[h1]["status"] == "changed" and {"build_tools", "driver"} <= set(rows[h1]["changed"])
     assert rows[h1]["pending_reboot"] and rows[h1]["driver"].startswith("nvidia-")   # installed, not loaded: pending
     assert rows[h2]["status"] == "failed"

@@ -128,7 +128,7 @@ def test_batches_of_three_a_failure_within_34_percent_goes_on_a_failure_and_a_lo
     assert "dlbox_max_fail_percentage=34%" in summary["stopped"]
     assert marked(work) == ["h1", "h2", "h3", "h4", "h5"]              # batch 3 untouched; h6 lost before its work
     assert summary["counts"] == {"hosts": 9, "changed": 3, "unchanged": 0, "failed": 2, "unreachable": 1,
-                                 "refused": 0, "not_run": 3, "pending_reboot": 0}
+                                 "refused": 0, "not_run": 3, "pending_reboot": 0, "left_drained": 0}
     # the job's artifacts: set_stats' data in the playbook_on_stats event ansible-runner wrote (AWX keeps it as the
     # job's artifacts), the last batch's
     stats = [json.loads(p.read_text()) for p in (artifacts / "job_events").glob("*.json")]

@@ -63,13 +63,13 @@ def test_batches_of_1_a_host_lost_in_its_changes_ends_the_run_and_the_summary_sa
     assert summary is not None, out[-3000:]
     got = rows(summary)
     assert {h: r["status"] for h, r in got.items()} == {"h1": "changed", "h2": "unreachable", "h3": "not run"}, got
-    assert got["h2"]["reason"].startswith("lost during its batch: the run ended before the batch's end"), got["h2"]
+    assert got["h2"]["reason"].startswith("interrupted: the run ended during its batch (lost, or the run was stopped"), got["h2"]
     assert summary["stopped"] and "(h2)" in summary["stopped"], summary["stopped"]
     assert got["h3"]["reason"] == "the rollout stopped before its batch: " + summary["stopped"], got["h3"]
     assert summary["counts"]["unreachable"] == 1 and summary["counts"]["not_run"] == 1
     assert marked(tmp_path) == ["h1"]
     # the summary written at a batch's start is not shown (only the end of a batch shows it)
-    assert "lost during its batch" not in proc.stdout
+    assert "interrupted: the run ended during its batch" not in proc.stdout
 
 
 def test_batches_of_1_a_host_lost_after_its_changes_is_counted_and_the_summary_rewritten(tmp_path):

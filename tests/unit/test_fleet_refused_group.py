@@ -50,7 +50,7 @@ def test_a_group_refused_whole_stops_the_rollout_and_the_summary_says_so(tmp_pat
                "when every host of a play fails: nothing was run on any host")
     assert summary["stopped"] == stopped
     assert summary["counts"] == {"hosts": 3, "changed": 0, "unchanged": 0, "failed": 0, "unreachable": 0,
-                                 "refused": 2, "not_run": 1, "pending_reboot": 0}, rows
+                                 "refused": 2, "not_run": 1, "pending_reboot": 0, "left_drained": 0}, rows
     for name in ("w1", "w2"):
         assert rows[name]["status"] == "refused" and rows[name]["scenario"] == "workstation", rows[name]
         assert rows[name]["reason"].startswith("the plan: CUDA '9.0' is not a CUDA release"), rows[name]

@@ -21,6 +21,6 @@ def test_the_count_line_says_host_for_one(hosts, line):
     collection.importable()
     from ansible_collections.dlbox.stack.plugins.plugin_utils import fleet_summary as fs
     counts = {"hosts": hosts, "changed": hosts, "unchanged": 0, "failed": 0, "unreachable": 0, "refused": 0,
-              "not_run": 0, "pending_reboot": 0}
+              "not_run": 0, "pending_reboot": 0, "left_drained": 0}
     text = fs._counts_line(counts)  # pylint: disable=protected-access
-    assert text == line + (", 0 unchanged, 0 failed, 0 unreachable, 0 refused, 0 not run, 0 with a reboot pending")
+    assert text == line + (", 0 unchanged, 0 failed, 0 unreachable, 0 refused, 0 not run, 0 with a reboot pending, 0 left drained")

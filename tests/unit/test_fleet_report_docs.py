@@ -14,7 +14,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "fleet.md").read_text()
 KEYS = ("dlbox_scheduler_host", "dlbox_scheduler_become", "dlbox_drain_command", "dlbox_drain_check_command",
-        "dlbox_drain_timeout", "dlbox_drain_check_interval", "dlbox_resume_command")
+        "dlbox_drain_timeout", "dlbox_drain_check_interval", "dlbox_resume_command", "dlbox_drain_reason_command")
 
 
 def _docs_example():

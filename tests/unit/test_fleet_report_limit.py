@@ -66,7 +66,7 @@ def test_a_retry_file_limit_gives_the_same_summary_as_the_host_list(tmp_path):
     assert statuses == [("w1", "workstation", "refused"), ("w2", "workstation", "refused"),
                         ("s1", "server", "not run")], by_file
     assert by_file["counts"] == {"hosts": 3, "changed": 0, "unchanged": 0, "failed": 0, "unreachable": 0,
-                                 "refused": 2, "not_run": 1, "pending_reboot": 0}
+                                 "refused": 2, "not_run": 1, "pending_reboot": 0, "left_drained": 0}
     assert by_file["stopped"] == STOPPED
     assert by_file == by_list
     assert "3 hosts: 0 changed, 0 unchanged, 0 failed, 0 unreachable, 2 refused, 1 not run" in out_file

@@ -64,7 +64,7 @@ def test_a_scheduler_host_down_before_the_rollout_fails_each_host_untouched_nami
     assert sorted(got) == ["n1", "n2", "n3"], got                 # the scheduler host is not a node of the rollout
     for node in ("n1", "n2", "n3"):
         the_untouched_row(got[node], node)
-    assert "lost during its batch" not in out and summary["counts"]["unreachable"] == 0, summary["counts"]
+    assert "the run ended during its batch" not in out and summary["counts"]["unreachable"] == 0, summary["counts"]
     assert summary["counts"]["failed"] == 3, summary["counts"]
     assert summary["stopped"].startswith("3 of the 3 hosts of batch 1 (n1, n2, n3) failed"), summary["stopped"]
     # nothing drained (the rollout's own drain marker), nothing changed (the stand-in's marker), nothing resumed
@@ -108,7 +108,7 @@ def test_a_scheduler_that_drops_during_the_batch_fails_the_resume_on_each_host_n
         assert message.startswith("The resume command (dlbox_resume_command) failed on slurmctld "
                                   "(dlbox_scheduler_host) for %s: the scheduler host did not answer: " % node), message
         assert REFUSED in message and message.endswith("; it stays drained."), message
-    assert "lost during its batch" not in out and summary["counts"]["unreachable"] == 0, summary["counts"]
+    assert "the run ended during its batch" not in out and summary["counts"]["unreachable"] == 0, summary["counts"]
     # drained and changed, not resumed: the rollout's drain marker stays on each host
     assert standin.marked(tmp_path) == ["n1", "n2"]
     assert sorted(p.name for p in tmp_path.glob("drained-*")) == ["drained-n1", "drained-n2"]

@@ -81,9 +81,9 @@ def test_text_table_and_counts(hostvars):
     ws1 = next(line for line in text if line.startswith("ws-1"))
     assert " yes " in ws1
     assert text[-1] == ("4 hosts: 1 changed, 1 unchanged, 1 failed, 0 unreachable, 0 refused, 1 not run, "
-                        "1 with a reboot pending")
+                        "1 with a reboot pending, 0 left drained")
     assert summary["counts"] == {"hosts": 4, "changed": 1, "unchanged": 1, "failed": 1, "unreachable": 0,
-                                 "refused": 0, "not_run": 1, "pending_reboot": 1}
+                                 "refused": 0, "not_run": 1, "pending_reboot": 1, "left_drained": 0}
     # aligned: every row's status column starts at the same offset as the header's
     offset = text[0].index("status")
     assert all(line[offset:].split()[0] in ("changed", "unchanged", "failed", "not") for line in text[2:-1])

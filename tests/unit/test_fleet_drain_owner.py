@@ -1,0 +1,196 @@
+"""Whose drain it is, a resume that fails after a drain that timed out, and a run stopped during a batch (issue 50,
+second red team rt50b HIGH H1, MEDIUM M1, M2; its harness's repros s2.py e1/e2, s7.py f1, s3.py e3 made tests).
+
+Real ansible-playbook over the local connection against the stand-in scenario (tests/integration/rollout_standin/
+rollout.yml: workstation.yml's play keywords and skeleton with playbooks/tasks/rollout_*.yml). The scheduler is the
+FIXTURE tests/fixtures/fake_scheduler/fake-slurm (NOT Slurm): Slurm's documented node states (sinfo(1) NODE STATE
+CODES: DRAINING "executing a job, but will not be allocated additional jobs", then DRAINED) and the node's Reason
+(scontrol(1) update Reason=; sinfo -o %E, "none" without one, src/sinfo/print.c). A node an admin drained is seeded
+as its state file.
+
+Before (rt50b): a node an admin was still draining (its jobs running) was taken for an undrained one: drained again
+(its Reason replaced), changed and resumed into production; a node an admin drained while the rollout's marker of an
+earlier failed run was still on the host was resumed; a drain that timed out and a resume that failed read "...,
+and it is resumed"; a run stopped with Ctrl-C during a batch called its hosts "unreachable: lost" and did not say
+that they may be left drained.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import test_fleet_lost_hosts as standin  # noqa: E402  pylint: disable=wrong-import-position,import-error
+
+ROOT = Path(__file__).resolve().parents[2]
+SLURM = ROOT / "tests" / "fixtures" / "fake_scheduler" / "fake-slurm"
+HOST = "{{ inventory_hostname }}"
+
+
+def scheduler(work, reason_command=True, jobs="0", resume=None):
+    """The FIXTURE scheduler's commands; the rollout drains with a Reason that begins with dlbox_drain_reason."""
+    sl = "FAKE_SLURM_JOB_SECONDS=%s %s %s %s/slurm" % (jobs, sys.executable, SLURM, work)
+    out = {"dlbox_drain_command": "%s drain %s 'dlbox rollout (test)'" % (sl, HOST),
+           "dlbox_drain_check_command": "%s drained %s" % (sl, HOST),
+           "dlbox_resume_command": resume or "%s resume %s" % (sl, HOST),
+           "dlbox_drain_check_interval": 1, "dlbox_drain_timeout": 20, "dlbox_scheduler_host": "localhost"}
+    if reason_command:
+        out["dlbox_drain_reason_command"] = "%s reason %s" % (sl, HOST)
+    return out
+
+
+def seed(work, node, **state):
+    (work / "slurm").mkdir(parents=True, exist_ok=True)
+    (work / "slurm" / ("%s.json" % node)).write_text(json.dumps(state))
+
+
+def node(work, name):
+    return json.loads((work / "slurm" / ("%s.json" % name)).read_text())
+
+
+def state(work, name):
+    """The node's state as sinfo shows it (fake-slurm's own rule: draining until its job ends, then drained)."""
+    got = node(work, name)
+    if got["state"] == "draining" and got.get("job_ends") is not None and time.time() >= got["job_ends"]:
+        return "drained"
+    return got["state"]
+
+
+def calls(work, name):
+    log = work / "slurm" / "calls.log"
+    return [line.split()[1] for line in log.read_text().splitlines() if line.split()[2] == name] if log.is_file() else []
+
+
+def marker(work, name):
+    return work / "marks" / name / "drained"
+
+
+def test_a_node_an_admin_is_draining_is_waited_for_not_drained_again_and_not_resumed(tmp_path):
+    """rt50b H1(a), s2.py e1: the admin's drain, jobs still running (DRAINING), with and without the reason command."""
+    for with_reason in (True, False):
+        work = tmp_path / ("reason" if with_reason else "marker")
+        ends = time.time() + 15
+        seed(work, "h1", state="draining", job_ends=ends, reason="RMA 4711")
+        proc, summary = standin.rollout(work, {"h1": {}, "h2": {}}, dict(scheduler(work, with_reason), dlbox_serial=0))
+        out = proc.stdout + proc.stderr
+        assert proc.returncode == 0 and summary, out[-3000:]
+        assert "drain" not in calls(work, "h1") and "resume" not in calls(work, "h1"), calls(work, "h1")
+        assert node(work, "h1") == {"state": "draining", "job_ends": ends, "reason": "RMA 4711"}   # as the admin left it
+        # no change under its jobs: the host changed only once the scheduler said drained
+        assert (work / "marker-h1").stat().st_mtime >= ends, "h1 was changed while its jobs still ran"
+        assert calls(work, "h2")[:1] == ["drained"] and "drain" in calls(work, "h2") and calls(work, "h2")[-1] == "resume"
+        row = standin.rows(summary)["h1"]
+        why = ("the scheduler's reason \"RMA 4711\" (not the rollout's \"dlbox rollout\")" if with_reason
+               else "without the rollout's marker %s/marks/h1/drained" % work)
+        assert row["status"] == "changed" and row["reason"] == (
+            "left drained: an admin had drained it before the rollout (draining already, its jobs still running, "
+            "%s): it is left as it was" % why), row
+        # an admin's drain is not the rollout's doing: not counted against the budget, a figure of the counts
+        assert summary["counts"]["left_drained"] == 1 and summary["batches"][0]["left_drained"] == [], summary
+        assert not marker(work, "h1").exists()
+
+
+def test_a_stale_marker_does_not_make_an_admins_drain_the_rollouts_with_the_reason_command(tmp_path):
+    """rt50b H1(b), s2.py e2: the marker of an earlier failed run stayed after a manual resume; an admin drained the
+    node later (RMA). The scheduler's Reason says whose drain it is; without the reason command, the marker decides
+    (the documented limit, docs/fleet.md), and the node is resumed."""
+    for with_reason, resumed in ((True, False), (False, True)):
+        work = tmp_path / ("reason" if with_reason else "marker")
+        seed(work, "h1", state="drained", job_ends=None, reason="RMA 4711: Xid 79")
+        marker(work, "h1").parent.mkdir(parents=True)
+        marker(work, "h1").write_text("drained by the dlbox rollout (test); removed after its resume\n")
+        proc, summary = standin.rollout(work, {"h1": {}}, dict(scheduler(work, with_reason), dlbox_serial=0))
+        assert proc.returncode == 0 and summary, (proc.stdout + proc.stderr)[-3000:]
+        assert "drain" not in calls(work, "h1")
+        assert ("resume" in calls(work, "h1")) is resumed, calls(work, "h1")
+        row = standin.rows(summary)["h1"]
+        if resumed:
+            assert node(work, "h1")["state"] == "idle" and not (row["reason"] or ""), row
+        else:
+            assert node(work, "h1") == {"state": "drained", "job_ends": None, "reason": "RMA 4711: Xid 79"}
+            assert row["reason"].startswith("left drained: an admin had drained it before the rollout (drained already, "
+                                            "the scheduler's reason \"RMA 4711: Xid 79\""), row
+
+
+def test_the_rollouts_own_drain_found_by_its_reason_is_resumed_without_a_marker(tmp_path):
+    """A node the rollout drained in an earlier run (its Reason begins with dlbox_drain_reason) is the rollout's, though
+    its marker is gone: not drained again, resumed at the end; one still draining is waited for."""
+    work = tmp_path / "w"
+    seed(work, "h1", state="drained", job_ends=None, reason="dlbox rollout (an earlier run)")
+    seed(work, "h2", state="draining", job_ends=time.time() + 2, reason="dlbox rollout (an earlier run)")
+    proc, summary = standin.rollout(work, {"h1": {}, "h2": {}}, dict(scheduler(work), dlbox_serial=0))
+    assert proc.returncode == 0 and summary, (proc.stdout + proc.stderr)[-3000:]
+    for name in ("h1", "h2"):
+        assert "drain" not in calls(work, name) and calls(work, name)[-1] == "resume", calls(work, name)
+        assert node(work, name)["state"] == "idle" and not standin.rows(summary)[name]["reason"]
+    assert summary["counts"]["left_drained"] == 0
+
+
+def test_a_resume_that_fails_after_a_drain_that_timed_out_is_on_the_row(tmp_path):
+    """rt50b M1, s7.py f1: the jobs never end, the wait times out, the resume command exits 1."""
+    work = tmp_path / "w"
+    bad = "echo 'slurm_update error: Unable to contact slurm controller (connect failure)' >&2; exit 1"
+    extra = dict(scheduler(work, jobs="never", resume=bad), dlbox_serial=0, dlbox_drain_timeout=2)
+    proc, summary = standin.rollout(work, {"h1": {}}, extra)
+    assert proc.returncode != 0 and summary, (proc.stdout + proc.stderr)[-3000:]
+    message = standin.rows(summary)["h1"]["failure"]["message"]
+    assert message.startswith("h1 was not drained within 2 s"), message
+    assert "it is resumed" not in message, message
+    assert message.endswith("nothing was changed on it. It was not resumed: The resume command (dlbox_resume_command) "
+                            "failed on localhost (dlbox_scheduler_host) for h1: exit 1: slurm_update error: Unable to "
+                            "contact slurm controller (connect failure); it stays drained."), message
+    assert node(work, "h1")["state"] == "draining" and marker(work, "h1").is_file()
+
+
+def test_a_run_stopped_during_a_batch_says_so_and_that_its_hosts_may_be_left_drained(tmp_path):
+    """rt50b M2, s3.py e3: SIGINT (Ctrl-C) during the drain's wait; the summary written at the batch's start stands."""
+    work = tmp_path / "w"
+    hosts = {"h1": {}, "h2": {}, "h3": {}, "h4": {}}
+    # the stand-in's inventory and environment (test_fleet_lost_hosts.rollout), run in the background
+    (work / "reports").mkdir(parents=True)
+    inventory = {"all": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                                  "test_dir": str(work), "dlbox_report_dir": str(work / "reports"),
+                                  "dlbox_rollout_state_dir": "%s/marks/{{ inventory_hostname }}" % work},
+                         "hosts": hosts}}
+    (work / "hosts.yml").write_text(json.dumps(inventory))
+    standin.collection.importable()
+    base = next(p for p in sys.path if (Path(p) / "ansible_collections" / "dlbox" / "stack").resolve() == ROOT)
+    env = {"PATH": "%s:/usr/bin:/bin" % standin.BIN, "ANSIBLE_CONFIG": str(work / "none.cfg"), "ANSIBLE_NOCOLOR": "1",
+           "HOME": str(work), "ANSIBLE_LOCAL_TEMP": str(work / "tmp"), "ANSIBLE_COLLECTIONS_PATH": base,
+           "LC_ALL": "C.UTF-8", "ANSIBLE_INTERNAL_POLL_INTERVAL": "0.005"}
+    extra = dict(scheduler(work, jobs="60"), dlbox_serial=2, dlbox_drain_timeout=60)
+    with open(work / "run.log", "w", encoding="utf-8") as log:
+        proc = subprocess.Popen([str(standin.BIN / "ansible-playbook"), "-i", str(work / "hosts.yml"),  # noqa: S603
+                                 str(standin.PLAYBOOK), "-e", json.dumps(extra)],
+                                stdout=log, stderr=subprocess.STDOUT, env=env, cwd=work)
+        try:
+            deadline = time.time() + 120
+            while not ({"drain"} <= set(calls(work, "h1")) and {"drain"} <= set(calls(work, "h2"))):
+                assert time.time() < deadline and proc.poll() is None, (work / "run.log").read_text()[-3000:]
+                time.sleep(0.3)
+            time.sleep(1.5)
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=120)
+        finally:
+            if proc.poll() is None:
+                os.kill(proc.pid, signal.SIGKILL)
+    summary = json.loads((work / "reports" / "rollout" / "summary.json").read_text())
+    rows = standin.rows(summary)
+    for name in ("h1", "h2"):
+        assert node(work, name)["state"] == "draining" and marker(work, name).is_file()
+        reason = rows[name]["reason"]
+        assert reason.startswith("interrupted: the run ended during its batch (lost, or the run was stopped: Ctrl-C, "
+                                 "an AWX cancel or job timeout)"), reason
+        assert ("it may be left drained (dlbox_drain_command is set: the rollout drains it at its batch's start, and "
+                "its marker %s/marks/%s/drained stays): run the rollout again with it in --limit" % (work, name)) in reason
+        assert "lost during its batch" not in reason
+    assert summary["stopped"] == ("the run ended during a batch (h1, h2), before its end: every host of it was lost, "
+                                  "or the run was stopped (Ctrl-C, an AWX cancel or job timeout)"), summary["stopped"]
+    assert "it may be left drained" in (work / "reports" / "rollout" / "summary.md").read_text()
+    assert [rows[h]["status"] for h in ("h3", "h4")] == ["not run", "not run"]
