@@ -194,3 +194,17 @@ def test_a_run_stopped_during_a_batch_says_so_and_that_its_hosts_may_be_left_dra
                                   "or the run was stopped (Ctrl-C, an AWX cancel or job timeout)"), summary["stopped"]
     assert "it may be left drained" in (work / "reports" / "rollout" / "summary.md").read_text()
     assert [rows[h]["status"] for h in ("h3", "h4")] == ["not run", "not run"]
+
+
+def test_a_hung_check_before_the_drain_is_bounded_as_in_the_scenarios(tmp_path):
+    """rt50b L4, s5.py t1: the stand-in had no block timeout (install_stack.yml gives one, dlbox_task_timeout), so a
+    check command that hangs before the drain hung the run. Now the host fails there, untouched and not drained."""
+    work = tmp_path / "w"
+    extra = dict(scheduler(work), dlbox_drain_check_command="sleep 600", dlbox_task_timeout=3, dlbox_serial=0)
+    started = time.time()
+    proc, summary = standin.rollout(work, {"h1": {}}, extra)
+    assert proc.returncode != 0 and summary and time.time() - started < 240, (proc.stdout + proc.stderr)[-3000:]
+    failure = standin.rows(summary)["h1"]["failure"]
+    assert failure["task"].startswith("Check whether the host is drained already"), failure
+    assert "Timed out after 3 second" in failure["message"], failure
+    assert calls(work, "h1") == [] and not (work / "marker-h1").exists() and not marker(work, "h1").exists()
