@@ -6,8 +6,7 @@ batch (h3 in batch 1 is back with its driver loaded before h4 is drained).
 Run 2, batches [1, "50%"] ([h1], [h2, h3], [h4]) within "34%" (survey text): h2 now converges (with its reboot),
 h3's sshd is stopped by its drain hook (lost after its drain: unreachable, with the step, "interrupted"), and 1 of 2
 is 50 %: the rollout counts the lost host (Ansible alone would not, ansible/ansible#56265) and stops; h4 is untouched
-(snapshots) and listed as not run; h1 converged in run 1 and changes nothing (drained again, left drained: its reboot
-is still pending). The stop is the rollout's own (the plays keep Ansible's max_fail_percentage at 100, so the
+(snapshots) and listed as not run; h1 converged in run 1 and changes nothing (its reboot still pending). The stop is the rollout's own (the plays keep Ansible's max_fail_percentage at 100, so the
 budget is counted once, at the batch's end: "The rollout stops after this batch: ...").
 
 Real parts: sshd (Debian's openssh-server, which the test image carries), keys the test generates,
@@ -19,9 +18,10 @@ the first container, which is then committed as an image that the other three st
 machine: nvidia-smi exits 9 until a boot loads the installed driver, as NVIDIA documents it); its reboot stub gives a new
 boot id and loads the module; the driver packages come from the fixture CUDA repository (tests/aptrepo, markers).
 Host 1's group would allow the reboot, but the host itself does not (dlbox_reboot_allowed: false): its new driver
-stays a pending reboot, so the rollout leaves it drained with the reason (its resume hook is not run; the summary
-row's reason says "left drained: the NVIDIA driver's reboot is pending (dlbox_reboot_allowed is false)"): jobs placed
-on it would fail until it reboots. Common's build tools (build-essential, the real apt install) are host 1's in run 1 and host 2's
+stays a pending reboot. Host 1 is a workstation outside the scheduler (its dlbox_drain_command and
+dlbox_resume_command empty): nothing drains it, so its pending reboot is the summary's "reboot pending", not "left
+drained", and counts nothing against the budget (a host the rollout drains and must leave drained counts against it,
+rt50b H2: tests/unit/test_fleet_left_drained_budget.py, test_fleet_left_drained.py). Common's build tools (build-essential, the real apt install) are host 1's in run 1 and host 2's
 in run 2; hosts 3 and 4 ask common only for probes the image has (common_packages), which halves the test's compiler
 installs (issue 50: the test's cost in make test). The order is read from the drain/resume hooks' log on the
 controller (dlbox_drain_command, dlbox_resume_command), the reboot stubs' boot ids and events, and the run's own
@@ -193,6 +193,8 @@ def fleet(tmp_path_factory, collection_installed):
         }}
         hosts = inventory["all"]["children"]["workstations"]["hosts"]
         hosts[HOSTS[0]]["dlbox_reboot_allowed"] = False                  # its driver stays a pending reboot
+        hosts[HOSTS[0]]["dlbox_drain_command"] = ""                      # outside the scheduler: never drained
+        hosts[HOSTS[0]]["dlbox_resume_command"] = ""
         hosts[HOSTS[1]]["common_extra_packages"] = ["dlbox-no-such-package"]
         # common's build tools are host 1's (run 1) and host 2's (run 2) to show; hosts 3 and 4 take the probes the
         # image has, so their apt installs no compiler (what they show is the reboot order, which their driver brings)
@@ -272,7 +274,7 @@ def test_a_batch_of_three_with_one_failure_within_34_percent_goes_on(fleet):
             for b in summary["batches"]] == [(1, [h1, h2, h3], [h2], [], 33.3, False), (2, [h4], [], [], 0.0, False)]
     assert summary["stopped"] is None
     assert summary["counts"] == {"hosts": 4, "changed": 3, "unchanged": 0, "failed": 1, "unreachable": 0,
-                                 "refused": 0, "not_run": 0, "pending_reboot": 1, "left_drained": 1}, rows
+                                 "refused": 0, "not_run": 0, "pending_reboot": 1, "left_drained": 0}, rows
     assert rows[h1]["status"] == "changed" and {"build_tools", "driver"} <= set(rows[h1]["changed"])
     assert rows[h1]["pending_reboot"] and rows[h1]["driver"].startswith("nvidia-")   # installed, not loaded: pending
     assert rows[h2]["status"] == "failed"
@@ -305,17 +307,15 @@ def test_a_batch_of_three_with_one_failure_within_34_percent_goes_on(fleet):
         events, booted[name] = reboots(name)
         assert len(events) == 2 and events[0].startswith("reboot from") and " loaded 580." in events[1], events
         assert smi(name).stdout.strip().startswith("580."), smi(name)
-    # drain before the changes, resume after the checks, batch by batch; the failed host is not resumed, nor host 1,
-    # whose driver waits for the reboot it may not have: left drained, with the reason in its row and in the run
-    left = "left drained: the NVIDIA driver's reboot is pending (dlbox_reboot_allowed is false)"
-    assert rows[h1]["reason"].startswith(left), rows[h1]
-    assert "WARNING: %s is left drained (dlbox_resume_command not run)" % h1 in out
-    for name in (h3, h4):
+    # drain before the changes, resume after the checks, batch by batch; the failed host is not resumed; host 1, outside
+    # the scheduler, is never drained: its pending reboot is no "left drained" and counts nothing against the budget
+    for name in HOSTS:
         assert not (rows[name].get("reason") or "").startswith("left drained"), rows[name]
+    assert not any("WARNING: %s is left drained" % name in out for name in HOSTS)
     log = hooks(fleet)
     pairs = [(what, host) for _ts, what, host in log]
-    assert sorted(pairs[:4]) == [("drain", h1), ("drain", h2), ("drain", h3), ("resume", h3)], log
-    assert pairs[4:] == [("drain", h4), ("resume", h4)], log
+    assert sorted(pairs[:3]) == [("drain", h2), ("drain", h3), ("resume", h3)], log
+    assert pairs[3:] == [("drain", h4), ("resume", h4)], log
     at = {(what, host): ts for ts, what, host in log}
     assert at[("drain", h3)] < booted[h3] < at[("resume", h3)] < at[("drain", h4)] < booted[h4] < at[("resume", h4)]
     # and in the run's own log: host 3's reboot task, then host 4's first change
@@ -350,7 +350,7 @@ def test_a_host_lost_mid_run_counts_against_the_budget_and_stops_the_rollout(fle
                "dlbox_max_fail_percentage=34%%" % h3)
     assert summary["stopped"] == stopped
     assert summary["counts"] == {"hosts": 4, "changed": 1, "unchanged": 1, "failed": 0, "unreachable": 1,
-                                 "refused": 0, "not_run": 1, "pending_reboot": 1}, rows
+                                 "refused": 0, "not_run": 1, "pending_reboot": 1, "left_drained": 0}, rows
     assert rows[h1]["changed"] == [] and rows[h1]["pending_reboot"]               # converged in run 1, not rebooted
     assert {"build_tools", "driver"} <= set(rows[h2]["changed"]) and rows[h2]["pending_reboot"] == [], rows[h2]
     assert rows[h3]["status"] == "unreachable" and rows[h3]["step"] == "workstation: baseline (common)", rows[h3]
@@ -366,9 +366,8 @@ def test_a_host_lost_mid_run_counts_against_the_budget_and_stops_the_rollout(fle
     assert len(events) == 2 and " loaded 580." in events[1], events
     log = hooks(fleet)
     pairs = [(what, host) for _ts, what, host in log]
-    assert pairs[:1] == [("drain", h1)], log                # its reboot still pending: drained, left drained
-    assert rows[h1]["reason"].startswith("left drained: the NVIDIA driver's reboot is pending"), rows[h1]
-    assert sorted(pairs[1:]) == [("drain", h2), ("drain", h3), ("resume", h2)], log   # h4 never drained
+    assert not (rows[h1].get("reason") or "").startswith("left drained"), rows[h1]   # never drained (no scheduler)
+    assert sorted(pairs) == [("drain", h2), ("drain", h3), ("resume", h2)], log   # h1 outside, h4 never drained
     at = {(what, host): ts for ts, what, host in log}
     assert at[("drain", h2)] < booted < at[("resume", h2)]
     _exec(h3, "/usr/sbin/sshd")                                                   # back for the doctor and teardown

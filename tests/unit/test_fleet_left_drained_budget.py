@@ -56,6 +56,23 @@ def test_servers_left_drained_stop_the_lab_rollout_after_its_first_batch(tmp_pat
     assert [b["percent"] for b in summary["batches"]] == [100.0] * 4
 
 
+def test_a_pending_reboot_without_a_drain_is_no_left_drained_host_and_costs_no_budget(tmp_path):
+    """Workstations outside any scheduler (no dlbox_drain_command, the default): nothing drained them, so a pending
+    driver reboot is the summary's "reboot pending", not "left drained", and a budget of 0 goes on through every batch
+    (before: each such host was "left drained" and stopped the rollout after its first batch)."""
+    hosts = {h: {} for h in ("w1", "w2", "w3")}
+    work = tmp_path / "lab"
+    proc, summary = standin.rollout(work, hosts, {"dlbox_serial": 1, "dlbox_max_fail_percentage": 0},
+                                    nvidia_driver_reboot_required=True, dlbox_reboot_allowed=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and summary and not summary["stopped"], out[-3000:]
+    rows = standin.rows(summary)
+    for host in hosts:
+        assert rows[host]["status"] == "changed" and not (rows[host].get("reason") or "").startswith("left drained")
+    assert summary["counts"]["left_drained"] == 0 and [b["left_drained"] for b in summary["batches"]] == [[]] * 3
+    assert not any("WARNING: %s is left drained" % host in out for host in hosts), out[-3000:]
+
+
 def test_the_stop_message_prints_the_percentage_on_the_right_side_of_the_budget(tmp_path):
     """rt50b L1, s4.py d2: a batch of 3 with 1 failed against 33%: 33.3%, not 33%."""
     work = tmp_path / "w"
