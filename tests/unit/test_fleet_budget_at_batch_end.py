@@ -72,3 +72,26 @@ def test_a_budget_from_the_inventory_is_counted_and_a_bad_one_refused_before_any
     assert proc.returncode == 2 and "Traceback" not in out, out[-3000:]
     assert standin.marked(tmp_path / "bad") == []
     assert "dlbox_max_fail_percentage: 'lots' is not a percentage 0-100" in out, out[-3000:]
+
+
+def test_the_stop_holds_for_the_later_batches_when_the_stopped_batch_had_refused_hosts(tmp_path):
+    """A batch over budget whose plan-refused host failed before it (the refusal play): Ansible ends a run only when
+    every host of a batch failed in it (playbook_executor), so it went on, and batches 2 and 3 were changed after
+    "The rollout stops after this batch" (found by the second fix helper of rt50b). The rollout's own stop now ends
+    every later host untouched: not run, with the stop's reason; the run fails."""
+    work = tmp_path / "w"
+    refused = {"test_plan": {"ok": False, "errors": ["FIXTURE refused"]}}
+    hosts = {"h1": refused, "h2": {"test_fail": True}, "h3": {}, "h4": {}, "h5": {}}
+    proc, summary = standin.rollout(work, hosts, {"dlbox_serial": 2, "dlbox_max_fail_percentage": 0,
+                                                  "dlbox_scheduler_host": "localhost"})
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 2 and summary, out[-3000:]
+    assert [(b["hosts"], b["stop"]) for b in summary["batches"]] == [(["h1", "h2"], True)], summary["batches"]
+    assert summary["stopped"].startswith("1 of the 2 hosts of batch 1 (h2) failed"), summary["stopped"]
+    rows = standin.rows(summary)
+    assert (rows["h1"]["status"], rows["h2"]["status"]) == ("refused", "failed"), rows
+    for host in ("h3", "h4", "h5"):
+        assert rows[host]["status"] == "not run", rows[host]
+        assert rows[host]["reason"] == "the rollout stopped before its batch: " + summary["stopped"], rows[host]
+        assert not (work / ("marker-%s" % host)).exists()          # the stand-in stack never ran there
+    assert "changed: [h3]" not in out and "changed: [h5]" not in out, out[-3000:]
