@@ -6,7 +6,8 @@ batch (h3 in batch 1 is back with its driver loaded before h4 is drained).
 Run 2, batches [1, "50%"] ([h1], [h2, h3], [h4]) within "34%" (survey text): h2 now converges (with its reboot),
 h3's sshd is stopped by its drain hook (lost after its drain: unreachable, with the step, "interrupted"), and 1 of 2
 is 50 %: the rollout counts the lost host (Ansible alone would not, ansible/ansible#56265) and stops; h4 is untouched
-(snapshots) and listed as not run; h1 converged in run 1 and changes nothing (its reboot still pending). The stop is the rollout's own (the plays keep Ansible's max_fail_percentage at 100, so the
+(snapshots) and listed as not run; h1 converged in run 1 and changes nothing (its reboot still pending). The stop
+is the rollout's own (the plays keep Ansible's max_fail_percentage at 100, so the
 budget is counted once, at the batch's end: "The rollout stops after this batch: ...").
 
 Real parts: sshd (Debian's openssh-server, which the test image carries), keys the test generates,
@@ -21,7 +22,8 @@ Host 1's group would allow the reboot, but the host itself does not (dlbox_reboo
 stays a pending reboot. Host 1 is a workstation outside the scheduler (its dlbox_drain_command and
 dlbox_resume_command empty): nothing drains it, so its pending reboot is the summary's "reboot pending", not "left
 drained", and counts nothing against the budget (a host the rollout drains and must leave drained counts against it,
-rt50b H2: tests/unit/test_fleet_left_drained_budget.py, test_fleet_left_drained.py). Common's build tools (build-essential, the real apt install) are host 1's in run 1 and host 2's
+rt50b H2: tests/unit/test_fleet_left_drained_budget.py, test_fleet_left_drained.py). Common's build tools
+(build-essential, the real apt install) are host 1's in run 1 and host 2's
 in run 2; hosts 3 and 4 ask common only for probes the image has (common_packages), which halves the test's compiler
 installs (issue 50: the test's cost in make test). The order is read from the drain/resume hooks' log on the
 controller (dlbox_drain_command, dlbox_resume_command), the reboot stubs' boot ids and events, and the run's own

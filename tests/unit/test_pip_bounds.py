@@ -102,8 +102,8 @@ def test_the_roles_bounds_are_checked_before_any_change():
         defaults = yaml.safe_load((ROOT / "roles" / role / "defaults/main.yml").read_text())
         specs = yaml.safe_load((ROOT / "roles" / role / "meta/argument_specs.yml").read_text())
         options = specs["argument_specs"]["main"]["options"]
-        asserts = [t["ansible.builtin.assert"] for t in yaml.safe_load((ROOT / "roles" / role / "tasks/preflight.yml")
-                                                                        .read_text()) if "ansible.builtin.assert" in t]
+        preflight = yaml.safe_load((ROOT / "roles" / role / "tasks/preflight.yml").read_text())
+        asserts = [t["ansible.builtin.assert"] for t in preflight if "ansible.builtin.assert" in t]
         for name, value in (("%s_pip_timeout" % role, 15), ("%s_pip_retries" % role, 5)):
             assert defaults[name] == value and options[name]["type"] == "int" and options[name]["default"] == value
             # in a condition (a bound the preflight compares), and named in that assert's message
