@@ -96,6 +96,66 @@ def test_a_node_an_admin_is_draining_is_waited_for_not_drained_again_and_not_res
         assert not marker(work, "h1").exists()
 
 
+def test_a_node_an_admin_set_down_or_failed_is_neither_drained_nor_resumed_nor_waited_for(tmp_path):
+    """rt50c H1: a node an admin set DOWN (an RMA) or FAIL (Xid 79) is out of service already. Before, the lab's check
+    (it accepts only drained states) took it for in service: the rollout drained it (its Reason overwritten), the wait
+    passed (Slurm prints DOWN+DRAIN as drained) and the resume made it idle: back in production. Now it is the admin's:
+    no drain, no wait (it never becomes drained), no resume, its state and Reason as the admin left them; with and
+    without the reason command, and with a stale rollout marker on the host (a state that is no drain is never the
+    rollout's)."""
+    for with_reason in (True, False):
+        work = tmp_path / ("reason" if with_reason else "marker")
+        seed(work, "h1", state="down", job_ends=None, reason="RMA 4711: GPU 3 fell off the bus")
+        seed(work, "h2", state="fail", job_ends=None, reason="Xid 79, do not use")
+        marker(work, "h2").parent.mkdir(parents=True)
+        marker(work, "h2").write_text("drained by the dlbox rollout (test); removed after its resume\n")
+        proc, summary = standin.rollout(work, {"h1": {}, "h2": {}, "h3": {}}, dict(scheduler(work, with_reason),
+                                                                                dlbox_serial=0))
+        out = proc.stdout + proc.stderr
+        assert proc.returncode == 0 and summary, out[-3000:]
+        for name, st, why in (("h1", "down", "RMA 4711: GPU 3 fell off the bus"), ("h2", "fail", "Xid 79, do not use")):
+            assert calls(work, name) == ["drained"] + (["reason"] if with_reason else []), calls(work, name)
+            assert node(work, name) == {"state": st, "job_ends": None, "reason": why}     # as the admin left it
+            row = standin.rows(summary)[name]
+            assert row["status"] == "changed" and row["reason"].startswith(
+                "left drained: an admin had drained it before the rollout (out of service already (state %s)" % st), row
+        assert calls(work, "h3")[-1] == "resume" and node(work, "h3") == {"state": "idle"}
+        assert summary["counts"]["left_drained"] == 2 and summary["batches"][0]["left_drained"] == [], summary
+
+
+def test_a_node_the_scheduler_does_not_know_fails_untouched_before_any_drain(tmp_path):
+    """rt50c L1: the check before the drain exits 2 (sinfo prints nothing for a node Slurm does not know; the lab's
+    check exits 2 then): before, the rollout wrote its marker, drained it and resumed it anyway. Now the host fails
+    there, untouched and not drained, with the check's exit and the variable named."""
+    work = tmp_path / "w"
+    sched = scheduler(work)
+    sched["dlbox_drain_check_command"] = "echo 'no node h1' >&2; exit 2"
+    proc, summary = standin.rollout(work, {"h1": {}}, dict(sched, dlbox_serial=0))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 2 and summary, out[-3000:]
+    assert calls(work, "h1") == [] and not marker(work, "h1").exists() and not (work / "marker-h1").exists()
+    row = standin.rows(summary)["h1"]
+    assert row["status"] == "failed", row
+    assert "dlbox_drain_check_command" in row["failure"]["message"] and "exited 2: no node h1" in row["failure"]["message"]
+    assert "was not drained" in row["failure"]["message"], row
+
+
+def test_a_pending_reboot_with_a_resume_but_no_drain_command_is_not_resumed(tmp_path):
+    """rt50c M1: a lab that drains elsewhere and gives the rollout only dlbox_resume_command: a host whose driver
+    reboot is pending is not put back in service by the rollout's resume (f9c3f71 had made "left drained" need the
+    rollout's own drain, so such a host was resumed into Slurm)."""
+    work = tmp_path / "w"
+    sched = scheduler(work)
+    seed(work, "h1", state="drained", job_ends=None, reason="drained by the lab's own tool")
+    only_resume = {"dlbox_resume_command": sched["dlbox_resume_command"], "dlbox_scheduler_host": "localhost"}
+    proc, summary = standin.rollout(work, {"h1": {}}, dict(only_resume, dlbox_serial=0),
+                                    nvidia_driver_reboot_required=True, dlbox_reboot_allowed=False)
+    out = proc.stdout + proc.stderr
+    assert summary, out[-3000:]
+    assert "resume" not in calls(work, "h1") and node(work, "h1")["state"] == "drained", calls(work, "h1")
+    assert standin.rows(summary)["h1"]["reason"].startswith("left drained: the NVIDIA driver's reboot is pending")
+
+
 def test_a_stale_marker_does_not_make_an_admins_drain_the_rollouts_with_the_reason_command(tmp_path):
     """rt50b H1(b), s2.py e2: the marker of an earlier failed run stayed after a manual resume; an admin drained the
     node later (RMA). The scheduler's Reason says whose drain it is; without the reason command, the marker decides
