@@ -109,8 +109,8 @@ def test_a_node_an_admin_set_down_or_failed_is_neither_drained_nor_resumed_nor_w
         seed(work, "h2", state="fail", job_ends=None, reason="Xid 79, do not use")
         marker(work, "h2").parent.mkdir(parents=True)
         marker(work, "h2").write_text("drained by the dlbox rollout (test); removed after its resume\n")
-        proc, summary = standin.rollout(work, {"h1": {}, "h2": {}, "h3": {}}, dict(scheduler(work, with_reason),
-                                                                                dlbox_serial=0))
+        extra = dict(scheduler(work, with_reason), dlbox_serial=0)
+        proc, summary = standin.rollout(work, {"h1": {}, "h2": {}, "h3": {}}, extra)
         out = proc.stdout + proc.stderr
         assert proc.returncode == 0 and summary, out[-3000:]
         for name, st, why in (("h1", "down", "RMA 4711: GPU 3 fell off the bus"), ("h2", "fail", "Xid 79, do not use")):
