@@ -99,32 +99,31 @@ def test_the_check_tells_a_later_step_that_decides_again_from_one_that_updates()
     assert calls_from_scratch("cuda", "{{ 'cudnn' | dlbox.stack.role_decide(none, o, f) }}") == []
 
 
+def _copy_with(tmp_path, name, task_file, old, new):
+    """A copy of role ``name``'s task files with ``old`` (which must be there) replaced by ``new`` in ``task_file``."""
+    role = tmp_path / name
+    (role / "tasks").mkdir(parents=True)
+    for path in (ROLES / name / "tasks").glob("*.yml"):
+        (role / "tasks" / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    target = role / "tasks" / task_file
+    text = target.read_text(encoding="utf-8")
+    assert old in text, (name, task_file, old)
+    target.write_text(text.replace(old, new), encoding="utf-8")
+    return role
+
+
 def test_a_role_whose_later_step_decides_again_is_named(tmp_path):
     """A copy of the cuda role's tasks whose verification decides again from scratch (HEAD before this test's commit):
     the role is named with both files."""
-    role = tmp_path / "cuda"
-    (role / "tasks").mkdir(parents=True)
-    for path in (ROLES / "cuda" / "tasks").glob("*.yml"):
-        (role / "tasks" / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
-    verify = role / "tasks" / "verify.yml"
-    text = verify.read_text(encoding="utf-8")
-    assert "{'decided': __cuda_decided, " in text
-    verify.write_text(text.replace("{'decided': __cuda_decided, ", "{'host': ansible_facts['dlbox_host'], "),
-                      encoding="utf-8")
+    role = _copy_with(tmp_path, "cuda", "verify.yml", "{'decided': __cuda_decided, ",
+                      "{'host': ansible_facts['dlbox_host'], ")
     assert check_role(role) == ["cuda decides from scratch 2 times in its run (preflight.yml (1), verify.yml (1)), "
                                 "not once in one task file"]
 
 
 def test_a_second_call_in_the_deciding_file_is_named(tmp_path):
     """A copy of the cudnn role's tasks whose linker check decides again in the preflight itself (as it did before)."""
-    role = tmp_path / "cudnn"
-    (role / "tasks").mkdir(parents=True)
-    for path in (ROLES / "cudnn" / "tasks").glob("*.yml"):
-        (role / "tasks" / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
-    preflight = role / "tasks" / "preflight.yml"
-    text = preflight.read_text(encoding="utf-8")
-    assert "{'decided': __cudnn_decision, 'linker'" in text
-    preflight.write_text(text.replace("{'decided': __cudnn_decision, 'linker'", "{'linker'"), encoding="utf-8")
+    role = _copy_with(tmp_path, "cudnn", "preflight.yml", "{'decided': __cudnn_decision, 'linker'", "{'linker'")
     assert check_role(role) == ["cudnn decides from scratch 2 times in its run (preflight.yml (2)), "
                                 "not once in one task file", "cudnn: tasks_from preflight.yml decides 2 times "
                                 "(preflight.yml (2))"]
