@@ -21,6 +21,7 @@ import json
 import re
 from collections.abc import Mapping
 
+from ansible_collections.dlbox.stack.plugins.module_utils.versions import version_tuple
 from ansible_collections.dlbox.stack.plugins.plugin_utils.workstation_plan import (
     ALIAS_PREFIX, PREFIX, SWITCHES, WorkstationPlanError, switch_value)
 
@@ -169,10 +170,6 @@ def _unset(value):
     return value is None or value == [] or (isinstance(value, str) and value.strip().lower() in ("", "auto"))
 
 
-def _version_key(text):
-    return tuple(int(part) for part in text.split("."))
-
-
 def apply_pins(request, pins):
     """The one plan request of a host: ``dlbox_plan_request`` with the roles' pinning variables (``pins``: {variable:
     value}, :data:`PINS`) added. A pin that contradicts dlbox_plan_request's value for the same key is refused naming
@@ -197,7 +194,7 @@ def apply_pins(request, pins):
                 errors.append("cuda_versions must be a list of quoted major.minor versions such as [\"12.8\", \"13.0\"], "
                               "not %s." % _show(value))
                 continue
-            toolkits = sorted(set(value), key=_version_key)
+            toolkits = sorted(set(value), key=version_tuple)
             asked = out.get(key)
             if asked is not None and str(asked).strip() and str(asked).strip() not in toolkits:
                 errors.append("cuda_versions %s contradicts dlbox_plan_request.cuda '%s': the plan's CUDA must be one of the "
