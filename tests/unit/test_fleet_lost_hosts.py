@@ -207,6 +207,9 @@ def test_a_node_an_admin_drained_is_neither_drained_again_nor_resumed(tmp_path):
     gone) but neither drains it again (the admin's reason kept) nor resumes it; h1 is drained and resumed."""
     state = tmp_path / "sched"
     state.mkdir()
+    # the FIXTURE scheduler knows both nodes (h1 idle): a node it does not know makes the check exit 2, which fails
+    # the host untouched since bcfb574 (rt50c H1)
+    (state / "h1").write_text("idle\n")
     (state / "h2").write_text("drained\n")
     node = "%s/{{ inventory_hostname }}" % state
     proc, summary = rollout(tmp_path, {"h1": {}, "h2": {}}, {},
