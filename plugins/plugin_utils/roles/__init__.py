@@ -47,7 +47,9 @@ ROLES = {
     "jetpack": ("options", "vendor", "decide", "needs"),
     "nccl": _DECIDES,
     "nvidia_container_toolkit": ("options", "vendor", "decide", "needs"),
-    "nvidia_driver": _DECIDES + ("module_check",),
+    "nvidia_driver": _DECIDES + ("module_check", "hold_changes", "kept_holds", "kernel_without_module", "unattended",
+                               "boot_without_module", "update_plan", "rollback_request", "rollback_hint", "persistence",
+                               "failure_logs", "install_failure"),
     "package_cache": _DECIDES,
     "python_env": _DECIDES,
 }

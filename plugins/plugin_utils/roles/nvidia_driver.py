@@ -28,11 +28,17 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import posixpath
 
+from ansible_collections.dlbox.stack.plugins.module_utils import kernel as ku
+from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_holds as nh
 from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_kernel as nk
 from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_plan as ndp
+from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_rollback as nr
+from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_unattended as nu
+from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_update as nup
 from ansible_collections.dlbox.stack.plugins.plugin_utils import role_plan
 from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import RoleModuleError, _spec
 
@@ -141,3 +147,173 @@ def module_check(decision, running="", boot=None, build_kernels=None, dkms_kerne
                            decision.get("pending_reboot_reason") or "", modinfo, str(expected or ""),
                            {str(k): int(rc) == 0 for k, rc in (headers or {}).items() if rc is not None and str(rc) in ("0", "100")},
                            boot.get("boot") if "boot" in boot else None)
+
+
+# --- the role's later steps (issue 47: its own entries, declared in ROLES, reached by role_module; before, eleven
+# public filters of plugins/filter/nvidia_driver_{holds,update,kernel}.py, now tombstoned in meta/runtime.yml). Each
+# takes keyword arguments only (role_module passes them as given) and refuses what it cannot read with the words the
+# filter had.
+
+def _names(value, what):
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return value.split()
+    if not isinstance(value, (list, tuple)):
+        raise RoleModuleError("nvidia_driver_hold_changes: %s must be a list of package names" % what)
+    return [str(v) for v in value]
+
+
+def _output(value, what, name):
+    """A command's output: text, or the stdout of a registered result ("" for none)."""
+    if value is None:
+        return ""
+    if isinstance(value, dict):
+        value = value.get("stdout", "")
+    if not isinstance(value, str):
+        raise RoleModuleError("%s: %s must be a command's output (text or a registered result)" % (name, what))
+    return value
+
+
+def hold_changes(wanted, held=None, recorded=None, installed=None):
+    """``wanted``: the holds the role wants (the plan's ``holds``, or a rollback's holds from before); ``held``:
+    ``apt-mark showhold``'s lines; ``recorded``: what the role held before (its record; None: no record, the holds on
+    driver packages are taken as the role's); ``installed``: dpkg's package names (None: not read). ->
+    :func:`nvidia_driver_holds.hold_changes` ({hold, release, wanted, keep_user})."""
+    return nh.hold_changes(_names(wanted, "wanted"), _names(held, "held"),
+                           None if recorded is None else _names(recorded, "recorded"),
+                           None if installed is None else _names(installed, "installed"))
+
+
+def kernel_without_module(simulation, installed=None):
+    """``simulation``: ``apt-get -s upgrade --with-new-pkgs``'s output (text or a registered result); ``installed``:
+    dpkg's package names. The new kernel releases apt would install without their signed NVIDIA module."""
+    if isinstance(simulation, dict):
+        simulation = simulation.get("stdout", "")
+    if not isinstance(simulation, str):
+        raise RoleModuleError("nvidia_driver_kernel_without_module: expected apt-get -s output (text or a command result)")
+    return nh.kernel_without_module(simulation, _names(installed, "installed"))
+
+
+def unattended(simulation, policy=None, config=None, distro_id="", codename="", installed=None, held=None,
+               blacklist=None, program=True):
+    """What unattended-upgrades takes, from the host's own configuration (:func:`nvidia_driver_unattended.decide`):
+    ``simulation``: ``apt-get -s upgrade --with-new-pkgs``; ``policy``: ``apt-cache policy``; ``config``: ``apt-config
+    dump`` (text or registered results)."""
+    name = "nvidia_driver_unattended"
+    return nu.decide(_output(simulation, "simulation", name), _output(policy, "policy", name),
+                     _output(config, "config", name), str(distro_id or ""), str(codename or ""),
+                     _names(installed, "installed"), _names(held, "held"), _names(blacklist, "blacklist"), bool(program))
+
+
+def boot_without_module(kernel_packages, boot=None, signing="precompiled", new_version=None, simulation=None, running=""):
+    """The kernels in /boot left without the NVIDIA module: {kernels: [{kernel, why}], message}. ``kernel_packages``:
+    ``dpkg-query -W -f '${Package}\\t${Version}\\t${db:Status-Abbrev}\\t${Depends}\\n'`` text (or nvidia_driver_facts'
+    ``kernel.packages``); ``boot``: the releases of /boot/vmlinuz-* (the installed linux-image-<release> are added).
+    ``new_version``: the point release being installed (with its ``simulation``); omitted: the forecast for the next
+    one."""
+    name = "nvidia_driver_boot_without_module"
+    if isinstance(kernel_packages, (str, dict)):
+        kernel_packages = ku.parse_kernel_packages(_output(kernel_packages, "kernel_packages", name))
+    if not isinstance(kernel_packages, (list, tuple)):
+        raise RoleModuleError("%s: kernel_packages must be dpkg-query's text or a list of packages" % name)
+    releases = list(_names(boot, "boot"))
+    releases += [k for k in ku.installed_kernels(kernel_packages) if k not in releases]
+    modules = nu.modules_by_kernel(kernel_packages)
+    dkms_kernels = nu.headers_kernels(kernel_packages)
+    if new_version:
+        kernels = nu.boot_without_module(releases, signing, str(new_version), modules,
+                                         simulation=_output(simulation, "simulation", name), dkms_kernels=dkms_kernels)
+        when = "After the update to %s" % new_version
+    else:
+        kernels = nu.next_release_forecast(releases, signing, modules, dkms_kernels, str(running or ""))
+        when = "At the driver's next point release"
+    return {"kernels": kernels, "message": nu.boot_message(kernels, when)}
+
+
+def update_plan(decision, installed=None, simulation=None, apps=None, force=False, check_mode=False):
+    """``decision``: the role's decision (``__nvidia_driver_decided``); ``installed``: nvidia_driver_facts'
+    ``installed``. Without ``simulation``: the names to simulate ({names}); with it (a registered command result): the
+    verdict (:func:`nvidia_driver_update.update_plan`)."""
+    if not isinstance(decision, dict) or not isinstance(decision.get("driver"), dict):
+        raise RoleModuleError("nvidia_driver_update_plan: expected the nvidia_driver plan (nvidia_driver_plan's result)")
+    family = decision.get("family") or []
+    branch = decision["driver"].get("branch")
+    if simulation is None:
+        return {"names": nup.update_names(installed or [], family, branch)}
+    apps = apps if isinstance(apps, dict) else {}
+    fm = decision.get("fabric_manager") or {}
+    return nup.update_plan(installed or [], family, branch,
+                           {"stdout": simulation.get("stdout", ""), "stderr": simulation.get("stderr", ""),
+                            "rc": simulation.get("rc")},
+                           nup.compute_apps(apps.get("stdout", ""), apps.get("rc")) if apps else None,
+                           bool(force), fm.get("package"), bool(check_mode))
+
+
+def _plain_records(records, what):
+    if not isinstance(records, list):
+        raise RoleModuleError("%s: records must be a list of {path, mtime, content}" % what)
+    plain = []
+    for rec in records:
+        if isinstance(rec, dict) and isinstance(rec.get("item"), dict):
+            plain.append({"path": rec["item"].get("path"), "mtime": rec["item"].get("mtime"),
+                          "content": base64.b64decode(rec.get("content") or "").decode("utf-8", "replace")})
+        elif isinstance(rec, dict):
+            plain.append(rec)
+    return plain
+
+
+def rollback_hint(records, branch=None, changed_now=False, installed_at=None):
+    """``records``: as for :func:`rollback_request`; ``branch``: the branch this run installs; ``changed_now``: this run
+    changed the branch; ``installed_at``: when dpkg installed the driver (epoch seconds, or None). The sentence a failed
+    check adds: how ``nvidia_driver_rollback: true`` goes back to the kept branch ("" when there is none, or the kept
+    record is not of the change that installed this driver)."""
+    return nr.rollback_hint(nr.latest_record(_plain_records(records, "nvidia_driver_rollback_hint")), branch,
+                            changed_now=changed_now, installed_at=installed_at)
+
+
+def kept_holds(held, kept=None):
+    """``held``: ``apt-mark showhold``'s lines; ``kept``: the packages kept before a branch change ({name, ...}). The
+    holds to record with them, as printed (``name:arch`` kept)."""
+    if isinstance(held, str):
+        held = held.splitlines()
+    if not isinstance(held, list) or not isinstance(kept or [], list):
+        raise RoleModuleError("nvidia_driver_kept_holds: expected apt-mark showhold's lines and a list of kept packages")
+    return nr.kept_holds(held, kept or [])
+
+
+def rollback_request(records, installed=None, family=None, keep_dir="", present_files=None, simulation=None):
+    """``records``: the kept records (``<keep_dir>/*/dlbox-kept.json``): [{path, mtime, content}], or the results of a
+    slurp looped over ansible.builtin.find's files (``item.path``, ``item.mtime``, base64 ``content``). ``simulation``:
+    the registered result of the request's ``simulate`` command (apt-get -s of the one transaction)."""
+    plain = _plain_records(records, "nvidia_driver_rollback_request")
+    sim = None
+    if isinstance(simulation, dict) and not simulation.get("skipped"):
+        sim = {"rc": simulation.get("rc"), "stdout": simulation.get("stdout", ""), "stderr": simulation.get("stderr", "")}
+    return nr.rollback_request(nr.latest_record(plain), installed or [], family or [], keep_dir,
+                               None if present_files is None else list(present_files), sim)
+
+
+def persistence(unit_text, manage=False, build_only=False, installed="", sys_version="", state=None,
+                persistence_mode=True, unit_path="", check_mode=False, dropins=None, dropin_path="",
+                dropin_present=False):
+    """What happens to nvidia-persistenced (:func:`nvidia_driver_kernel.persistence_daemon`). ``unit_text``: the
+    shipped nvidia-persistenced.service ("" when systemd knows none)."""
+    if state is not None and not isinstance(state, dict):
+        raise RoleModuleError("nvidia_driver_persistence: state must be the fact nvidia_driver_state (a mapping) or none")
+    loaded = nk.loaded_module_version(sys_version, state)
+    return nk.persistence_daemon(bool(manage), bool(build_only), str(installed or ""), loaded, bool(persistence_mode),
+                                 str(unit_text or ""), str(unit_path or ""), bool(check_mode),
+                                 dict(dropins or {}), str(dropin_path or ""), bool(dropin_present))
+
+
+def failure_logs(result):
+    """The DKMS make.log paths a failed task's result names (``ansible_failed_result``)."""
+    return nk.failure_logs(result if isinstance(result, dict) else {})
+
+
+def install_failure(result, tails=None):
+    """The words of a failed install (``ansible_failed_result``): apt's, dpkg's and DKMS's error lines, the end of each
+    make.log (``tails``: the registered loop results of ``tail`` on them), and ``dpkg --configure -a`` where dpkg left
+    packages unconfigured."""
+    return nk.install_failure(result if isinstance(result, dict) else {}, list(tails or []))
