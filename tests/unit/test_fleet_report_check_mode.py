@@ -75,13 +75,14 @@ def test_a_check_run_with_no_earlier_rollout_writes_nothing(tmp_path):
     assert not (tmp_path / "reports" / "rollout" / "summary.md").exists()
 
 
-def test_a_summary_file_that_cannot_be_written_is_a_warning_with_copys_reason(tmp_path):
+def test_a_summary_file_that_cannot_be_written_is_a_warning_with_the_reason(tmp_path):
     (tmp_path / "reports" / "rollout" / "summary.json" / "x").mkdir(parents=True)
     proc = rollout(tmp_path)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-3000:]                                     # a report never fails a host
-    warning = (NOT_WRITTEN + "%s/rollout (summary.json): can not use content with a dir as dest"
-               % (tmp_path / "reports"))
+    dest = tmp_path / "reports" / "rollout" / "summary.json"
+    warning = (NOT_WRITTEN + "%s/rollout (summary.json): report_file: %s was not written: Is a directory: %s"
+               % (tmp_path / "reports", dest, dest))
     assert warning in out, out[-3000:]
     assert "Check mode:" not in out
     assert "| h2 | standin | changed |" in (tmp_path / "reports" / "rollout" / "summary.md").read_text()
