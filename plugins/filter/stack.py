@@ -7,12 +7,14 @@
 from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
+from ansible.utils.display import Display
 
 from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import LazyModule
 
 role_plan = LazyModule("plugin_utils.role_plan")
 workstation_plan = LazyModule("plugin_utils.workstation_plan")
 plan_fleet_utils = LazyModule("plugin_utils.plan_fleet")
+_display = Display()
 _compat_data = LazyModule("plugin_utils.compat_data")
 _resolver = LazyModule("plugin_utils.stack_resolver")
 
@@ -149,9 +151,14 @@ def plan_text(plan, host_name=None, roles=None):
 def plan_inputs(hostvars, hosts, context=None):
     """Every host's planning variables, read and checked once for the play (``plugin_utils.plan_fleet.inputs``)."""
     try:
-        return plan_fleet_utils.inputs(hostvars, hosts, context or {})
+        got = plan_fleet_utils.inputs(hostvars, hosts, context or {})
+        old_names = plan_fleet_utils.deprecated_names(hostvars, hosts, context or {})
     except plan_fleet_utils.PlanFleetError as exc:
         raise AnsibleFilterError(str(exc)) from exc
+    for old, new in old_names:
+        _display.deprecated("%s is the old name of %s (it said 'workstation' on servers and edge boxes too); set %s "
+                            "instead" % (old, new, new), version="1.0.0", collection_name="dlbox.stack")
+    return got
 
 
 def _pinned_plan(host, entry, data_path, catalog_path):

@@ -140,6 +140,20 @@ def inputs(host_vars_of, hosts, context):
     return {"hosts": out, "detect": detect, "errors": errors, "message": message(errors)}
 
 
+def deprecated_names(host_vars_of, hosts, context):
+    """The deprecated switch names (``dlbox_workstation_*``, read until 1.0.0) that ``hosts`` or the play set, sorted,
+    each with the name that replaces it: [(old, new)]. The plan reads them; the filter warns once per name."""
+    hosts = list(hosts or [])
+    if not hosts:
+        return []
+    played = play_level(context, host_vars_of[hosts[0]])
+    used = set()
+    for host in hosts:
+        values = host_values(host_vars_of[host], context, played)
+        used.update(name for name in SWITCHES if values.get(ALIAS_PREFIX + name) is not None)
+    return [(ALIAS_PREFIX + name, PREFIX + name) for name in sorted(used)]
+
+
 def switch(values, name):
     """The host's switch ``name``: dlbox_install_<name>, else its deprecated alias dlbox_workstation_<name> (None:
     neither set, or set to null)."""

@@ -183,3 +183,42 @@ def test_the_context_pattern_reads_both_names():
         assert re.match(fleet.CONTEXT_PATTERN, "dlbox_install_" + name)
         assert re.match(fleet.CONTEXT_PATTERN, "dlbox_workstation_" + name)
     assert not re.match(fleet.CONTEXT_PATTERN, "dlbox_install_gpu")
+
+
+def test_the_old_switch_names_are_named_with_their_replacement_once_each():
+    """rt47b: an old dlbox_workstation_* name gave no warning when a run read it. deprecated_names lists each one
+    that a host or the play sets (null counts as unset, as the plan reads it), with the name that replaces it."""
+    hostvars = {"a": {"dlbox_workstation_docker": False, "dlbox_install_cuda": False},
+                "b": {"dlbox_workstation_docker": True, "dlbox_workstation_nccl": None},
+                "c": {"dlbox_install_docker": False}}
+    assert fleet.deprecated_names(hostvars, ["a", "b", "c"], {}) == [
+        ("dlbox_workstation_docker", "dlbox_install_docker")]
+    assert fleet.deprecated_names(hostvars, ["c"], {"dlbox_workstation_cuda": "no"}) == [
+        ("dlbox_workstation_cuda", "dlbox_install_cuda")]
+    assert fleet.deprecated_names({"c": {"dlbox_install_docker": False}}, ["c"], {}) == []
+    assert fleet.deprecated_names({}, [], {}) == []
+
+
+def test_a_run_that_reads_an_old_switch_name_prints_ansibles_deprecation_warning(tmp_path):
+    """The warning a user of any Ansible collection knows ([DEPRECATION WARNING] ... version 1.0.0), from a real
+    ansible-playbook run of the filter plan.yml uses; none when only the new names are set."""
+    import os
+    import subprocess
+    import sys
+    play = tmp_path / "play.yml"
+    play.write_text("- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.debug:\n"
+                    "        msg: \"{{ hostvars | dlbox.stack.plan_inputs(ansible_play_hosts, {}) | length }}\"\n"
+                    "      run_once: true\n")
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(Path(__file__).resolve().parents[4] / "build" / "collections"),
+               ANSIBLE_NOCOLOR="1", ANSIBLE_DEPRECATION_WARNINGS="true")
+    argv = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "a,b,", "-c", "local", str(play)]
+    old = subprocess.run(argv + ["-e", "dlbox_workstation_cuda=false"], env=env, capture_output=True, text=True,
+                         timeout=300, check=False)
+    out = old.stdout + old.stderr
+    assert old.returncode == 0, out[-2000:]
+    assert re.search(r"\[DEPRECATION WARNING\]: dlbox_workstation_cuda is the old name of dlbox_install_cuda .*set "
+                     r"dlbox_install_cuda instead.*version 1\.0\.0", out.replace("\n", " ")), out[-2000:]
+    assert out.count("dlbox_workstation_cuda is the old name") == 1, out[-2000:]
+    new = subprocess.run(argv + ["-e", "dlbox_install_cuda=false"], env=env, capture_output=True, text=True,
+                         timeout=300, check=False)
+    assert new.returncode == 0 and "DEPRECATION" not in new.stdout + new.stderr, (new.stdout + new.stderr)[-2000:]
