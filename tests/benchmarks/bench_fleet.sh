@@ -60,7 +60,7 @@ for n in ${BENCH_SIZES:-1 3 6}; do
   round=$((round + 1))  # a size may repeat (BENCH_SIZES="6 12 6 12": converge again on fresh containers)
   {
     echo "all:"
-    echo "  vars: {ansible_connection: community.docker.docker, dlbox_workstation_docker: false, dlbox_workstation_python_env: false}"
+    echo "  vars: {ansible_connection: community.docker.docker, dlbox_install_docker: false, dlbox_install_python_env: false}"
     echo "  children: {workstations: {hosts: {"
   } > "$work/hosts-$n"
   for i in $(seq 1 "$n"); do

@@ -82,7 +82,7 @@ def inventory(path, ports, key, report_dir):
                  "ansible_ssh_common_args": "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null",
                  "ansible_python_interpreter": "/usr/bin/python3", "ansible_pipelining": True,
                  "dlbox_report_dir": str(report_dir),
-                 "dlbox_workstation_docker": False, "dlbox_workstation_python_env": False},
+                 "dlbox_install_docker": False, "dlbox_install_python_env": False},
         "children": {"workstations": {"hosts": {name: {"ansible_port": port} for name, port in ports.items()}}}}}
     path.write_text(json.dumps(data, indent=2))
 

@@ -84,7 +84,7 @@ run() {
   # which this machine cannot reach (and no CPU torch for ubuntu2404's Python 3.12 is on its disk); the figures
   # are the no-op run of the other roles, as before
   ANSIBLE_COLLECTIONS_PATH="${2:-$ANSIBLE_COLLECTIONS_PATH}" DLBOX_BENCH_TASK_CPU="$work/tasks-$1.json" /usr/bin/time -f "%U %S" -o "$work/cpu-$1" \
-    ansible-playbook -i "$work/hosts" dlbox.stack.workstation -e dlbox_workstation_python_env=false \
+    ansible-playbook -i "$work/hosts" dlbox.stack.workstation -e dlbox_install_python_env=false \
     >"$work/run-$1.log" 2>&1
   run_done "$1" "$start" $?
 }

@@ -185,9 +185,9 @@ def fleet(tmp_path_factory, collection_installed):
                 "nvidia_driver_reboot_timeout": 120,
                 "cuda_repo_base_url": REPO, "cuda_repo_key_url": REPO + "gpgkey",
                 "cuda_repo_key_fingerprint": (repo / "cuda-archive-keyring.fingerprint").read_text().strip(),
-                "dlbox_workstation_cuda": False, "dlbox_workstation_cudnn": False, "dlbox_workstation_nccl": False,
-                "dlbox_workstation_docker": False, "dlbox_workstation_python_env": False,
-                "dlbox_workstation_kernel_headers": False,
+                "dlbox_install_cuda": False, "dlbox_install_cudnn": False, "dlbox_install_nccl": False,
+                "dlbox_install_docker": False, "dlbox_install_python_env": False,
+                "dlbox_install_kernel_headers": False,
             },
             "children": {"workstations": {
                 "vars": {"dlbox_reboot_allowed": True},
