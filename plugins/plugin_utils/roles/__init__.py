@@ -19,7 +19,8 @@ Every role with a module here is in :data:`ROLES` with the entry points its modu
   ``role_plan.ROLE_PARTS``;
 - a role's own entries after these, declared in its ROLES line: a later step of its decision that its tasks take on
   facts read after the install (nvidia_driver: ``module_check``, which kernels must have the module and the verdict on
-  their modinfo).
+  their modinfo; cuda: ``held_packages``, ``distro_minimum``; python_env: ``lock``, ``check_lines``, ``wheels``;
+  jetpack: ``pytorch``, ``power_result``; package_cache: ``client_apt``, the fleet cache's part that common writes).
 
 :func:`call` reaches one entry point and says which ones a role has when asked for another; :func:`decide` is a role's
 whole decision (``decide`` with ``options`` and ``needs`` added). :data:`DECIDERS` (the roles that declare ``decide``)
@@ -38,20 +39,20 @@ _DECIDES = ("options", "decide", "needs")
 ROLES = {
     "common": ("options", "needs"),
     "cuda_repo": ("options", "vendor", "needs"),
-    "cuda": _DECIDES,
+    "cuda": _DECIDES + ("held_packages", "distro_minimum"),
     "cudnn": ("options", "vendor", "decide", "needs"),
     "dcgm": _DECIDES,
     "docker": ("options", "vendor", "decide", "needs"),
     "gpu_settings": ("options", "vendor", "decide", "needs"),
     "infiniband": _DECIDES,
-    "jetpack": ("options", "vendor", "decide", "needs"),
+    "jetpack": ("options", "vendor", "decide", "needs", "pytorch", "power_result"),
     "nccl": _DECIDES,
     "nvidia_container_toolkit": ("options", "vendor", "decide", "needs"),
     "nvidia_driver": _DECIDES + ("module_check", "hold_changes", "kept_holds", "kernel_without_module", "unattended",
                                "boot_without_module", "update_plan", "rollback_request", "rollback_hint", "persistence",
                                "failure_logs", "install_failure"),
-    "package_cache": _DECIDES,
-    "python_env": _DECIDES,
+    "package_cache": _DECIDES + ("client_apt",),
+    "python_env": _DECIDES + ("lock", "check_lines", "wheels"),
 }
 
 # Roles whose decision lives in their module.

@@ -15,12 +15,16 @@
   the verification's results go through the same entry point with that decision as ``facts["decided"]``
   (:func:`update`): the plan is not resolved again.
 - ``needs(decision)``: {"apt": the toolkits' packages with the nvidia_repo method, "repositories": ["cuda"] then}.
+- the role's own entries, on what its tasks read after the decision: ``held_packages(dpkg_lines, versions)`` (the
+  installed packages of the decided toolkits, which ``cuda_hold`` holds: tasks/apt_toolkits.yml) and
+  ``distro_minimum(policies, minimum, os_key)`` (the archive toolkit's package floors against ``apt-cache policy``,
+  the refusals: tasks/install_distro.yml).
 """
 
 from __future__ import annotations
 
 from ansible_collections.dlbox.stack.plugins.plugin_utils import cuda_plan, fabric_state, role_plan
-from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import _spec
+from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import RoleModuleError, _spec
 
 ROLE = "cuda"
 
@@ -96,3 +100,15 @@ def needs(decision):
     apt = [p for toolkit in decision.get("toolkits") or [] for p in (toolkit.get("packages") or [])] \
         if decision.get("method") == "nvidia_repo" else []
     return {"apt": apt, "repositories": ["cuda"] if apt else []}
+
+
+def held_packages(dpkg_lines, versions):
+    """dpkg-query's ``${db:Status-Abbrev} ${Package}`` lines and toolkit versions -> the packages to hold."""
+    return cuda_plan.held_packages(dpkg_lines, versions)
+
+
+def distro_minimum(policies, minimum, os_key=""):
+    """{package: ``apt-cache policy`` text} and the decision's ``distro.minimum`` -> the refusals (empty: all fit)."""
+    if not isinstance(policies, dict):
+        raise RoleModuleError("cuda_distro_minimum: expected {package: apt-cache policy text}")
+    return cuda_plan.distro_minimum_problems(minimum or [], policies, str(os_key or ""))

@@ -13,13 +13,18 @@
   "installed_meta": ``dpkg-query -W`` of ``nvidia-*``, "reboot_allowed": dlbox_reboot_allowed (None when unset)}
   -> :func:`jetpack_plan.decide`'s result (repositories, key, packages, power mode, clocks; or why not).
 - ``needs(decision)``: {"apt": the packages, "repositories": the apt sources' URIs, "keys": [{url, fingerprint}]}.
+- the role's own entries: ``pytorch(options, plan, listing, reach)`` (where the plan's PyTorch comes from on a Jetson,
+  :mod:`jetpack_pytorch`: the source, the exact torch, python_env's settings; with ``listing``, the HTML of the
+  source's page for torch, whether the wheel is there; with ``reach``, what the host got for each library archive,
+  whether it can fetch them: tasks/pytorch.yml) and ``power_result(power, rc, output)`` (what ``nvpmodel -m``,
+  answered "no", did: :func:`jetpack_plan.power_result`, tasks/power.yml).
 
 The deprecated filter ``dlbox.stack.jetpack_plan`` reaches the same :func:`jetpack_plan.decide`.
 """
 
 from __future__ import annotations
 
-from ansible_collections.dlbox.stack.plugins.plugin_utils import compat_data, jetpack_plan
+from ansible_collections.dlbox.stack.plugins.plugin_utils import compat_data, jetpack_plan, jetpack_pytorch
 from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import RoleModuleError, _spec
 
 ROLE = "jetpack"
@@ -65,3 +70,36 @@ def needs(decision):
         return {"apt": [], "repositories": [], "keys": []}
     return {"apt": list(decision["packages"]), "repositories": [repo["uri"] for repo in decision["repositories"]],
             "keys": [dict(decision["key"])] if decision["key"] else []}
+
+
+def pytorch(options, plan, listing=None, data_path=None, reach=None):  # pylint: disable=redefined-outer-name
+    """Where the plan's PyTorch comes from on a Jetson: ``options`` {source, mirror_url, mirror_kind, libraries_url,
+    components} (the role's jetpack_pytorch_* variables and jetpack_components), ``plan`` dlbox_plan or None."""
+    if not isinstance(options, dict):
+        raise RoleModuleError("jetpack_pytorch: expected the options (source, mirror_url, mirror_kind) as a mapping")
+    if plan is not None and not isinstance(plan, dict):
+        raise RoleModuleError("jetpack_pytorch: expected the plan (dlbox_plan) or none")
+    data = _jetson_data(data_path)
+    stack = (plan or {}).get("stack") or {}
+    python = (stack.get("python") or {}).get("version")
+    # an index mirror is pinned by what it holds: the plan's exact NVIDIA build, or the community's numbering of it
+    holds = jetpack_pytorch.listing_versions(listing, python) if listing is not None else None
+    decision = jetpack_pytorch.choose(stack.get("pytorch"), options, data.get("pytorch_sources") or {"builds": {}},
+                                      jetpack=stack.get("jetpack"), holds=holds)
+    if decision["ok"] and listing is not None:
+        found = jetpack_pytorch.check_listing(listing, decision, python=python)
+        decision = dict(decision, ok=found["ok"], errors=found["errors"], versions=found["versions"])
+    if decision["ok"] and reach is not None:
+        if not isinstance(reach, list):
+            raise RoleModuleError("jetpack_pytorch: reach must be a list of {url, ok, answer}")
+        reached = jetpack_pytorch.check_reach(decision, reach)
+        decision = dict(decision, ok=reached["ok"], errors=reached["errors"])
+    return decision
+
+
+def power_result(power, rc, output=None):
+    """What ``nvpmodel -m``, answered "no", did: applied, pending_reboot, failed; ``rc`` none (nvpmodel not run):
+    unchanged, or pending_reboot where nvpmodel's status already holds the mode."""
+    if not isinstance(power, dict):
+        raise RoleModuleError("jetpack_power_result: expected the plan's power (jetpack_plan's power) as a mapping")
+    return jetpack_plan.power_result(power, rc, output)

@@ -10,6 +10,9 @@
   With ``apt`` (the cache host's packages: apt-cacher-ng, the venv's) and ``pip`` (proxpi's,
   ``package_cache_pypi_packages``), both empty on any other host or for a refused decision.
 - ``needs(decision)``: {"apt", "pip"}.
+- ``client_apt(cache_host, inventory_hostname, fqdn, mode, apt_port, client_direct, pypi_port)``, the role's own
+  entry: the fleet cache's part of a host's apt proxy and pip index ({proxy, direct, pip_index_url, pip_trusted_host},
+  :func:`package_cache_plan.client_apt`), which the common role writes (its tasks/proxy.yml, the one writer).
 
 The deprecated filter ``dlbox.stack.package_cache_plan`` reaches the same :func:`package_cache_plan.decide`.
 """
@@ -17,7 +20,7 @@ The deprecated filter ``dlbox.stack.package_cache_plan`` reaches the same :func:
 from __future__ import annotations
 
 from ansible_collections.dlbox.stack.plugins.plugin_utils import package_cache_plan
-from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import _spec
+from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import RoleModuleError, _spec
 
 ROLE = "package_cache"
 # package_cache_plan's option keys from the role's variables (the host's names are facts)
@@ -53,3 +56,14 @@ def decide(plan, options, facts):  # pylint: disable=unused-argument,redefined-o
 def needs(decision):
     """Nothing for a refused decision or a host that is not the cache."""
     return {"apt": list(decision["apt"]), "pip": list(decision["pip"])}
+
+
+def client_apt(cache_host, inventory_hostname, fqdn="", mode="auto", apt_port=3142,
+               client_direct=("localhost", "127.0.0.1"), pypi_port=3141):
+    """The fleet cache's part of this host's apt proxy and pip index: {proxy, direct, pip_index_url,
+    pip_trusted_host}."""
+    try:
+        return package_cache_plan.client_apt(cache_host, inventory_hostname, fqdn or "", mode, apt_port, client_direct,
+                                             pypi_port)
+    except ValueError as exc:
+        raise RoleModuleError("package_cache_client_apt: %s" % exc) from exc

@@ -19,6 +19,11 @@
 - ``needs(decision)``: {"apt": the role's own apt packages for the decided environments (its Pythons, their venv
   module, headers and a compiler: :func:`offline.python_env_apt`, the role's rule), "pypi": the requirements of each
   environment}; nothing for a refused decision.
+- the role's own entries, pure helpers on what its tasks read after the decision: ``lock(installed, sha256sum_output,
+  header)`` (a ``--require-hashes`` lock, ``{text, missing}``, from ``pip list --format=json`` and ``sha256sum``:
+  tasks/build.yml), ``check_lines(report)`` (dlbox-check's ``--json`` report as short lines: tasks/verify.yml) and
+  ``wheels(dists, neutral, name, majors)`` (what a set of distributions carries, :func:`wheel_summary`; ``majors``
+  default: the data's CUDA majors).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import json
 
 from ansible_collections.dlbox.stack.plugins.plugin_utils import offline, role_plan
 from ansible_collections.dlbox.stack.plugins.plugin_utils import python_env_plan as _rules
-from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import _spec
+from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import RoleModuleError, _spec
 
 ROLE = "python_env"
 VAR = "python_env_environments"
@@ -215,3 +220,24 @@ def needs(decision):
     apt = offline.python_env_apt(decision["environments"], rule["interpreters"], rule["install_python"],
                                  rule["build_tools"], rule["compilers"])
     return {"apt": apt, "pypi": {env["name"]: list(env["requirements"]) for env in decision["environments"]}}
+
+
+def lock(installed, sha256sum_output, header=None):
+    """A ``--require-hashes`` lock (``{text, missing}``) from ``pip list --format=json`` and ``sha256sum`` output."""
+    if isinstance(installed, str):
+        raise RoleModuleError("python_env_lock: expected the parsed output of pip list --format=json (use from_json)")
+    return _rules.render_lock(installed, _rules.parse_sha256sum(sha256sum_output), header or ())
+
+
+def check_lines(report):
+    """dlbox-check's ``--json`` report (parsed) as short lines, each step with its time and, when failed, cause and fix."""
+    if not isinstance(report, dict):
+        raise RoleModuleError("python_env_check_lines: expected dlbox-check's --json report, parsed (use from_json)")
+    return _rules.check_lines(report)
+
+
+def wheels(dists, neutral=None, name=None, majors=None, data_path=None):
+    """What a set of distributions carries (:func:`wheel_summary`); ``majors`` default: the data's CUDA majors."""
+    if not majors:
+        majors = sorted(int(e["major"]) for e in role_plan.load_data(data_path)["cuda"].get("minor_compat") or [])
+    return wheel_summary(dists, neutral or (), name=name, majors=majors)

@@ -56,7 +56,7 @@ def test_an_archive_the_host_cannot_fetch_is_refused_in_the_preflight(tmp_path):
                                                    "-f", str(tmp_path / "ld.so.conf")]}
                 for name, url in folders.items()}
     choose = {"name": "Choose the source", "ansible.builtin.set_fact": {
-        "__jetpack_pytorch": "{{ __jetpack_pytorch_options | dlbox.stack.jetpack_pytorch(dlbox_plan) }}"}}
+        "__jetpack_pytorch": "{{ 'jetpack' | dlbox.stack.role_module('pytorch', options=__jetpack_pytorch_options, plan=dlbox_plan) }}"}}
     play = {"hosts": "all", "gather_facts": False, "vars": {k: v for k, v in VARS.items() if not k.startswith("__jetpack_ldconfig_argv")},
             "tasks": [choose] + PYTORCH[FIRST:]}
     (tmp_path / "run").mkdir()

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters python_env_plan, python_env_wheels and python_env_lock: the wiring between the plan, the resolver and plugin_utils.python_env_plan.
+"""Filters python_env_plan, python_env_wheels and python_env_lock (deprecated), the module's entries lock, wheels and
+check_lines through dlbox.stack.role_module: the wiring between the plan, the resolver and plugin_utils.python_env_plan.
 
 The resolver is replaced by a recorder here (its rules have their own tests); Molecule's python_env
 scenario runs the real one.
@@ -16,6 +17,7 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.dlbox.stack.plugins.filter import python_env
+from ansible_collections.dlbox.stack.plugins.filter.role_module import role_module
 from ansible_collections.dlbox.stack.plugins.plugin_utils import role_plan
 
 TORCH = {"version": "2.13.0", "variant": "cpu", "index_url": "https://idx.example/whl/cpu", "cuda": None,
@@ -145,7 +147,7 @@ def test_check_lines_name_each_step_its_time_and_a_failure_cause():
          "steps": [{"name": "compile", "device": "cpu", "ok": False, "seconds": 0.001, "detail": "",
                     "cause": "the Python headers are missing", "fix": "install python3.11-dev"},
                    {"name": "autocast", "device": "cpu", "ok": True, "seconds": 0.25, "detail": "bfloat16 training step"}]}]}
-    assert python_env.python_env_check_lines(report) == [
+    assert role_module("python_env", "check_lines", report=report) == [
         "PyTorch 2.9.1+cu128 (CUDA 12.8, torchaudio 2.9.1+cu128): no GPU visible",
         "  matmul 1024x1024 float32 on cpu: 0.3 TFLOP/s",
         "  compile on cpu: FAILED in 0.00 s, the Python headers are missing; fix: install python3.11-dev",
@@ -153,6 +155,22 @@ def test_check_lines_name_each_step_its_time_and_a_failure_cause():
         "PROBLEM: PyTorch compile on cpu failed: headers",
         "Result: FAILED (exit 4)",
     ]
-    assert python_env.python_env_check_lines({"status": 0, "frameworks": []}) == ["Result: OK"]
-    with pytest.raises(AnsibleFilterError, match="parsed"):
-        python_env.python_env_check_lines("{}")
+    assert role_module("python_env", "check_lines", report={"status": 0, "frameworks": []}) == ["Result: OK"]
+    with pytest.raises(AnsibleFilterError, match="python_env_check_lines: expected dlbox-check's --json report, parsed"):
+        role_module("python_env", "check_lines", report="{}")
+
+
+def test_the_deprecated_lock_and_wheels_filters_are_the_modules_entries():
+    installed, sums = [{"name": "six", "version": "1.17.0"}], "%s  /w/six-1.17.0-py2.py3-none-any.whl\n" % ("c" * 64)
+    assert python_env.python_env_lock(installed, sums, header=["h"]) == role_module(
+        "python_env", "lock", installed=installed, sha256sum_output=sums, header=["h"])
+    files = ["nvidia_cublas_cu12-12.9.1.4-py3-none-manylinux_2_27_x86_64.whl", "nvidia_nccl_cu13-2.28.3-py3-none-any.whl"]
+    assert python_env.python_env_wheels(files, name="t") == role_module("python_env", "wheels", dists=files, name="t")
+    with pytest.raises(AnsibleFilterError, match="python_env_lock: expected the parsed output of pip list"):
+        role_module("python_env", "lock", installed="[]", sha256sum_output="")
+    runtime = yaml.safe_load((Path(__file__).resolve().parents[4] / "meta" / "runtime.yml").read_text())["plugin_routing"]
+    for name, entry in (("python_env_plan", "decide"), ("python_env_wheels", "wheels"), ("python_env_lock", "lock")):
+        route = runtime["filter"][name]
+        assert route["deprecation"]["removal_version"] == "1.0.0" and "role_module('%s'" % entry in route["deprecation"]["warning_text"]
+    assert "role_module('check_lines', report=...)" in runtime["filter"]["python_env_check_lines"]["tombstone"]["warning_text"]
+    assert "python_env_check_lines" not in python_env.FilterModule().filters()

@@ -68,7 +68,8 @@ def test_the_role_asks_apt_and_refuses_before_the_install():
     install = next(i for i, n in enumerate(names) if n.startswith("Install "))
     assert ask < refuse < install
     assert tasks[ask]["ansible.builtin.command"]["argv"] == ["apt-cache", "policy", "{{ item.package }}"]
-    assert "dlbox.stack.cuda_distro_minimum(__cuda_decided.distro.minimum" in tasks[refuse]["vars"]["__cuda_distro_floor_problems"]
+    floor = tasks[refuse]["vars"]["__cuda_distro_floor_problems"]
+    assert "'cuda' | dlbox.stack.role_module('distro_minimum'," in floor and "minimum=__cuda_decided.distro.minimum" in floor
 
 
 def test_versions_compare_in_dpkgs_order_not_as_text():

@@ -365,10 +365,18 @@ def test_a_gap_without_a_reason_is_named():
 
 
 def test_the_filter_gives_the_plans_jetpack_to_the_choice():
+    """The role module's pytorch entry (roles/jetpack/tasks/pytorch.yml); the deprecated filter calls it."""
     from ansible_collections.dlbox.stack.plugins.filter.jetpack import jetpack_pytorch
+    from ansible_collections.dlbox.stack.plugins.filter.role_module import role_module
+    from ansible.errors import AnsibleFilterError
     plan = {"stack": {"pytorch": None, "jetpack": {"version": "7.2", "family": "orin", "device": "Jetson AGX Orin"}}}
-    got = jetpack_pytorch({"source": "auto"}, plan)
+    got = role_module("jetpack", "pytorch", options={"source": "auto"}, plan=plan)
     assert got["errors"][0].startswith("JetPack 7.2 on Jetson AGX Orin has no PyTorch build to install")
+    assert jetpack_pytorch({"source": "auto"}, plan) == got
+    with pytest.raises(AnsibleFilterError, match="jetpack_pytorch: expected the options"):
+        role_module("jetpack", "pytorch", options="auto", plan=plan)
+    with pytest.raises(AnsibleFilterError, match="jetpack_pytorch: expected the options"):
+        jetpack_pytorch("auto", plan)
 
 
 # --- what NVIDIA's jp/v61 wheel needs besides torch (issue 52, second red team HIGH 2) --------------------------------

@@ -8,8 +8,12 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.dlbox.stack.plugins.filter.package_cache import package_cache_client_apt, package_cache_plan
+from ansible_collections.dlbox.stack.plugins.filter.package_cache import package_cache_plan
+from ansible_collections.dlbox.stack.plugins.filter.role_module import role_module
 from ansible_collections.dlbox.stack.plugins.plugin_utils import package_cache_plan as pc
+
+# the keyword names of the package_cache module's client_apt entry, in the order of the old filter's arguments
+CLIENT_APT = ("cache_host", "inventory_hostname", "fqdn", "mode", "apt_port", "client_direct", "pypi_port")
 
 
 def options(**extra):
@@ -167,4 +171,4 @@ def test_the_common_role_takes_the_clients_apt_proxy_and_pip_index(args, want):
 ])
 def test_the_clients_part_refuses_what_the_role_refuses(args, words):
     with pytest.raises(AnsibleFilterError, match=words):
-        package_cache_client_apt(*args)
+        role_module("package_cache", "client_apt", **dict(zip(CLIENT_APT, args)))
