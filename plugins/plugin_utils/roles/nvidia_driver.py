@@ -21,6 +21,12 @@
   install, which kernels must have the module (without ``modinfo``), and with ``modinfo`` (nvidia_driver_facts') the
   verdict on each kernel's module version (:func:`nvidia_driver_kernel.module_check`); the deprecated filter
   ``dlbox.stack.nvidia_driver_module_check`` calls this entry.
+- the later steps, each a declared entry (keyword arguments only; before issue 47 a filter each, whose input is now the
+  first keyword): ``hold_changes(wanted, held, recorded, installed)``, ``kept_holds(held, kept)``,
+  ``kernel_without_module(simulation, installed)``, ``unattended(simulation, policy, config, ...)``,
+  ``boot_without_module(kernel_packages, boot, signing, new_version, simulation, running)``, ``update_plan(decision,
+  installed, simulation, apps, force, check_mode)``, ``rollback_request(records, ...)``, ``rollback_hint(records, ...)``,
+  ``persistence(unit_text, ...)``, ``failure_logs(result)``, ``install_failure(result, tails)``.
 - ``needs(decision)``: {"apt": the names the driver's apt transaction installs (before apt's verdict: the package set,
   Fabric Manager and the NVLink companions by name), "repositories": ["cuda"] with NVIDIA's repository}; nothing for a
   refused decision or a host that gets no driver.

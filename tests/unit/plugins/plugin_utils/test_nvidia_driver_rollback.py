@@ -9,8 +9,7 @@ import json
 
 import pytest
 
-from ansible_collections.dlbox.stack.plugins.filter.nvidia_driver_update import (nvidia_driver_kept_holds, nvidia_driver_rollback_hint,
-                                                                                 nvidia_driver_rollback_request)
+from ansible_collections.dlbox.stack.plugins.filter.role_module import role_module
 from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_rollback as nr
 
 FAMILY = ["*nvidia*", "libcuda*", "libnvcuvid*", "libnvoptix*", "libnvidia*", "cuda-drivers*"]
@@ -54,7 +53,7 @@ def test_the_filter_reads_slurp_results():
     import base64
     slurped = [{"item": {"path": KEEP + "/R570-570.195.03/dlbox-kept.json", "mtime": 5.0},
                 "content": base64.b64encode(json.dumps(RECORD).encode()).decode()}]
-    out = nvidia_driver_rollback_request(slurped, installed=NOW, family=FAMILY, keep_dir=KEEP, present_files=None)
+    out = role_module("nvidia_driver", "rollback_request", records=slurped, installed=NOW, family=FAMILY, keep_dir=KEEP, present_files=None)
     assert out["ok"] and out["branch"] == 570
 
 
@@ -154,7 +153,7 @@ def test_the_holds_recorded_before_a_change_keep_their_architecture():
                     "file": "libnvidia-compute-570-server_570.195.03-0ubuntu0.24.04.1_i386.deb", "source": "archive"}]
     assert nr.kept_holds(held, kept) == ["nvidia-utils-570-server", "libnvidia-compute-570-server:i386",
                                          "nvidia-headless-570-server-open"]
-    assert nvidia_driver_kept_holds("\n".join(held), kept) == nr.kept_holds(held, kept)
+    assert role_module("nvidia_driver", "kept_holds", held="\n".join(held), kept=kept) == nr.kept_holds(held, kept)
     # and the rollback restores it as printed
     assert "libnvidia-compute-570-server:i386" in nr.rollback_holds(nr.kept_holds(held, kept), kept)
 
@@ -194,9 +193,9 @@ def test_the_hint_filter_reads_slurp_results():
     import base64
     slurped = [{"item": {"path": KEEP + "/R570-570.195.03/dlbox-kept.json", "mtime": 5.0},
                 "content": base64.b64encode(json.dumps(RECORD).encode()).decode()}]
-    assert "nvidia_driver_rollback: true" in nvidia_driver_rollback_hint(slurped, branch=580, changed_now=True)
-    assert nvidia_driver_rollback_hint(slurped, branch=580) == ""
-    assert nvidia_driver_rollback_hint([], branch=580) == ""
+    assert "nvidia_driver_rollback: true" in role_module("nvidia_driver", "rollback_hint", records=slurped, branch=580, changed_now=True)
+    assert role_module("nvidia_driver", "rollback_hint", records=slurped, branch=580) == ""
+    assert role_module("nvidia_driver", "rollback_hint", records=[], branch=580) == ""
 
 
 @pytest.mark.parametrize("now", [NOW, AFTER])
