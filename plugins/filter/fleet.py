@@ -17,7 +17,8 @@ fs = LazyModule("plugin_utils.fleet_summary")
 
 KEYS = ("summary_report", "dlbox_failure", "dlbox_scenario", "dlbox_rollout_done", "dlbox_fitness", "dlbox_edge",
         "dlbox_plan", "dlbox_refusal", "dlbox_rollout_step", "dlbox_rollout_lost", "dlbox_rollout_acceptance",
-        "dlbox_rollout_left_drained", "dlbox_rollout_admin_drain", "dlbox_drain_command", "dlbox_rollout_state_dir")
+        "dlbox_rollout_left_drained", "dlbox_rollout_admin_drain", "dlbox_drain_command", "dlbox_rollout_state_dir",
+        "dlbox_rollout_skipped")
 
 
 def _pick(hostvars, hosts):

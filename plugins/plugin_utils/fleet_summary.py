@@ -27,6 +27,9 @@ Its input is what the run left in each host's variables:
   its batch, lost after its changes or never back from its reboot; or, Ansible having dropped it from its batch, a
   ping from a host still in the batch); its ``dlbox_rollout_step`` says where. A host Ansible dropped is never
   presumed lost from its absence: one that still answers was dropped for a failure, and is recorded failed.
+- ``dlbox_rollout_skipped``: why the rollout skipped a host at its batch's start, untouched (rollout_drain.yml: an admin
+  is draining it, its jobs still running): its row is "not run" with "skipped: <why>", and it counts for nothing in
+  the failure budget (:func:`batch_verdict`).
 - ``dlbox_rollout_left_drained``: why a host that got to the end of its batch was not resumed (rollout_finish.yml: an
   admin's drain, a driver reboot pending, a driver that does not answer; "" where it was resumed): the reason of its
   row, "left drained: <why>", whatever its status (changed or unchanged), and a figure of the counts ("left drained").
@@ -217,6 +220,8 @@ def fleet_rows(hosts, hostvars, scenario=None, lost=None, stopped=None, played=N
             status, reason = "unreachable", ("lost %s: nothing was changed on it" % step
                                              if step.startswith("before any change (") else
                                              "lost at: %s (interrupted there)" % step)
+        elif str(hv.get("dlbox_rollout_skipped") or "").strip():
+            status, reason = "not run", "skipped: " + " ".join(str(hv["dlbox_rollout_skipped"]).split())
         elif host in running and not done:
             status, reason, step = "unreachable", RUNNING, "during its batch"
             if str(hv.get("dlbox_drain_command") or "").strip():
@@ -432,7 +437,8 @@ def _percent_text(percent, budget, over):
 def _batch_stats(batch, index, alive, hostvars, budget, done_ok, missed=False):
     """One batch counted: failed (recorded failures and preflight refusals), unreachable (its own result said so,
     ``dlbox_rollout_lost``: at the end of its batch, or asked after Ansible dropped it, rollout_finish.yml), refused
-    (by the plan), and dropped: not alive (and, where ``done_ok``, not at the end of the batch) with no record of why.
+    (by the plan), and dropped: not alive (and, where ``done_ok``, not at the end of the batch) with no record of why;
+    a host the rollout skipped untouched (``dlbox_rollout_skipped``: an admin's drain under way) counts for nothing.
     Ansible drops a host from its batch for a failure or for being unreachable alike: its absence alone says neither,
     so a dropped host is counted against the budget but named neither failed nor unreachable until its record says
     which (rollout_finish.yml asks each dropped host, then counts again). Left drained: hosts that got to the end of
@@ -449,6 +455,8 @@ def _batch_stats(batch, index, alive, hostvars, budget, done_ok, missed=False):
         plan = hv.get("dlbox_plan")
         if isinstance(plan, dict) and plan.get("ok") is False:
             refused.append(host)
+        elif str(hv.get("dlbox_rollout_skipped") or "").strip():
+            continue    # skipped untouched (an admin's drain under way): counted for nothing, as an admin's drain
         elif hv.get("dlbox_failure") or hv.get("dlbox_refusal"):
             failed.append(host)
         elif hv.get("dlbox_rollout_lost"):

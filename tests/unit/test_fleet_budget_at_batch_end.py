@@ -95,3 +95,30 @@ def test_the_stop_holds_for_the_later_batches_when_the_stopped_batch_had_refused
         assert rows[host]["reason"] == "the rollout stopped before its batch: " + summary["stopped"], rows[host]
         assert not (work / ("marker-%s" % host)).exists()          # the stand-in stack never ran there
     assert "changed: [h3]" not in out and "changed: [h5]" not in out, out[-3000:]
+
+
+def test_a_host_refused_in_the_play_after_the_stop_does_not_count_its_batch_again(tmp_path):
+    """rt50c M2, its repro w2 (edge.yml's shape: a refusal made in the play, its Jetson preflight, skips the install
+    block that holds rollout_begin.yml's end_host). Serial 2, budget 0: e1 refused by the plan and e2 failed stop the
+    rollout after batch 1; in batch 2, e3 is refused by the preflight and e4 ends untouched at the stop. Before, e4 was
+    asked as a host Ansible dropped and recorded failed ("Ansible dropped the host from its batch ..."), batch 2 was
+    counted "2 of the 2 hosts (e3, e4) failed: 100%", and that replaced the run's stop reason and the "not run" rows'
+    reason. Now the stop stays batch 1's (e2), batch 2 is not counted, and e4..e6 are "not run", untouched."""
+    work = tmp_path / "w"
+    hosts = {"e1": {"test_plan": {"ok": False, "errors": ["FIXTURE refused"]}}, "e2": {"test_fail": True},
+             "e3": {"test_edge_refuse": True}, "e4": {}, "e5": {}, "e6": {}}
+    proc, summary = standin.rollout(work, hosts, {"dlbox_serial": 2, "dlbox_max_fail_percentage": 0})
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 2 and summary and "Traceback" not in out, out[-3000:]
+    assert [(b["index"], b["hosts"], b["failed"], b["stop"]) for b in summary["batches"]] == [
+        (1, ["e1", "e2"], ["e2"], True)], summary["batches"]
+    assert summary["stopped"].startswith("1 of the 2 hosts of batch 1 (e2) failed"), summary["stopped"]
+    rows = standin.rows(summary)
+    assert {h: r["status"] for h, r in rows.items()} == {
+        "e1": "refused", "e2": "failed", "e3": "refused", "e4": "not run", "e5": "not run", "e6": "not run"}, rows
+    assert rows["e3"]["reason"].startswith("The preflight (a stand-in): FIXTURE edge refusal of e3"), rows["e3"]
+    for host in ("e4", "e5", "e6"):
+        assert rows[host]["failure"] is None, rows[host]
+        assert rows[host]["reason"] == "the rollout stopped before its batch: " + summary["stopped"], rows[host]
+    assert standin.marked(work) == ["e2"], standin.marked(work)     # the stand-in stack ran on e2 alone (then failed)
+    assert "Ansible dropped the host" not in out, out[-3000:]

@@ -71,29 +71,56 @@ def marker(work, name):
     return work / "marks" / name / "drained"
 
 
-def test_a_node_an_admin_is_draining_is_waited_for_not_drained_again_and_not_resumed(tmp_path):
-    """rt50b H1(a), s2.py e1: the admin's drain, jobs still running (DRAINING), with and without the reason command."""
+def test_a_node_an_admin_is_draining_is_skipped_at_once_untouched_and_counts_for_nothing(tmp_path):
+    """rt50b H1(a), s2.py e1, and rt50c M3, w6: the admin's drain, jobs still running (fake-slurm prints "draining",
+    sinfo(1) NODE STATE CODES: the DRAIN flag on a node still executing a job), with and without the reason command.
+    Not drained again (its Reason kept), not resumed, and (rt50c M3) not waited for nor changed: skipped at once, its
+    row "not run" saying why, counted for nothing. Before: the rollout waited the whole dlbox_drain_timeout for the
+    admin's jobs, then failed the host, and with budget 0 stopped the rollout (h2, h3 "not run"). Batches of 1: h1's
+    batch is the skipped host alone (no host gets to its end; the summary it leaves says why)."""
     for with_reason in (True, False):
         work = tmp_path / ("reason" if with_reason else "marker")
-        ends = time.time() + 15
+        ends = time.time() + 600
         seed(work, "h1", state="draining", job_ends=ends, reason="RMA 4711")
-        proc, summary = standin.rollout(work, {"h1": {}, "h2": {}}, dict(scheduler(work, with_reason), dlbox_serial=0))
+        extra = dict(scheduler(work, with_reason), dlbox_serial=1, dlbox_max_fail_percentage=0, dlbox_drain_timeout=20)
+        started = time.time()
+        proc, summary = standin.rollout(work, {"h1": {}, "h2": {}, "h3": {}}, extra)
         out = proc.stdout + proc.stderr
         assert proc.returncode == 0 and summary, out[-3000:]
-        assert "drain" not in calls(work, "h1") and "resume" not in calls(work, "h1"), calls(work, "h1")
-        assert node(work, "h1") == {"state": "draining", "job_ends": ends, "reason": "RMA 4711"}   # as the admin left it
-        # no change under its jobs: the host changed only once the scheduler said drained
-        assert (work / "marker-h1").stat().st_mtime >= ends, "h1 was changed while its jobs still ran"
-        assert calls(work, "h2")[:1] == ["drained"] and "drain" in calls(work, "h2") and calls(work, "h2")[-1] == "resume"
-        row = standin.rows(summary)["h1"]
+        assert time.time() - started < 90, "the run waited for the admin's jobs"
+        # one look at it, no wait, no drain, no resume: as the admin left it
+        assert calls(work, "h1") == ["drained"] + (["reason"] if with_reason else []), calls(work, "h1")
+        assert node(work, "h1") == {"state": "draining", "job_ends": ends, "reason": "RMA 4711"}
+        assert not (work / "marker-h1").exists() and not marker(work, "h1").exists()       # nothing changed on it
+        for other in ("h2", "h3"):
+            assert calls(work, other)[:1] == ["drained"] and "drain" in calls(work, other), calls(work, other)
+            assert calls(work, other)[-1] == "resume" and (work / ("marker-%s" % other)).exists()
+        rows = standin.rows(summary)
         why = ("the scheduler's reason \"RMA 4711\" (not the rollout's \"dlbox rollout\")" if with_reason
                else "without the rollout's marker %s/marks/h1/drained" % work)
-        assert row["status"] == "changed" and row["reason"] == (
-            "left drained: an admin had drained it before the rollout (draining already, its jobs still running, "
-            "%s): it is left as it was" % why), row
-        # an admin's drain is not the rollout's doing: not counted against the budget, a figure of the counts
-        assert summary["counts"]["left_drained"] == 1 and summary["batches"][0]["left_drained"] == [], summary
-        assert not marker(work, "h1").exists()
+        assert rows["h1"]["status"] == "not run" and rows["h1"]["failure"] is None, rows["h1"]
+        assert rows["h1"]["reason"] == (
+            "skipped: an admin is draining it (draining already, its jobs still running, %s): it is left as it was "
+            "(not drained again, not waited for, not changed, not resumed); run the rollout again for it once its jobs "
+            "are done" % why), rows["h1"]
+        assert (rows["h2"]["status"], rows["h3"]["status"]) == ("changed", "changed"), rows
+        # an admin's drain is not the rollout's doing: nothing against the budget (0 here), no stop
+        assert summary["stopped"] is None, summary["stopped"]
+        assert all(not b["stop"] and b["failed"] == [] and b["dropped"] == [] for b in summary["batches"]), summary
+        assert summary["counts"]["not_run"] == 1 and summary["counts"]["failed"] == 0, summary["counts"]
+        assert "Ansible dropped the host" not in out
+
+
+def test_a_batch_of_skipped_hosts_alone_leaves_a_summary_that_says_why(tmp_path):
+    """The last batch is an admin's draining node alone: no host gets to the batch's end to write the summary, so the
+    one written at the batch's start ("interrupted") would stand. The skip writes it again with the host's reason."""
+    work = tmp_path / "w"
+    seed(work, "h2", state="draining", job_ends=time.time() + 600, reason="RMA 4711")
+    proc, summary = standin.rollout(work, {"h1": {}, "h2": {}}, dict(scheduler(work), dlbox_serial=1))
+    assert proc.returncode == 0 and summary, (proc.stdout + proc.stderr)[-3000:]
+    rows = standin.rows(summary)
+    assert rows["h1"]["status"] == "changed" and rows["h2"]["status"] == "not run", rows
+    assert rows["h2"]["reason"].startswith("skipped: an admin is draining it (draining already"), rows["h2"]
 
 
 def test_a_node_an_admin_set_down_or_failed_is_neither_drained_nor_resumed_nor_waited_for(tmp_path):
