@@ -113,6 +113,8 @@ KNOWN_PRIVATE = {
     ("playbooks/edge.yml", "__jetpack_pytorch_plan"): "edge hands jetpack's PyTorch plan to python_env",
     ("playbooks/edge.yml", "__jetpack_pytorch_find_links"): "the same",
     ("playbooks/edge.yml", "__jetpack_pytorch_environments"): "the same",
+    ("playbooks/edge.yml", "__docker_decision"): "edge hands the decision docker's preflight kept to the role's install "
+                                                 "(decided once)",
     ("playbooks/tasks/offline_plan.yml", "__docker_offline"): "set by docker's offline_source.yml (rt47 M4)",
     ("playbooks/tasks/offline_plan.yml", "__nvidia_container_toolkit_offline"): "the same, container toolkit",
     ("playbooks/tasks/rollout_finish.yml", "__summary_probe"): "the summary role's reachability probe",
