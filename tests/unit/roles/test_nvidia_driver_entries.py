@@ -124,7 +124,7 @@ def test_no_role_playbook_or_scenario_names_an_old_filter():
 def _old_filters():
     """The three filter files as of BEFORE (git show), loaded as modules: {filter name: function}."""
     got = {}
-    for stem in sorted({f for f, _ in OLD.values()}):
+    for stem in sorted({stem for stem, _keyword in OLD.values()}):
         try:
             source = subprocess.run(["git", "-C", str(ROOT), "show", "%s:plugins/filter/%s.py" % (BEFORE, stem)],
                                     capture_output=True, text=True, check=True).stdout
@@ -166,7 +166,10 @@ UPDATE_SIM = ("Remv linux-modules-nvidia-580-open-6.8.0-149-generic [6.8.0-149.1
 ALONE_SIM = ("Inst linux-image-6.8.0-1003-generic (6.8.0-1003.1003 x [amd64])\n"
              "Inst linux-modules-6.8.0-1003-generic (6.8.0-1003.1003 x [amd64])\n"
              "Inst linux-image-generic-hwe-24.04 [6.8.0-1002.1002] (6.8.0-1003.1003 x [amd64])\n")
-UU_SIM = (FIXTURES / "unattended" / "debian12-apt-get-s-upgrade.txt").read_text(encoding="utf-8")
+# RECORDED (tests/fixtures/unattended), with one line in apt-get -s's format added: the driver's point release from the
+# same origin, which unattended-upgrades takes unless the package is held
+UU_SIM = (FIXTURES / "unattended" / "debian12-apt-get-s-upgrade.txt").read_text(encoding="utf-8") \
+    + "Inst nvidia-driver [535.216.01-1~deb12u1] (535.247.01-1~deb12u1 Debian:12.15/oldstable [amd64])\n"
 UU_POLICY = (FIXTURES / "unattended" / "debian12-apt-cache-policy.txt").read_text(encoding="utf-8")
 UU_CONFIG = (FIXTURES / "unattended" / "apt-config-dump-Debian-2.9.1.txt").read_text(encoding="utf-8")
 UNIT = (FIXTURES / "persistenced" / "ubuntu-580-server-jammy.nvidia-persistenced.service").read_text(encoding="utf-8")
@@ -187,7 +190,9 @@ CASES = {
     "kernel_without_module": [(ALONE_SIM, {"installed": ["linux-modules-nvidia-580-open-6.8.0-1002-generic"]}),
                               ({"stdout": ALONE_SIM, "rc": 0}, {"installed": "linux-modules-nvidia-580-open-6.8.0-1002-generic"})],
     "unattended": [(UU_SIM, {"policy": UU_POLICY, "config": {"stdout": UU_CONFIG}, "distro_id": "Debian",
-                             "codename": "bookworm", "installed": ["nvidia-driver"], "held": [], "blacklist": ["nvidia-*"]})],
+                             "codename": "bookworm", "installed": ["nvidia-driver"], "held": [], "blacklist": ["nvidia-*"]}),
+                   ({"stdout": UU_SIM}, {"policy": {"stdout": UU_POLICY}, "config": UU_CONFIG, "distro_id": "Debian",
+                                         "codename": "bookworm", "installed": "nvidia-driver", "held": "nvidia-driver"})],
     "boot_without_module": [(KERNEL_PACKAGES, {"boot": ["6.8.0-149-generic", "6.8.0-151-generic"], "new_version": "580.196.07",
                                                "simulation": {"stdout": UPDATE_SIM, "rc": 0}}),
                             (KERNEL_TEXT, {"boot": ["6.8.0-149-generic"], "running": "6.8.0-151-generic"})],
@@ -275,6 +280,9 @@ def _run(tmp_path, tasks, variables):
     return dict(_run_all(tmp_path, tasks, variables))
 
 
+REFUSED_ROLLBACK = "E: Unable to correct problems, you have held broken packages.\n"
+
+
 def test_the_holds_rollback_and_keep_tasks_keep_what_the_entries_give(tmp_path):
     record = {"holds": ["nvidia-utils-570"]}
     variables = {
@@ -287,7 +295,7 @@ def test_the_holds_rollback_and_keep_tasks_keep_what_the_entries_give(tmp_path):
         "__nvidia_driver_kept": KEPT,
         "__nvidia_driver_kept_texts": {"results": SLURPED}, "__nvidia_driver_facts": {"installed": NOW},
         "__nvidia_driver_kept_debs": {"files": [{"path": p} for p in PRESENT]},
-        "__nvidia_driver_rollback_sim": {"rc": 0, "stdout": "", "stderr": ""},
+        "__nvidia_driver_rollback_sim": {"rc": 100, "stdout": "", "stderr": REFUSED_ROLLBACK},
         "__nvidia_driver_primary_list": {"files": [{"mtime": 10.0}]},
         "__nvidia_driver_showhold_request": {"stdout_lines": ["nvidia-utils-580-server"]}}
     tasks = [_task("install.yml", "Work out which holds to set and which to release"), _show("__nvidia_driver_hold_changes"),
@@ -305,8 +313,10 @@ def test_the_holds_rollback_and_keep_tasks_keep_what_the_entries_give(tmp_path):
     expect = module.rollback_request(records=SLURPED, installed=NOW, family=FAMILY, keep_dir=KEEP, present_files=PRESENT)
     assert request == expect and request["action"] == "rollback"
     assert judged == module.rollback_request(records=SLURPED, installed=NOW, family=FAMILY, keep_dir=KEEP, present_files=PRESENT,
-                                             simulation={"rc": 0, "stdout": "", "stderr": ""})
+                                             simulation={"rc": 100, "stdout": "", "stderr": REFUSED_ROLLBACK})
+    assert not judged["ok"] and judged != request  # apt's refusal reached the verdict
     assert back == module.hold_changes(wanted=judged["holds"], held=["nvidia-utils-580-server"], recorded=judged["purge"])
+    assert back["release"] == ["nvidia-utils-580-server"] and back["hold"] == judged["holds"] != []
     assert hint == module.rollback_hint(records=SLURPED, branch=580, changed_now=True, installed_at=10.0) != ""
 
 
@@ -352,7 +362,7 @@ def test_the_unattended_tasks_keep_what_the_entries_give(tmp_path):
                  "__facts": {"distribution": "Debian", "distribution_release": "bookworm", "kernel": "6.1.0-26-amd64"},
                  "__nvidia_driver_upgrade_sim": {"stdout": UU_SIM, "rc": 0},
                  "__nvidia_driver_uu_read": {"results": [{"stdout": UU_CONFIG}, {"stdout": UU_POLICY}, {"stdout": KERNEL_TEXT}]},
-                 "__nvidia_driver_hold_changes": {"keep_user": ["docker-ce"], "wanted": ["nvidia-driver"]},
+                 "__nvidia_driver_hold_changes": {"keep_user": ["docker-ce"], "wanted": ["nvidia-driver"]},  # held: stays
                  "__nvidia_driver_decided": {"signing": {"path": "precompiled"}, "packages_only": False, "build_only": False,
                                              "blacklist": ["nvidia-*"]},
                  "__nvidia_driver_facts": {"installed": [{"name": "nvidia-driver"}, {"name": "unattended-upgrades"}],
@@ -365,6 +375,7 @@ def test_the_unattended_tasks_keep_what_the_entries_give(tmp_path):
     ran = _run(tmp_path, [facts, decide, _show("__nvidia_driver_unattended", "__nvidia_driver_next_release"), probe], variables)
     shown = ran["Show"]["msg"]
     installed = ["nvidia-driver", "unattended-upgrades"]
+    assert shown["__nvidia_driver_unattended"]["driver"]["why"] == ["held: nvidia-driver 535.247.01-1~deb12u1"]
     assert shown["__nvidia_driver_unattended"] == module.unattended(
         simulation={"stdout": UU_SIM, "rc": 0}, policy={"stdout": UU_POLICY}, config={"stdout": UU_CONFIG}, distro_id="Debian",
         codename="bookworm", installed=installed, held=["docker-ce", "nvidia-driver"], blacklist=["nvidia-*"], program=True)
