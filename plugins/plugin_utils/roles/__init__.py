@@ -31,6 +31,7 @@ DECIDERS with the modules that define ``decide``).
 from __future__ import annotations
 
 import importlib
+import inspect
 
 ENTRIES = ("options", "vendor", "decide", "needs", "plan")
 _DECIDES = ("options", "decide", "needs")
@@ -79,12 +80,49 @@ def entries(role):
         + tuple(e for e in declared if e not in ENTRIES)
 
 
+def keywords(role, entry):
+    """The keywords ``entry`` of ``role`` takes through :func:`call`: ``decide`` plan, given, facts; ``options``
+    given; ``plan`` those of :func:`role_plan.role_plan`; ``vendor``, ``needs`` and a role's own entries those of its
+    module's function."""
+    if entry == "decide":
+        return ("plan", "given", "facts")
+    if entry == "options":
+        return ("given",)
+    if entry == "plan":
+        # pylint: disable-next=import-outside-toplevel
+        from ansible_collections.dlbox.stack.plugins.plugin_utils import role_plan
+
+        function = role_plan.role_plan
+    else:
+        function = getattr(module(role), entry)
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return tuple(name for name, param in inspect.signature(function).parameters.items()
+                 if param.kind in kinds and not (entry == "plan" and name == "role"))
+
+
+def check_keywords(role, entry, kwargs):
+    """Refuse a keyword ``entry`` of ``role`` does not take (it would be dropped, or fail with Python's words)."""
+    takes = keywords(role, entry)
+    unknown = sorted(name for name in kwargs if name not in takes)
+    if unknown:
+        raise RoleModuleError("role_module(%s, %s): unknown keyword%s %s; it takes %s"
+                              % (role, entry, "s" if len(unknown) > 1 else "", ", ".join(unknown),
+                                 ", ".join(takes) or "none"))
+
+
 def call(role, entry, **kwargs):
     """``entry`` of ``role``'s module with ``kwargs``; ``options`` for any role with an argument spec, ``plan`` for
-    any role with a part of the plan, ``decide`` as :func:`decide` (``plan``, ``given``, ``facts``)."""
+    any role with a part of the plan, ``decide`` as :func:`decide` (``plan``, ``given``, ``facts``). A keyword the
+    entry does not take is refused (:func:`check_keywords`)."""
     if entry not in ENTRIES and entry not in ROLES.get(role, ()):
+        if role in ROLES:
+            raise RoleModuleError("role_module: role %s has no entry %r (it has: %s)"
+                                  % (role, entry, ", ".join(entries(role))))
         raise RoleModuleError("role_module: entry must be one of %s (or one of the role's own), not %r"
                               % (", ".join(ENTRIES), entry))
+    if entry in ("vendor", "needs") and entry not in entries(role):
+        raise RoleModuleError("role_module: role %s has no entry %r (it has: %s)" % (role, entry, ", ".join(entries(role))))
+    check_keywords(role, entry, kwargs)
     if entry == "options" and role not in DECIDERS:
         # pylint: disable-next=import-outside-toplevel
         from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import _spec
@@ -102,8 +140,6 @@ def call(role, entry, **kwargs):
                     data=role_plan.role_data(role, got["data"]))
     if entry == "decide":
         return decide(role, kwargs.get("plan"), kwargs.get("given"), kwargs.get("facts"))
-    if entry not in entries(role):
-        raise RoleModuleError("role_module: role %s has no entry %r (it has: %s)" % (role, entry, ", ".join(entries(role))))
     return getattr(module(role), entry)(**kwargs)
 
 

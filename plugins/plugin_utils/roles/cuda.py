@@ -110,5 +110,5 @@ def held_packages(dpkg_lines, versions):
 def distro_minimum(policies, minimum, os_key=""):
     """{package: ``apt-cache policy`` text} and the decision's ``distro.minimum`` -> the refusals (empty: all fit)."""
     if not isinstance(policies, dict):
-        raise RoleModuleError("cuda_distro_minimum: expected {package: apt-cache policy text}")
+        raise RoleModuleError("role_module(cuda, distro_minimum): expected {package: apt-cache policy text}")
     return cuda_plan.distro_minimum_problems(minimum or [], policies, str(os_key or ""))

@@ -76,9 +76,9 @@ def pytorch(options, plan, listing=None, data_path=None, reach=None):  # pylint:
     """Where the plan's PyTorch comes from on a Jetson: ``options`` {source, mirror_url, mirror_kind, libraries_url,
     components} (the role's jetpack_pytorch_* variables and jetpack_components), ``plan`` dlbox_plan or None."""
     if not isinstance(options, dict):
-        raise RoleModuleError("jetpack_pytorch: expected the options (source, mirror_url, mirror_kind) as a mapping")
+        raise RoleModuleError("role_module(jetpack, pytorch): expected the options (source, mirror_url, mirror_kind) as a mapping")
     if plan is not None and not isinstance(plan, dict):
-        raise RoleModuleError("jetpack_pytorch: expected the plan (dlbox_plan) or none")
+        raise RoleModuleError("role_module(jetpack, pytorch): expected the plan (dlbox_plan) or none")
     data = _jetson_data(data_path)
     stack = (plan or {}).get("stack") or {}
     python = (stack.get("python") or {}).get("version")
@@ -91,7 +91,7 @@ def pytorch(options, plan, listing=None, data_path=None, reach=None):  # pylint:
         decision = dict(decision, ok=found["ok"], errors=found["errors"], versions=found["versions"])
     if decision["ok"] and reach is not None:
         if not isinstance(reach, list):
-            raise RoleModuleError("jetpack_pytorch: reach must be a list of {url, ok, answer}")
+            raise RoleModuleError("role_module(jetpack, pytorch): reach must be a list of {url, ok, answer}")
         reached = jetpack_pytorch.check_reach(decision, reach)
         decision = dict(decision, ok=reached["ok"], errors=reached["errors"])
     return decision
@@ -101,5 +101,5 @@ def power_result(power, rc, output=None):
     """What ``nvpmodel -m``, answered "no", did: applied, pending_reboot, failed; ``rc`` none (nvpmodel not run):
     unchanged, or pending_reboot where nvpmodel's status already holds the mode."""
     if not isinstance(power, dict):
-        raise RoleModuleError("jetpack_power_result: expected the plan's power (jetpack_plan's power) as a mapping")
+        raise RoleModuleError("role_module(jetpack, power_result): expected the decision's power (__jetpack_decided.power) as a mapping")
     return jetpack_plan.power_result(power, rc, output)

@@ -137,6 +137,9 @@ def needs(decision):
     return {"apt": apt, "repositories": ["cuda"] if decision.get("method") == "nvidia_repo" else []}
 
 
+_DECISION = "expected the nvidia_driver decision (__nvidia_driver_decided, the role's kept decision)"
+
+
 def module_check(decision, running="", boot=None, build_kernels=None, dkms_kernels=None, modinfo=None, expected="",
                  headers=None):
     """``decision``: the role's decision (``__nvidia_driver_decided``). ``boot``: nvidia_driver_facts' ``kernel`` read
@@ -144,9 +147,9 @@ def module_check(decision, running="", boot=None, build_kernels=None, dkms_kerne
     verdict too. ``headers``: {kernel: apt-cache show's exit status for linux-headers-<kernel>} (0: the archive has
     it; 100: not)."""
     if not isinstance(decision, dict) or not isinstance(decision.get("signing"), dict):
-        raise RoleModuleError("nvidia_driver_module_check: expected the nvidia_driver plan (nvidia_driver_plan's result)")
+        raise RoleModuleError("role_module(nvidia_driver, module_check): %s" % _DECISION)
     if modinfo is not None and not isinstance(modinfo, dict):
-        raise RoleModuleError("nvidia_driver_module_check: modinfo must be nvidia_driver_facts' modinfo mapping")
+        raise RoleModuleError("role_module(nvidia_driver, module_check): modinfo must be nvidia_driver_facts' modinfo mapping")
     boot = boot if isinstance(boot, dict) else {}
     return nk.module_check(decision["signing"].get("path"), bool(decision.get("build_only")), build_kernels or [],
                            dkms_kernels or [], boot.get("running") or running, boot.get("next_boot") or "",
@@ -160,13 +163,13 @@ def module_check(decision, running="", boot=None, build_kernels=None, dkms_kerne
 # takes keyword arguments only (role_module passes them as given) and refuses what it cannot read with the words the
 # filter had.
 
-def _names(value, what):
+def _names(value, what, entry="hold_changes"):
     if value is None:
         return []
     if isinstance(value, str):
         return value.split()
     if not isinstance(value, (list, tuple)):
-        raise RoleModuleError("nvidia_driver_hold_changes: %s must be a list of package names" % what)
+        raise RoleModuleError("role_module(nvidia_driver, %s): %s must be a list of package names" % (entry, what))
     return [str(v) for v in value]
 
 
@@ -197,8 +200,8 @@ def kernel_without_module(simulation, installed=None):
     if isinstance(simulation, dict):
         simulation = simulation.get("stdout", "")
     if not isinstance(simulation, str):
-        raise RoleModuleError("nvidia_driver_kernel_without_module: expected apt-get -s output (text or a command result)")
-    return nh.kernel_without_module(simulation, _names(installed, "installed"))
+        raise RoleModuleError("role_module(nvidia_driver, kernel_without_module): expected apt-get -s output (text or a command result)")
+    return nh.kernel_without_module(simulation, _names(installed, "installed", "kernel_without_module"))
 
 
 def unattended(simulation, policy=None, config=None, distro_id="", codename="", installed=None, held=None,
@@ -206,10 +209,11 @@ def unattended(simulation, policy=None, config=None, distro_id="", codename="", 
     """What unattended-upgrades takes, from the host's own configuration (:func:`nvidia_driver_unattended.decide`):
     ``simulation``: ``apt-get -s upgrade --with-new-pkgs``; ``policy``: ``apt-cache policy``; ``config``: ``apt-config
     dump`` (text or registered results)."""
-    name = "nvidia_driver_unattended"
+    name = "role_module(nvidia_driver, unattended)"
     return nu.decide(_output(simulation, "simulation", name), _output(policy, "policy", name),
                      _output(config, "config", name), str(distro_id or ""), str(codename or ""),
-                     _names(installed, "installed"), _names(held, "held"), _names(blacklist, "blacklist"), bool(program))
+                     _names(installed, "installed", "unattended"), _names(held, "held", "unattended"),
+                     _names(blacklist, "blacklist", "unattended"), bool(program))
 
 
 def boot_without_module(kernel_packages, boot=None, signing="precompiled", new_version=None, simulation=None, running=""):
@@ -218,12 +222,12 @@ def boot_without_module(kernel_packages, boot=None, signing="precompiled", new_v
     ``kernel.packages``); ``boot``: the releases of /boot/vmlinuz-* (the installed linux-image-<release> are added).
     ``new_version``: the point release being installed (with its ``simulation``); omitted: the forecast for the next
     one."""
-    name = "nvidia_driver_boot_without_module"
+    name = "role_module(nvidia_driver, boot_without_module)"
     if isinstance(kernel_packages, (str, dict)):
         kernel_packages = ku.parse_kernel_packages(_output(kernel_packages, "kernel_packages", name))
     if not isinstance(kernel_packages, (list, tuple)):
         raise RoleModuleError("%s: kernel_packages must be dpkg-query's text or a list of packages" % name)
-    releases = list(_names(boot, "boot"))
+    releases = list(_names(boot, "boot", "boot_without_module"))
     releases += [k for k in ku.installed_kernels(kernel_packages) if k not in releases]
     modules = nu.modules_by_kernel(kernel_packages)
     dkms_kernels = nu.headers_kernels(kernel_packages)
@@ -242,7 +246,7 @@ def update_plan(decision, installed=None, simulation=None, apps=None, force=Fals
     ``installed``. Without ``simulation``: the names to simulate ({names}); with it (a registered command result): the
     verdict (:func:`nvidia_driver_update.update_plan`)."""
     if not isinstance(decision, dict) or not isinstance(decision.get("driver"), dict):
-        raise RoleModuleError("nvidia_driver_update_plan: expected the nvidia_driver plan (nvidia_driver_plan's result)")
+        raise RoleModuleError("role_module(nvidia_driver, update_plan): %s" % _DECISION)
     family = decision.get("family") or []
     branch = decision["driver"].get("branch")
     if simulation is None:
@@ -274,7 +278,7 @@ def rollback_hint(records, branch=None, changed_now=False, installed_at=None):
     changed the branch; ``installed_at``: when dpkg installed the driver (epoch seconds, or None). The sentence a failed
     check adds: how ``nvidia_driver_rollback: true`` goes back to the kept branch ("" when there is none, or the kept
     record is not of the change that installed this driver)."""
-    return nr.rollback_hint(nr.latest_record(_plain_records(records, "nvidia_driver_rollback_hint")), branch,
+    return nr.rollback_hint(nr.latest_record(_plain_records(records, "role_module(nvidia_driver, rollback_hint)")), branch,
                             changed_now=changed_now, installed_at=installed_at)
 
 
@@ -284,7 +288,7 @@ def kept_holds(held, kept=None):
     if isinstance(held, str):
         held = held.splitlines()
     if not isinstance(held, list) or not isinstance(kept or [], list):
-        raise RoleModuleError("nvidia_driver_kept_holds: expected apt-mark showhold's lines and a list of kept packages")
+        raise RoleModuleError("role_module(nvidia_driver, kept_holds): expected apt-mark showhold's lines and a list of kept packages")
     return nr.kept_holds(held, kept or [])
 
 
@@ -292,7 +296,7 @@ def rollback_request(records, installed=None, family=None, keep_dir="", present_
     """``records``: the kept records (``<keep_dir>/*/dlbox-kept.json``): [{path, mtime, content}], or the results of a
     slurp looped over ansible.builtin.find's files (``item.path``, ``item.mtime``, base64 ``content``). ``simulation``:
     the registered result of the request's ``simulate`` command (apt-get -s of the one transaction)."""
-    plain = _plain_records(records, "nvidia_driver_rollback_request")
+    plain = _plain_records(records, "role_module(nvidia_driver, rollback_request)")
     sim = None
     if isinstance(simulation, dict) and not simulation.get("skipped"):
         sim = {"rc": simulation.get("rc"), "stdout": simulation.get("stdout", ""), "stderr": simulation.get("stderr", "")}
@@ -306,7 +310,7 @@ def persistence(unit_text, manage=False, build_only=False, installed="", sys_ver
     """What happens to nvidia-persistenced (:func:`nvidia_driver_kernel.persistence_daemon`). ``unit_text``: the
     shipped nvidia-persistenced.service ("" when systemd knows none)."""
     if state is not None and not isinstance(state, dict):
-        raise RoleModuleError("nvidia_driver_persistence: state must be the fact nvidia_driver_state (a mapping) or none")
+        raise RoleModuleError("role_module(nvidia_driver, persistence): state must be the fact nvidia_driver_state (a mapping) or none")
     loaded = nk.loaded_module_version(sys_version, state)
     return nk.persistence_daemon(bool(manage), bool(build_only), str(installed or ""), loaded, bool(persistence_mode),
                                  str(unit_text or ""), str(unit_path or ""), bool(check_mode),

@@ -66,4 +66,4 @@ def client_apt(cache_host, inventory_hostname, fqdn="", mode="auto", apt_port=31
         return package_cache_plan.client_apt(cache_host, inventory_hostname, fqdn or "", mode, apt_port, client_direct,
                                              pypi_port)
     except ValueError as exc:
-        raise RoleModuleError("package_cache_client_apt: %s" % exc) from exc
+        raise RoleModuleError("role_module(package_cache, client_apt): %s" % exc) from exc

@@ -225,14 +225,14 @@ def needs(decision):
 def lock(installed, sha256sum_output, header=None):
     """A ``--require-hashes`` lock (``{text, missing}``) from ``pip list --format=json`` and ``sha256sum`` output."""
     if isinstance(installed, str):
-        raise RoleModuleError("python_env_lock: expected the parsed output of pip list --format=json (use from_json)")
+        raise RoleModuleError("role_module(python_env, lock): expected the parsed output of pip list --format=json (use from_json)")
     return _rules.render_lock(installed, _rules.parse_sha256sum(sha256sum_output), header or ())
 
 
 def check_lines(report):
     """dlbox-check's ``--json`` report (parsed) as short lines, each step with its time and, when failed, cause and fix."""
     if not isinstance(report, dict):
-        raise RoleModuleError("python_env_check_lines: expected dlbox-check's --json report, parsed (use from_json)")
+        raise RoleModuleError("role_module(python_env, check_lines): expected dlbox-check's --json report, parsed (use from_json)")
     return _rules.check_lines(report)
 
 

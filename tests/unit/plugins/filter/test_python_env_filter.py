@@ -156,7 +156,7 @@ def test_check_lines_name_each_step_its_time_and_a_failure_cause():
         "Result: FAILED (exit 4)",
     ]
     assert role_module("python_env", "check_lines", report={"status": 0, "frameworks": []}) == ["Result: OK"]
-    with pytest.raises(AnsibleFilterError, match="python_env_check_lines: expected dlbox-check's --json report, parsed"):
+    with pytest.raises(AnsibleFilterError, match=r"role_module\(python_env, check_lines\): expected dlbox-check's --json report, parsed"):
         role_module("python_env", "check_lines", report="{}")
 
 
@@ -166,7 +166,7 @@ def test_the_deprecated_lock_and_wheels_filters_are_the_modules_entries():
         "python_env", "lock", installed=installed, sha256sum_output=sums, header=["h"])
     files = ["nvidia_cublas_cu12-12.9.1.4-py3-none-manylinux_2_27_x86_64.whl", "nvidia_nccl_cu13-2.28.3-py3-none-any.whl"]
     assert python_env.python_env_wheels(files, name="t") == role_module("python_env", "wheels", dists=files, name="t")
-    with pytest.raises(AnsibleFilterError, match="python_env_lock: expected the parsed output of pip list"):
+    with pytest.raises(AnsibleFilterError, match=r"role_module\(python_env, lock\): expected the parsed output of pip list"):
         role_module("python_env", "lock", installed="[]", sha256sum_output="")
     runtime = yaml.safe_load((Path(__file__).resolve().parents[4] / "meta" / "runtime.yml").read_text())["plugin_routing"]
     for name, entry in (("python_env_plan", "decide"), ("python_env_wheels", "wheels"), ("python_env_lock", "lock")):

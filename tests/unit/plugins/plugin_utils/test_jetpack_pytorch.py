@@ -373,9 +373,9 @@ def test_the_filter_gives_the_plans_jetpack_to_the_choice():
     got = role_module("jetpack", "pytorch", options={"source": "auto"}, plan=plan)
     assert got["errors"][0].startswith("JetPack 7.2 on Jetson AGX Orin has no PyTorch build to install")
     assert jetpack_pytorch({"source": "auto"}, plan) == got
-    with pytest.raises(AnsibleFilterError, match="jetpack_pytorch: expected the options"):
+    with pytest.raises(AnsibleFilterError, match=r"role_module\(jetpack, pytorch\): expected the options"):
         role_module("jetpack", "pytorch", options="auto", plan=plan)
-    with pytest.raises(AnsibleFilterError, match="jetpack_pytorch: expected the options"):
+    with pytest.raises(AnsibleFilterError, match=r"role_module\(jetpack, pytorch\): expected the options"):
         jetpack_pytorch("auto", plan)
 
 

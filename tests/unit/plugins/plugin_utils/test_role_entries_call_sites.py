@@ -68,8 +68,9 @@ def _keywords(args):
     return names
 
 
-def own_entry_calls(root=ROOT):
-    """(file, role, entry, keyword names) of every call of a role's own entry (not options/vendor/decide/needs/plan)."""
+def own_entry_calls(root=ROOT, standard=False):
+    """(file, role, entry, keyword names) of every call of a role's own entry (not options/vendor/decide/needs/plan);
+    with ``standard``, of every call of options/vendor/decide/needs/plan instead."""
     files = sorted(root.glob("roles/*/tasks/*.yml")) + sorted(root.glob("roles/*/vars/*.yml")) \
         + sorted(root.glob("playbooks/**/*.yml")) + sorted(root.glob("molecule/**/*.yml"))
     found = []
@@ -77,7 +78,7 @@ def own_entry_calls(root=ROOT):
         text = path.read_text(encoding="utf-8")
         for match in CALL.finditer(text):
             role, entry = match.groups()
-            if entry in roles.ENTRIES:
+            if (entry in roles.ENTRIES) != standard:
                 continue
             found.append((str(path.relative_to(root)), role, entry, _keywords(_arguments(text, match.end()))))
     return found
@@ -104,6 +105,40 @@ def test_every_call_of_a_roles_own_entry_names_the_entrys_keywords():
     seen = {(call[1], call[2]) for call in calls}
     assert MOVED <= seen, MOVED - seen          # the scan sees every rewritten call
     assert signature_problems(calls) == []
+
+
+def standard_problems(calls):
+    """A standard entry's call that names a keyword role_module refuses (roles.keywords) or passes one positionally."""
+    problems = []
+    for where, role, entry, names in calls:
+        takes = roles.keywords(role, entry)
+        if None in names:
+            problems.append("%s: %s.%s takes keyword arguments only (role_module), not a positional one" % (where, role, entry))
+        unknown = [n for n in names if n is not None and n not in takes]
+        if unknown:
+            problems.append("%s: %s.%s unknown %s (it takes %s)" % (where, role, entry, unknown, ", ".join(takes)))
+    return problems
+
+
+def test_every_call_of_a_standard_entry_names_only_keywords_it_takes():
+    calls = own_entry_calls(standard=True)
+    seen = {(call[1], call[2]) for call in calls}
+    assert {("docker", "decide"), ("jetpack", "decide"), ("common", "needs"), ("cuda_repo", "needs"),
+            ("common", "plan"), ("docker", "vendor")} <= seen, seen     # the scan sees the standard calls
+    assert standard_problems(calls) == []
+
+
+def test_the_standard_check_names_a_wrong_keyword_and_a_positional_one(tmp_path):
+    (tmp_path / "roles" / "x" / "tasks").mkdir(parents=True)
+    (tmp_path / "roles" / "x" / "tasks" / "main.yml").write_text(
+        "a: \"{{ 'docker' | dlbox.stack.role_module('decide', options=o, facts={}) }}\"\n"
+        "b: \"{{ 'common' | dlbox.stack.role_module('needs', givn=g) }}\"\n"
+        "c: \"{{ 'docker' | dlbox.stack.role_module('vendor', p) }}\"\n"
+        "d: \"{{ 'nccl' | dlbox.stack.role_module('decide', plan=p, given=g, facts=f) }}\"\n", encoding="utf-8")
+    got = standard_problems(own_entry_calls(tmp_path, standard=True))
+    assert got == ["roles/x/tasks/main.yml: docker.decide unknown ['options'] (it takes plan, given, facts)",
+                   "roles/x/tasks/main.yml: common.needs unknown ['givn'] (it takes given)",
+                   "roles/x/tasks/main.yml: docker.vendor takes keyword arguments only (role_module), not a positional one"]
 
 
 def test_the_check_names_a_wrong_keyword_a_missing_one_and_a_positional_one(tmp_path):

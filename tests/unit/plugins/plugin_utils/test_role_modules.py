@@ -43,10 +43,51 @@ def test_a_given_value_outside_the_choices_is_refused_naming_the_variable():
 def test_a_role_without_a_spec_and_an_unknown_entry_are_refused():
     with pytest.raises(AnsibleFilterError, match="no argument spec"):
         role_module("nosuchrole", "options")
-    with pytest.raises(AnsibleFilterError, match="entry must be one of options, vendor, decide, needs, plan"):
+    with pytest.raises(AnsibleFilterError,
+                       match=r"role docker has no entry 'install' \(it has: options, vendor, decide, needs, plan\)"):
         role_module("docker", "install")
+    with pytest.raises(AnsibleFilterError, match="entry must be one of options, vendor, decide, needs, plan"):
+        role_module("nosuchrole", "install")
     with pytest.raises(AnsibleFilterError, match="role common has no entry 'vendor'"):
         role_module("common", "vendor")
+
+
+@pytest.mark.parametrize("role, entry, kwargs, words", [
+    ("docker", "decide", {"options": {"docker_source": "distribution"}, "facts": {}},
+     "role_module(docker, decide): unknown keyword options; it takes plan, given, facts"),
+    ("docker", "decide", {"given": {}, "fact": {}}, "role_module(docker, decide): unknown keyword fact; it takes plan"),
+    ("nccl", "decide", {"plans": None, "facts": {}}, "role_module(nccl, decide): unknown keyword plans; it takes plan"),
+    ("common", "options", {"givn": {}}, "role_module(common, options): unknown keyword givn; it takes given"),
+    ("cuda", "options", {"given": {}, "facts": {}}, "role_module(cuda, options): unknown keyword facts; it takes given"),
+    ("docker", "vendor", {"given": {}}, "role_module(docker, vendor): unknown keyword given; it takes none"),
+    ("common", "needs", {"givn": {}, "plan": None}, "role_module(common, needs): unknown keywords givn, plan; it takes given"),
+    ("nccl", "needs", {"decided": {}}, "role_module(nccl, needs): unknown keyword decided; it takes decision"),
+    ("common", "plan", {"hosts": {}}, "role_module(common, plan): unknown keyword hosts; it takes plan, host, request"),
+    ("nvidia_driver", "hold_changes", {"wantd": []},
+     "role_module(nvidia_driver, hold_changes): unknown keyword wantd; it takes wanted, held, recorded, installed"),
+])
+def test_a_keyword_an_entry_does_not_take_is_refused_naming_the_ones_it_takes(role, entry, kwargs, words):
+    with pytest.raises(AnsibleFilterError) as err:
+        role_module(role, entry, **kwargs)
+    assert str(err.value).startswith(words)
+
+
+def test_the_standard_entries_keywords_still_reach_the_decision():
+    # the keyword it takes is read (given=), not dropped: distribution's decision differs from the default's
+    facts = {"distribution_release": "bookworm"}
+    assert role_module("docker", "decide", given={"docker_source": "distribution"}, facts=facts)["options"][
+        "docker_source"] == "distribution"
+    assert role_module("docker", "decide", facts=facts)["options"]["docker_source"] != "distribution"
+
+
+@pytest.mark.parametrize("role, entry, own", [("cuda", "hold_change", "held_packages, distro_minimum"),
+                                              ("cuda", "hold_changes", "held_packages, distro_minimum"),
+                                              ("nvidia_driver", "hold_change", "module_check, hold_changes, kept_holds")])
+def test_a_misspelt_own_entry_lists_the_roles_entries(role, entry, own):
+    with pytest.raises(AnsibleFilterError) as err:
+        role_module(role, entry)
+    assert "role %s has no entry %r (it has: options, " % (role, entry) in str(err.value)
+    assert own in str(err.value)
 
 
 # --- vendor: data/ is the one place --------------------------------------------------------------------------------
@@ -243,10 +284,45 @@ def test_nvidia_drivers_module_check_is_its_own_entry_and_the_old_filter_calls_i
     got = role_module("nvidia_driver", "module_check", decision=decision, **kw)
     assert got == nvidia_driver_module_check(decision, **kw)
     assert sorted(got["kernels"]) == ["6.8.0-31-generic", "6.8.0-40-generic"] and "575.57.08" in " ".join(got["problems"])
-    with pytest.raises(AnsibleFilterError, match="expected the nvidia_driver plan"):
+    with pytest.raises(AnsibleFilterError, match=r"role_module\(nvidia_driver, module_check\): expected the nvidia_driver "
+                                                 r"decision \(__nvidia_driver_decided, the role's kept decision\)"):
         role_module("nvidia_driver", "module_check", decision={"no": "signing"})
     with pytest.raises(AnsibleFilterError, match="role cuda has no entry 'module_check'|entry must be one of"):
         role_module("cuda", "module_check", decision=decision)
+
+
+KEPT = "expected the nvidia_driver decision (__nvidia_driver_decided, the role's kept decision)"
+
+
+@pytest.mark.parametrize("role, entry, kwargs, words", [
+    ("nvidia_driver", "module_check", {"decision": {}}, KEPT),
+    ("nvidia_driver", "module_check", {"decision": {"signing": {}}, "modinfo": []},
+     "modinfo must be nvidia_driver_facts' modinfo mapping"),
+    ("nvidia_driver", "hold_changes", {"wanted": 5}, "wanted must be a list of package names"),
+    ("nvidia_driver", "kernel_without_module", {"simulation": 5}, "expected apt-get -s output (text or a command result)"),
+    ("nvidia_driver", "kernel_without_module", {"simulation": "", "installed": 5}, "installed must be a list of package"),
+    ("nvidia_driver", "unattended", {"simulation": 5}, "simulation must be a command's output"),
+    ("nvidia_driver", "unattended", {"simulation": "", "held": 5}, "held must be a list of package names"),
+    ("nvidia_driver", "boot_without_module", {"kernel_packages": 5}, "kernel_packages must be dpkg-query's text"),
+    ("nvidia_driver", "boot_without_module", {"kernel_packages": [], "boot": 5}, "boot must be a list of package names"),
+    ("nvidia_driver", "update_plan", {"decision": {}}, KEPT),
+    ("nvidia_driver", "rollback_hint", {"records": 5}, "records must be a list of {path, mtime, content}"),
+    ("nvidia_driver", "rollback_request", {"records": 5}, "records must be a list of {path, mtime, content}"),
+    ("nvidia_driver", "kept_holds", {"held": 5}, "expected apt-mark showhold's lines and a list of kept packages"),
+    ("nvidia_driver", "persistence", {"unit_text": "", "state": []}, "state must be the fact nvidia_driver_state"),
+    ("cuda", "distro_minimum", {"policies": [], "minimum": []}, "expected {package: apt-cache policy text}"),
+    ("jetpack", "pytorch", {"options": [], "plan": None}, "expected the options (source, mirror_url, mirror_kind)"),
+    ("jetpack", "pytorch", {"options": {}, "plan": []}, "expected the plan (dlbox_plan) or none"),
+    ("jetpack", "power_result", {"power": [], "rc": 0}, "expected the decision's power (__jetpack_decided.power)"),
+    ("package_cache", "client_apt", {"cache_host": "cache", "inventory_hostname": "h", "mode": "nonsense"},
+     "package_cache_mode must be one of auto, server, client, none"),
+    ("python_env", "lock", {"installed": "text", "sha256sum_output": ""}, "expected the parsed output of pip list"),
+    ("python_env", "check_lines", {"report": "text"}, "expected dlbox-check's --json report, parsed"),
+])
+def test_an_own_entrys_refusal_names_the_entry_not_a_removed_filter(role, entry, kwargs, words):
+    with pytest.raises(AnsibleFilterError) as err:
+        role_module(role, entry, **kwargs)
+    assert str(err.value).startswith("role_module(%s, %s): %s" % (role, entry, words)), str(err.value)
 
 
 def test_no_role_or_playbook_calls_a_deprecated_filter():
