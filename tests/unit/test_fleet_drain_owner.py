@@ -295,3 +295,52 @@ def test_a_hung_check_before_the_drain_is_bounded_as_in_the_scenarios(tmp_path):
     assert failure["task"].startswith("Check whether the host is drained already"), failure
     assert "Timed out after 3 second" in failure["message"], failure
     assert calls(work, "h1") == [] and not (work / "marker-h1").exists() and not marker(work, "h1").exists()
+
+
+def test_a_check_that_hangs_in_the_wait_is_the_rollouts_not_drained_within_the_timeout(tmp_path):
+    """rt50b L4 (its second part): the check answers before the drain ("idle": in service), then hangs in every try of
+    the wait (a scheduler that does not answer). Before, the wait's own task timeout fired inside the first try and
+    failed the host at once with Ansible's "Timed out after 65 second(s)" (not retried; failed_when does not apply).
+    Now each try is bounded (timeout(1): the longer of dlbox_drain_check_interval and 10 s; exit 124 is a try that did
+    not say drained), and the wait ends at dlbox_drain_timeout with the rollout's own message, the host untouched and
+    resumed (the rollout drained it)."""
+    work = tmp_path / "w"
+    sched = scheduler(work)
+    seen, tries = work / "checked-once", work / "tries"
+    sched["dlbox_drain_check_command"] = ("echo try >> %s; if [ -e %s ]; then sleep 600; fi; touch %s; echo idle; exit 1"
+                                          % (tries, seen, seen))
+    started = time.time()
+    proc, summary = standin.rollout(work, {"h1": {}}, dict(sched, dlbox_serial=0, dlbox_drain_timeout=3))
+    took = time.time() - started
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 2 and summary, out[-3000:]
+    assert took < 55, took                                  # one bounded try (10 s), not the task's 65 s timeout
+    failure = standin.rows(summary)["h1"]["failure"]
+    assert failure["task"] == "Fail the host, untouched, when it was not drained in time", failure
+    assert failure["message"] == (
+        "h1 was not drained within 3 s (dlbox_drain_check_command on localhost did not answer within 10 s at its last "
+        "try (each try is bounded: the longer of dlbox_drain_check_interval and 10 s), until dlbox_drain_timeout ran "
+        "out); nothing was changed on it, and it is resumed."), failure
+    # the check before the drain, then one try of the wait: its 10 s bound is past the 3 s of dlbox_drain_timeout
+    assert tries.read_text().split() == ["try", "try"], tries.read_text()
+    assert "Timed out after" not in out, out[-3000:]
+    assert not (work / "marker-h1").exists()                             # untouched
+    assert calls(work, "h1") == ["reason", "drain", "resume"] and node(work, "h1") == {"state": "idle"}
+    assert not marker(work, "h1").exists()                               # resumed: the rollout's marker removed
+
+
+def test_a_try_of_the_wait_that_hangs_once_is_retried(tmp_path):
+    """rt50b L4: a try that does not answer within its bound (timeout(1) exits 124) is a try that did not say drained:
+    the wait polls again, and a check that answers "drained" at the next try lets the host's changes run."""
+    work = tmp_path / "w"
+    sched = scheduler(work)
+    tries = work / "tries"
+    sched["dlbox_drain_check_command"] = (
+        "echo try >> {t}; n=$(wc -l < {t}); [ $n -eq 1 ] && {{ echo idle; exit 1; }}; [ $n -eq 2 ] && sleep 600; "
+        "exit 0".format(t=tries))
+    proc, summary = standin.rollout(work, {"h1": {}}, dict(sched, dlbox_serial=0, dlbox_drain_timeout=60))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and summary, out[-3000:]
+    assert tries.read_text().split() == ["try", "try", "try"], tries.read_text()   # before, the hung try, drained
+    assert standin.rows(summary)["h1"]["status"] == "changed" and (work / "marker-h1").exists()
+    assert calls(work, "h1") == ["reason", "drain", "resume"] and node(work, "h1") == {"state": "idle"}
