@@ -467,6 +467,14 @@ def fabric_manager_version(madison_text, package, driver_version):
 
 
 _UNMET = re.compile(r"^\s*(?P<name>\S+)\s*:\s*(?:PreDepends|Depends|Conflicts|Breaks):\s*(?P<what>.+?)\s*$")
+# apt's errors for a package it cannot take at all (apt-pkg's cachefile/algorithms; seen for real in molecule
+# nvidia_driver_repo on Debian 12's apt 2.6: NVIDIA's nvidia-driver-pinning-590 pins nvidia-fabricmanager to 590.*,
+# the repository has 580.95.05 of it: "E: Package 'nvidia-fabricmanager' has no installation candidate")
+_NO_CANDIDATE = (
+    (re.compile(r"^E: Package '(?P<name>[^']+)' has no installation candidate"), "has no installation candidate"),
+    (re.compile(r"^E: Unable to locate package (?P<name>\S+)"), "is in none of the apt sources"),
+    (re.compile(r"^E: Version '(?P<version>[^']+)' for '(?P<name>[^']+)' was not found"), "has no version %(version)s"),
+)
 
 
 def _series(name, branch):
@@ -493,6 +501,10 @@ def check_fabric_manager_simulation(text, package, driver_version, branch, rc=0,
         match = _UNMET.match(line)
         if match and match.group("name") == package:
             unmet.append("%s %s" % (package, line.split(":", 1)[1].strip()))
+        for pattern, words in _NO_CANDIDATE:
+            match = pattern.match(line.strip())
+            if match and match.group("name") == package:
+                unmet.append("%s %s" % (package, words % match.groupdict()))
     if unmet or rc not in (0, None):
         errors = " ".join(line.strip() for line in ((text or "") + "\n" + (stderr or "")).splitlines() if line.startswith("E:"))
         problems.append("apt cannot install it together with the driver: %s%s." % (
@@ -839,8 +851,8 @@ def _judge(out, o, driver, facts, installed):
     fm = out["fabric_manager"]
     if fm is not None and not pending and sim.get("rc") not in (0, None):
         # Fabric Manager was simulated with the driver: say when it is what apt cannot resolve
-        fm_check = check_fabric_manager_simulation(sim.get("stdout") or "", fm["package"], None, branch, rc=sim.get("rc"),
-                                                   stderr=sim.get("stderr") or "")
+        fm_check = check_fabric_manager_simulation(sim.get("stdout") or "", fm["package"], driver.get("version_available"),
+                                                   branch, rc=sim.get("rc"), stderr=sim.get("stderr") or "")
         if any(fm["package"] + " " in p for p in fm_check["problems"]):
             out["fm_check"] = fm_check
             return _fm_refused(out, fm, fm_check, the_set, profile, facts)
@@ -946,6 +958,9 @@ def _without(text, fm):
 
 def _fm_refused(out, fm, fm_check, the_set, profile, facts):
     available = fabric_manager_version(facts.get("madison") or "", fm["package"], "")["available"]
+    if fm_check.get("driver_version") and not any("exactly the driver's version" in p for p in fm_check["problems"]):
+        fm_check = dict(fm_check, problems=list(fm_check["problems"]) + [
+            "It must have exactly the driver's version, %s." % fm_check["driver_version"]])
     return _refused(out, "Fabric Manager (%s) does not resolve to the driver's series on this NVSwitch host: %s%s Without it "
                          "nvidia-fabricmanager.service does not start and the GPUs run no CUDA work. The driver set is %s "
                          "(nvidia_driver_profile=%s); leave nvidia_driver_profile empty for the plan's profile, or ask for "

@@ -244,6 +244,44 @@ def test_repo_fm_at_another_branch_in_the_simulation_is_named_with_the_repositor
     assert "The repositories have 595.71.05, 580.95.05 of it." in out["errors"][0]
 
 
+def test_repo_fm_pinned_away_by_the_branch_pin_is_named_as_fabric_manager_not_as_the_branch():
+    """molecule nvidia_driver_repo (fabric_manager_missing, REAL apt 2.6 on Debian 12 against the FIXTURE repository):
+    nvidia-driver-pinning-590 pins nvidia-fabricmanager to 590.*, the repository has only 580.95.05 of it, and apt's
+    simulation of the driver set with Fabric Manager exits 100 with the stderr below (copied from that run's log). Was:
+    "apt cannot install nvidia-open nvidia-driver-pinning-590 ... Is branch 590 in the repository?" (the branch is
+    there; Fabric Manager is what is missing)."""
+    from test_nvidia_driver_plan import DATA, MADISON, R580, options, repo_plan
+    stderr = ("E: Package 'nvidia-fabricmanager' has no installation candidate\n")
+    facts = {"installed": R580, "simulation": {"rc": 100, "stdout": "", "stderr": stderr}, "madison": MADISON}
+    plan = repo_plan(590)
+    version = plan["stack"]["driver"]["version_available"]  # the FIXTURE data's R590 release (the scenario's: 590.48.01)
+    assert version.startswith("590.")
+    out = ndp.decide(DATA, options(method="nvidia_repo", branch="590", change_branch=True), plan, facts=facts)
+    assert not out["ok"]
+    error = out["errors"][0]
+    assert error.startswith("Fabric Manager (nvidia-fabricmanager) does not resolve"), error
+    assert "nvidia-fabricmanager has no installation candidate" in error, error
+    assert "exactly the driver's version, %s." % version in error and "580.95.05" in error, error
+    assert "Nothing was changed." in error and "Is branch 590 in the repository" not in error, error
+
+
+@pytest.mark.parametrize("line, words", [
+    ("E: Package 'nvidia-fabricmanager' has no installation candidate", "nvidia-fabricmanager has no installation candidate"),
+    ("E: Unable to locate package nvidia-fabricmanager", "nvidia-fabricmanager is in none of the apt sources"),
+    ("E: Version '590.48.01-1' for 'nvidia-fabricmanager' was not found",
+     "nvidia-fabricmanager has no version 590.48.01-1"),
+])
+def test_apts_errors_for_a_package_it_cannot_take_name_fabric_manager(line, words):
+    """apt-get's three errors for a package it cannot take at all (apt-pkg cacheset.cc / algorithms: "has no
+    installation candidate", "Unable to locate package", "Version '...' for '...' was not found"); another
+    package's error is not Fabric Manager's."""
+    got = ndp.check_fabric_manager_simulation("", "nvidia-fabricmanager", "590.48.01", 590, rc=100, stderr=line + "\n")
+    assert not got["ok"] and words in got["problems"][0], got["problems"]
+    other = ndp.check_fabric_manager_simulation("", "nvidia-fabricmanager", "590.48.01", 590, rc=100,
+                                                stderr=line.replace("nvidia-fabricmanager", "nvidia-open") + "\n")
+    assert not any("nvidia-fabricmanager " in p for p in other["problems"]), other["problems"]
+
+
 def test_an_installed_desktop_set_is_kept_unless_the_profile_is_asked_for(data):
     """A datacenter PCIe GPU whose machine already runs Ubuntu's desktop R580 set keeps it (no series switch under it)."""
     from test_nvidia_driver_plan import installed
