@@ -98,7 +98,9 @@ def test_nothing_reads_another_roles_files():
 
 # (including file, role, tasks_from): why it is not a declared entry point yet (other roles' owners, issue 47 left)
 KNOWN_TASKS_FROM = {
-    ("playbooks/edge.yml", "jetpack", "preflight.yml"): "edge runs jetpack's preflight before its power step (edge's area)",
+    ("playbooks/edge.yml", "jetpack", "preflight.yml"):
+        "edge refuses a host that is not a Jetson, an L4T change or a PyTorch source without the wheel before any change "
+        "(the baseline, Docker); the role after it keeps that decision (__jetpack_kept_decision)",
     ("playbooks/edge.yml", "docker", "preflight.yml"): "edge checks the engine's options before the container toolkit",
     ("playbooks/tasks/offline_plan.yml", "docker", "offline_source.yml"):
         "offline asks the role for its repository (rt47 M4: to go through docker's needs())",
@@ -107,7 +109,8 @@ KNOWN_TASKS_FROM = {
 }
 # (reading file, variable): why it reads another role's private variable (to become a public fact)
 KNOWN_PRIVATE = {
-    ("playbooks/edge.yml", "__jetpack_decided"): "edge's summary line (jetpack's decision)",
+    ("playbooks/edge.yml", "__jetpack_decided"): "edge's summary line (jetpack's decision), and edge hands the decision "
+                                                 "jetpack's preflight kept to the role (roles/jetpack/tasks/main.yml)",
     ("playbooks/edge.yml", "__jetpack_power_step"): "edge's summary line (the power mode's pending reboot)",
     ("playbooks/edge.yml", "__jetpack_pytorch"): "edge's summary line (PyTorch's version)",
     ("playbooks/edge.yml", "__jetpack_pytorch_plan"): "edge hands jetpack's PyTorch plan to python_env",
