@@ -11,7 +11,7 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.dlbox.stack.plugins.filter import cudnn
+import retired_filters as cudnn  # pylint: disable=import-error
 
 FROZEN = str(Path(__file__).resolve().parents[2] / "data" / "compat-frozen.yml")
 TOOLKITS = [{"version": "12.6", "path": "/usr/local/cuda-12.6"}]

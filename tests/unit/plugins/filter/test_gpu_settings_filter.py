@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ansible_collections.dlbox.stack.plugins.filter.gpu_settings import gpu_settings_plan
+from retired_filters import gpu_settings_plan  # pylint: disable=import-error
 from ansible_collections.dlbox.stack.plugins.filter.infiniband import infiniband_report
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"

@@ -29,7 +29,7 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.dlbox.stack.plugins.filter.docker import docker_iptables_raw
+from retired_filters import docker_iptables_raw  # pylint: disable=import-error
 from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import _vendor
 from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import docker as role
 

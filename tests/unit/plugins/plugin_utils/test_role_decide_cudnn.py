@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.dlbox.stack.plugins.filter import cudnn as old
+import retired_filters as old  # pylint: disable=import-error
 from ansible_collections.dlbox.stack.plugins.filter.role_decide import role_decide
 from ansible_collections.dlbox.stack.plugins.plugin_utils import role_plan
 from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import cudnn, cuda_repo

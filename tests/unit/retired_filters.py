@@ -1,13 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, dlbox.stack contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The cudnn role's decision is ``dlbox.stack.role_decide('cudnn', ...)`` (plugin_utils/roles/cudnn.py): the selection,
-the resolver's check, the other cuDNN on the linker path (its ``foreign``) and the installed one's problems.
-
-``cudnn_selection`` and ``cudnn_problems`` are no longer public filters (issue 47: one filter reaches every role's
-decision); the functions stay for the tests written against them, and run the same code as the role (module_utils
-``_cudnn``).
-"""
+"""The retired filter functions the parity tests compare the role modules with (rt47c L6: they lived in
+plugins/filter/cudnn.py, docker.py and gpu_settings.py, which exported no filter, kept only for these tests; issue 47
+counts code used only by tests as dead). Their bodies are unchanged: each calls the same code as the role's module,
+so a test that compares the two still fails when the module stops doing what the retired filter's callers got."""
 
 from __future__ import annotations
 
@@ -17,7 +14,12 @@ from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import Laz
 
 _cudnn = LazyModule("module_utils._cudnn")
 _compat_data = LazyModule("plugin_utils.compat_data")
+_docker = LazyModule("plugin_utils.roles.docker")
+_vendor = LazyModule("plugin_utils.roles._vendor")
+_gpu_settings_role = LazyModule("plugin_utils.roles.gpu_settings")
 
+
+# from plugins/filter/cudnn.py
 
 def cudnn_selection(toolkits, version, cuda_major="", plan_cuda="", method="nvidia_repo", arch="x86_64",
                     install_root="/opt/cudnn", version_from="cudnn_version", data_path=None):
@@ -44,8 +46,25 @@ def cudnn_problems(facts, selection, stage="verify"):
     return _cudnn.check_install(facts, selection)
 
 
-class FilterModule(object):
-    """No public filter: see dlbox.stack.role_decide."""
+# from plugins/filter/docker.py
 
-    def filters(self):
-        return {}
+def docker_iptables_raw(probe, installed="", pinned="", workaround=True, data_path=None):
+    """Nothing, the DOCKER_INSECURE_NO_IPTABLES_RAW drop-in, or a refusal (see plugin_utils.roles.docker)."""
+    if probe is not None and not isinstance(probe, str):
+        raise AnsibleFilterError("docker_iptables_raw: expected the probe's output as text")
+    if not isinstance(workaround, bool):
+        raise AnsibleFilterError("docker_iptables_raw: workaround (docker_iptables_raw_workaround) must be a boolean")
+    try:
+        data = _docker.iptables_raw_data(data_path)
+    except _vendor.VendorDataError as exc:
+        raise AnsibleFilterError(str(exc)) from exc
+    return _docker.iptables_raw_plan(probe or "", installed=str(installed or ""), pinned=str(pinned or ""),
+                                     workaround=workaround, data=data)
+
+
+# from plugins/filter/gpu_settings.py
+
+def gpu_settings_plan(smi_text, request, mig_config=None, mig_selected="", mig_parted=None):
+    """``nvidia-smi -q -x`` (or ``-q``) and the role's variables -> the plan (roles.gpu_settings.settings_plan)."""
+    return _gpu_settings_role.settings_plan(smi_text or "", dict(request or {}), mig_config=mig_config, mig_selected=mig_selected,
+                               mig_parted=mig_parted)
