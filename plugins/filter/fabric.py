@@ -10,6 +10,7 @@ from __future__ import annotations
 from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import LazyModule
 
 fs = LazyModule("plugin_utils.fabric_state")
+_driver = LazyModule("plugin_utils.roles.nvidia_driver")
 imex = LazyModule("plugin_utils.imex_ctl")
 
 
@@ -20,13 +21,11 @@ def fabric_state(smi_text, service_state, smi_rc=0, service="nvidia-fabricmanage
 
 def fabric_not_ready_hint(result, timeout_s, fabric=None, installed=None, driver_version=None, missing_modules=None,
                           logs="", service="nvidia-fabricmanager", fm_package=None):
-    """``fabric_state``'s answer at the end of the wait -> the message naming the causes found and what to check.
-    ``fm_package``: the plan's Fabric Manager package (``nvidia-fabricmanager-580`` from Ubuntu's archive), else
-    ``nvidia-fabricmanager``."""
-    if isinstance(logs, (list, tuple)):
-        logs = "\n".join(str(line) for line in logs)
-    return fs.not_ready_hint(result or {}, timeout_s, fabric or None, dict(installed or {}), driver_version or None,
-                             list(missing_modules or []), logs or "", service, fm_package or "nvidia-fabricmanager")
+    """Deprecated (meta/runtime.yml, until 1.0.0): ``'nvidia_driver' | dlbox.stack.role_module('fabric_not_ready_hint',
+    result=..., timeout_s=..., ...)``, which this calls."""
+    return _driver.fabric_not_ready_hint(result=result, timeout_s=timeout_s, fabric=fabric, installed=installed,
+                                         driver_version=driver_version, missing_modules=missing_modules, logs=logs,
+                                         service=service, fm_package=fm_package)
 
 
 def imex_state(query_text, domain_text="", service_state="active", driver_version=None, service="nvidia-imex"):

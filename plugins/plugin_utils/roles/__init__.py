@@ -51,7 +51,7 @@ ROLES = {
     "nvidia_container_toolkit": ("options", "vendor", "decide", "needs"),
     "nvidia_driver": _DECIDES + ("module_check", "hold_changes", "kept_holds", "kernel_without_module", "unattended",
                                  "boot_without_module", "update_plan", "rollback_request", "rollback_hint", "persistence",
-                                 "failure_logs", "install_failure"),
+                                 "failure_logs", "install_failure", "fabric_not_ready_hint"),
     "package_cache": _DECIDES + ("client_apt",),
     "python_env": _DECIDES + ("lock", "check_lines", "wheels"),
 }

@@ -26,7 +26,9 @@
   ``kernel_without_module(simulation, installed)``, ``unattended(simulation, policy, config, ...)``,
   ``boot_without_module(kernel_packages, boot, signing, new_version, simulation, running)``, ``update_plan(decision,
   installed, simulation, apps, force, check_mode)``, ``rollback_request(records, ...)``, ``rollback_hint(records, ...)``,
-  ``persistence(unit_text, ...)``, ``failure_logs(result)``, ``install_failure(result, tails)``.
+  ``persistence(unit_text, ...)``, ``failure_logs(result)``, ``install_failure(result, tails)``,
+  ``fabric_not_ready_hint(result, timeout_s, fabric, installed, driver_version, missing_modules, logs, service,
+  fm_package)`` (the deprecated filter ``dlbox.stack.fabric_not_ready_hint`` calls it).
 - ``needs(decision)``: {"apt": the names the driver's apt transaction installs (before apt's verdict: the package set,
   Fabric Manager and the NVLink companions by name), "repositories": ["cuda"] with NVIDIA's repository}; nothing for a
   refused decision or a host that gets no driver.
@@ -39,6 +41,7 @@ import json
 import posixpath
 
 from ansible_collections.dlbox.stack.plugins.module_utils import kernel as ku
+from ansible_collections.dlbox.stack.plugins.plugin_utils import fabric_state as fs
 from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_holds as nh
 from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_kernel as nk
 from ansible_collections.dlbox.stack.plugins.plugin_utils import nvidia_driver_plan as ndp
@@ -327,3 +330,15 @@ def install_failure(result, tails=None):
     make.log (``tails``: the registered loop results of ``tail`` on them), and ``dpkg --configure -a`` where dpkg left
     packages unconfigured."""
     return nk.install_failure(result if isinstance(result, dict) else {}, list(tails or []))
+
+
+def fabric_not_ready_hint(result, timeout_s, fabric=None, installed=None, driver_version=None, missing_modules=None,
+                          logs="", service="nvidia-fabricmanager", fm_package=None):
+    """``fabric_state``'s answer at the end of the wait (``result``) -> the message naming the causes found and what
+    to check (:func:`fabric_state.not_ready_hint`). ``fabric``: the decision's ``fabric``; ``installed``: the
+    decision's ``after.fabric_versions``; ``logs``: the journal's (and NVLSM's) lines; ``fm_package``: the plan's
+    Fabric Manager package (``nvidia-fabricmanager-580`` from Ubuntu's archive), else ``nvidia-fabricmanager``."""
+    if isinstance(logs, (list, tuple)):
+        logs = "\n".join(str(line) for line in logs)
+    return fs.not_ready_hint(result or {}, timeout_s, fabric or None, dict(installed or {}), driver_version or None,
+                             list(missing_modules or []), logs or "", service, fm_package or "nvidia-fabricmanager")

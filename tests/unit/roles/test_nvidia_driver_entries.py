@@ -47,6 +47,8 @@ OLD = {"hold_changes": ("nvidia_driver_holds", "wanted"), "kernel_without_module
        "rollback_hint": ("nvidia_driver_update", "records"), "kept_holds": ("nvidia_driver_update", "held"),
        "persistence": ("nvidia_driver_kernel", "unit_text"), "failure_logs": ("nvidia_driver_kernel", "result"),
        "install_failure": ("nvidia_driver_kernel", "result")}
+# entry -> the deprecated filter's input (the filter still exists and calls the entry: test_nvidia_driver_fabric_hint_entry)
+DEPRECATED = {"fabric_not_ready_hint": "result"}
 
 
 # --- every call site against its entry's signature ---------------------------------------------------------------
@@ -86,15 +88,18 @@ def _task_files():
 
 def test_every_call_names_a_declared_entry_with_keywords_its_signature_takes():
     sites = [s for s in call_sites(_task_files()) if s[1] not in ("decide", "module_check")]
-    assert len(sites) == 18, sites  # install 6, kernel 2, update 3, rollback 1, rollback_request 3, hint, keep, persistence
+    # install 6, kernel 2, update 3, rollback 1, rollback_request 3, hint, keep, persistence; fabric_wait and
+    # fabric_blackwell_start's fabric_not_ready_hint (rt47c M3)
+    assert len(sites) == 20, sites
+    assert [s[0] for s in sites if s[1] == "fabric_not_ready_hint"] == ["fabric_blackwell_start.yml", "fabric_wait.yml"]
     for name, entry, positional, keywords in sites:
         where = "%s: role_module(%r, %s)" % (name, entry, ", ".join(keywords))
         assert entry in roles.ROLES["nvidia_driver"] and entry in roles.entries("nvidia_driver"), where
         assert positional == 0, where  # role_module passes keywords only
         signature = inspect.signature(getattr(module, entry))
         signature.bind(**dict.fromkeys(keywords))  # TypeError: a keyword the entry does not take, or a required one missing
-        assert OLD[entry][1] in keywords, where  # the old filter's input is given
-    assert {s[1] for s in sites} == set(OLD)  # every entry is used by the role
+        assert (OLD[entry][1] if entry in OLD else DEPRECATED[entry]) in keywords, where  # the old filter's input is given
+    assert {s[1] for s in sites} == set(OLD) | set(DEPRECATED)  # every entry is used by the role
 
 
 def test_the_check_names_a_misspelt_keyword(tmp_path):
