@@ -45,8 +45,8 @@ def preflight_then_role(root=ROOT):
     out = []
     for path in sorted((root / "playbooks").rglob("*.yml")):
         found = _includes(yaml.safe_load(path.read_text(encoding="utf-8")), [])
-        for role in sorted({r for r, tasks_from, _ in found if tasks_from == "preflight.yml"}):
-            if any(r == role and tasks_from is None for r, tasks_from, _ in found):
+        for role in sorted({f[0] for f in found if f[1] == "preflight.yml"}):
+            if any(f[0] == role and f[1] is None for f in found):
                 out.append((str(path.relative_to(root)), role,
                             [v for r, tasks_from, v in found if r == role and tasks_from in ("preflight.yml", None)]))
     return out
@@ -54,7 +54,7 @@ def preflight_then_role(root=ROOT):
 
 def test_every_preflight_then_role_hands_over_the_kept_decision():
     found = preflight_then_role()
-    assert {(where, role) for where, role, _ in found} >= {("playbooks/edge.yml", "jetpack"), ("playbooks/edge.yml", "docker")}
+    assert {f[:2] for f in found} >= {("playbooks/edge.yml", "jetpack"), ("playbooks/edge.yml", "docker")}
     problems = ["%s: %s's include %d has no __%s_kept_decision: '{{ __%s_decision | default(none) }}'"
                 % (where, role, i, role, role) for where, role, kept in found for i, v in enumerate(kept)
                 if not re.fullmatch(r"\{\{ __%s_(decision|decided) \| default\(none\) \}\}" % role,
@@ -91,7 +91,7 @@ def _run(tmp_path, kept):
     steps = [t for t in main if "preflight" in t["name"].lower() or "decision" in t["name"]
              or "preflight.yml" in str(t.get("ansible.builtin.include_tasks"))]
     assert [t["name"] for t in steps] == ["Check the host, the plan and the variables before changing anything",
-                                         "Keep the decision this run's preflight took (handed over, not taken again)"]
+                                          "Keep the decision this run's preflight took (handed over, not taken again)"]
     steps[0]["ansible.builtin.include_tasks"]["file"] = str(ROLE / "tasks" / "preflight.yml")
     handed = {"__jetpack_kept_decision": KEPT} if kept else {}
     tasks = [{"name": "edge: the jetpack role's preflight", "ansible.builtin.include_tasks": str(ROLE / "tasks" / "preflight.yml"),
