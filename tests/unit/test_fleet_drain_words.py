@@ -1,0 +1,73 @@
+"""The drain check's words before the drain (issue 50, fourth red team rt50d H1): fail closed.
+
+Real ansible-playbook over the local connection against the stand-in scenario (tests/integration/rollout_standin/
+rollout.yml) with the FIXTURE scheduler tests/fixtures/fake_scheduler/fake-slurm (NOT Slurm; Slurm's documented node
+states, sinfo(1) NODE STATE CODES: FAILING "The node is currently executing a job, but is expected to fail soon and is
+unavailable for use per system administrator request"; a Reason for every DOWN, DRAIN, FAIL an admin sets, scontrol(1)).
+
+Before (rt50d H1, runs a1 and h1): any word on exit 1 that was not an in-service state counted as an admin's drain:
+a node whose jobs still ran (Slurm's FAILING, a check worded "not drained yet: allocated", another scheduler's word
+such as PBS's job-busy, pbsnodes(8B) node states) was changed with no drain and no wait, and its row said "left
+drained". Now failing goes with draining (an admin's, skipped at once), and any other word fails the host untouched,
+before any drain, naming the word and dlbox_drain_check_command. With dlbox_drain_reason_command, a node out of service
+without a reason ("none": Slurm never leaves an admin's DOWN, DRAIN or FAIL without one) is not taken for an admin's.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import test_fleet_drain_owner as owner  # noqa: E402  pylint: disable=wrong-import-position,import-error
+import test_fleet_lost_hosts as standin  # noqa: E402  pylint: disable=wrong-import-position,import-error
+
+
+def test_unknown_words_fail_untouched_and_failing_is_skipped(tmp_path):
+    """One batch (budget 100): f1 an admin's FAIL on a busy node, a1 a check worded otherwise, p1 and p2 PBS's
+    job-busy (with and without the reason command), d1 DOWN without a reason, h1 an idle node (drained, changed)."""
+    work = tmp_path / "w"
+    sched = owner.scheduler(work)
+    check, reason = sched.pop("dlbox_drain_check_command"), sched.pop("dlbox_drain_reason_command")
+    owner.seed(work, "f1", state="failing", job_ends=None, reason="Xid 79 let jobs finish")
+    owner.seed(work, "d1", state="down", job_ends=None)
+    hosts = {name: {"dlbox_drain_check_command": check, "dlbox_drain_reason_command": reason}
+             for name in ("f1", "a1", "p1", "p2", "d1", "h1")}
+    hosts["a1"]["dlbox_drain_check_command"] = "echo 'not drained yet: allocated'; exit 1"
+    hosts["p1"]["dlbox_drain_check_command"] = "echo job-busy; exit 1"
+    hosts["p2"] = {"dlbox_drain_check_command": "echo job-busy; exit 1", "dlbox_drain_reason_command": ""}
+    proc, summary = standin.rollout(work, hosts, dict(sched, dlbox_serial=0, dlbox_max_fail_percentage=100))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 2 and summary, out[-3000:]
+    rows = standin.rows(summary)
+    # f1: the admin's, its jobs still running: skipped at once, as the admin left it, counted for nothing
+    assert owner.calls(work, "f1") == ["drained", "reason"], owner.calls(work, "f1")
+    assert owner.node(work, "f1") == {"state": "failing", "job_ends": None, "reason": "Xid 79 let jobs finish"}
+    assert rows["f1"]["status"] == "not run" and rows["f1"]["failure"] is None, rows["f1"]
+    assert rows["f1"]["reason"].startswith(
+        "skipped: an admin is failing it (failing already, its jobs still running, the scheduler's reason \"Xid 79 let "
+        "jobs finish\" (not the rollout's \"dlbox rollout\")): it is left as it was"), rows["f1"]
+    # a1, p1, p2: a word the rollout does not know: failed untouched, not drained, the word and the variable named
+    for name, word in (("a1", "not drained yet: allocated"), ("p1", "job-busy"), ("p2", "job-busy")):
+        row = rows[name]
+        assert row["status"] == "failed", row
+        message = row["failure"]["message"]
+        assert message.startswith(
+            "%s was not drained, and nothing was changed on it: the drain check printed \"%s\", which is no node state "
+            "the rollout knows (dlbox_drain_check_command on localhost, dlbox_scheduler_host, exited 1: \"%s\"). The "
+            "check must exit 0 when the node is drained" % (name, word, word)), message
+        assert "drain" not in owner.calls(work, name) and "resume" not in owner.calls(work, name), owner.calls(work, name)
+    # d1: out of service with no reason: not the admin's, not the rollout's: failed untouched, as it was
+    assert owner.calls(work, "d1") == ["drained", "reason"], owner.calls(work, "d1")
+    assert owner.node(work, "d1") == {"state": "down", "job_ends": None}
+    message = rows["d1"]["failure"]["message"]
+    assert message.startswith(
+        "d1 was not drained, and nothing was changed on it: the scheduler says it is out of service (out of service "
+        "already (state down), the scheduler's reason \"\" (not the rollout's \"dlbox rollout\")) but gives no reason for "
+        "it (dlbox_drain_reason_command printed none)"), message
+    for name in ("f1", "a1", "p1", "p2", "d1"):
+        assert not (work / ("marker-" + name)).exists() and not owner.marker(work, name).exists(), name
+    # h1, in service: drained, changed, resumed, as before
+    assert rows["h1"]["status"] == "changed" and owner.calls(work, "h1")[-1] == "resume", owner.calls(work, "h1")
+    assert summary["counts"]["failed"] == 4 and summary["counts"]["left_drained"] == 0, summary["counts"]
+    assert "left drained:" not in (work / "reports" / "rollout" / "summary.md").read_text()
