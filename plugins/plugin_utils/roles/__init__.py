@@ -38,7 +38,7 @@ _DECIDES = ("options", "decide", "needs")
 
 # The one registry: every role with a module in this package, and the entry points its module declares.
 ROLES = {
-    "common": ("options", "needs"),
+    "common": ("options", "needs", "proxy"),
     "cuda_repo": ("options", "vendor", "needs"),
     "cuda": _DECIDES + ("held_packages", "distro_minimum"),
     "cudnn": ("options", "vendor", "decide", "needs"),
