@@ -145,7 +145,8 @@ def test_a_node_an_admin_set_down_or_failed_is_neither_drained_nor_resumed_nor_w
             assert node(work, name) == {"state": st, "job_ends": None, "reason": why}     # as the admin left it
             row = standin.rows(summary)[name]
             assert row["status"] == "changed" and row["reason"].startswith(
-                "left drained: an admin had drained it before the rollout (out of service already (state %s)" % st), row
+                "left drained: an admin had taken it out of service before the rollout (out of service already (state %s)"
+                % st), row
         assert calls(work, "h3")[-1] == "resume" and node(work, "h3") == {"state": "idle"}
         assert summary["counts"]["left_drained"] == 2 and summary["batches"][0]["left_drained"] == [], summary
 
@@ -285,15 +286,19 @@ def test_a_run_stopped_during_a_batch_says_so_and_that_its_hosts_may_be_left_dra
 
 def test_a_hung_check_before_the_drain_is_bounded_as_in_the_scenarios(tmp_path):
     """rt50b L4, s5.py t1: the stand-in had no block timeout (install_stack.yml gives one, dlbox_task_timeout), so a
-    check command that hangs before the drain hung the run. Now the host fails there, untouched and not drained."""
+    check command that hangs before the drain hung the run. Now the host fails there, untouched and not drained; since
+    rt50d M3 by timeout(1) at the check's own bound (10 s) with the rollout's words, not Ansible's "Timed out after 3
+    second(s)" (dlbox_task_timeout) that named neither the check nor the scheduler host."""
     work = tmp_path / "w"
     extra = dict(scheduler(work), dlbox_drain_check_command="sleep 600", dlbox_task_timeout=3, dlbox_serial=0)
     started = time.time()
     proc, summary = standin.rollout(work, {"h1": {}}, extra)
     assert proc.returncode != 0 and summary and time.time() - started < 240, (proc.stdout + proc.stderr)[-3000:]
     failure = standin.rows(summary)["h1"]["failure"]
-    assert failure["task"].startswith("Check whether the host is drained already"), failure
-    assert "Timed out after 3 second" in failure["message"], failure
+    assert failure["task"] == "Fail the host, untouched and not drained, when the drain check cannot say (exit 2 or more)"
+    assert failure["message"].startswith("h1 could not be checked: the scheduler did not answer (dlbox_drain_check_command "
+                                         "on localhost did not answer within 10 s (exit 124;"), failure
+    assert "Timed out after" not in failure["message"] and "dlbox_scheduler_host localhost" in failure["message"], failure
     assert calls(work, "h1") == [] and not (work / "marker-h1").exists() and not marker(work, "h1").exists()
 
 
