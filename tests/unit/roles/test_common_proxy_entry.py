@@ -283,7 +283,7 @@ def test_the_entry_decides_the_rules_the_yaml_did():
     cleared = _proxy(before=written)
     assert cleared["configured"] == {"http": HTTP, "https": HTTPS, "no_proxy": "localhost,.lab"}
     assert cleared["environment_clear"] == {"http_proxy": HTTP, "HTTP_PROXY": HTTP, "https_proxy": HTTPS,
-                                               "HTTPS_PROXY": HTTPS, "no_proxy": "localhost,.lab", "NO_PROXY": "localhost,.lab"}
+                                            "HTTPS_PROXY": HTTPS, "no_proxy": "localhost,.lab", "NO_PROXY": "localhost,.lab"}
     assert cleared["pip_proxy_clear"] == HTTPS and cleared["apt_file"] == "remove"
     # https cleared, http kept: https's lines go, no_proxy stays, pip's proxy is http's (written over, not cleared)
     half = _proxy(http_proxy=HTTP, before=written)
