@@ -466,13 +466,15 @@ def _batch_stats(batch, index, alive, hostvars, budget, done_ok, missed=False):
         elif str(hv.get("dlbox_rollout_left_drained") or "").strip() and not hv.get("dlbox_rollout_admin_drain"):
             left.append(host)
     bad = len(failed) + len(unreachable) + len(dropped)
-    candidates = len(batch) - len(refused)
     percent = 100.0 * (bad + len(left)) / len(batch)
     over = percent > budget
-    # Ansible's own rule (playbook_executor): a batch that has no host left at its end (every one failed or was lost
-    # in it) ends the run, whatever max_fail_percentage says. A batch counted late (``missed``: none of its hosts got to
-    # its end, yet Ansible went on, as where its hosts were lost in an earlier play) stops the rollout only over budget.
-    whole = not missed and candidates > 0 and bad == candidates
+    # Ansible's own rule (playbook_executor.py: the hosts failed or unreachable in this batch, less those before it,
+    # equal to ``len(batch)``) ends the run whatever max_fail_percentage says: only where EVERY host of the batch failed
+    # or was lost in it. A host refused by its plan failed in an earlier play, so a batch with one never ends the run
+    # by this rule (rt50d M1: [refused, failed] under budget 100 goes on, as Ansible does; the budget decides). A
+    # batch counted late (``missed``: none of its hosts got to its end, yet Ansible went on, as where its hosts were
+    # lost in an earlier play) stops the rollout only over budget.
+    whole = not missed and len(batch) > 0 and bad == len(batch)
     message = None
     if over or whole:
         what = "%d of the %d hosts of batch %d (%s) failed or were unreachable" % (
@@ -497,9 +499,10 @@ def batch_verdict(play_hosts, alive, hostvars, serial, budget, counted=None):
     rollout stops.
 
     It stops when failed + unreachable hosts are more than ``budget`` percent of the batch (Ansible's rule, over
-    ``len(batch)``, with the unreachable counted too), or when every host of the batch that the plan did not refuse
-    failed or is unreachable (Ansible's own rule: playbook_executor ends the run when no host of a batch is left,
-    whatever max_fail_percentage says; a batch counted late, whose hosts Ansible had dropped before, only over budget).
+    ``len(batch)``, with the unreachable counted too), or when every host of the batch failed or is unreachable in it
+    (Ansible's own rule: playbook_executor ends the run when the batch's new failures are the whole batch, whatever
+    max_fail_percentage says; a host refused by its plan failed in an earlier play and is not one of them; a batch
+    counted late, whose hosts Ansible had dropped before, only over budget).
 
     ``counted``: the indices of this play's batches counted before. An earlier batch that was not (every host it had
     left was lost, so none got to its end; Ansible goes on when some of its hosts had failed in an earlier play) is

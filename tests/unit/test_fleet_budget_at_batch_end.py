@@ -122,3 +122,23 @@ def test_a_host_refused_in_the_play_after_the_stop_does_not_count_its_batch_agai
         assert rows[host]["reason"] == "the rollout stopped before its batch: " + summary["stopped"], rows[host]
     assert standin.marked(work) == ["e2"], standin.marked(work)     # the stand-in stack ran on e2 alone (then failed)
     assert "Ansible dropped the host" not in out, out[-3000:]
+
+
+def test_a_refused_host_beside_a_failed_one_under_budget_100_goes_on_as_ansible_does(tmp_path):
+    """rt50d M1, its run e2: serial [1, 2], budget 100, batch 2 = [p1 refused by its plan, x1 failed]. Ansible ends a
+    run only where the batch's own failures are the whole batch (playbook_executor: p1 failed in the plan's play before
+    it), and rt50d's plain-Ansible run of that shape went on. Before, the rollout stopped after batch 2 saying "no host
+    of the batch was left (Ansible ends the run ...)", h2 and h3 "not run". Now it goes on: the budget says so."""
+    work = tmp_path / "w"
+    hosts = {"h1": {}, "p1": {"test_plan": {"ok": False, "errors": ["FIXTURE refused"]}}, "x1": {"test_fail": True},
+             "h2": {}, "h3": {}}
+    proc, summary = standin.rollout(work, hosts, {"dlbox_serial": [1, 2], "dlbox_max_fail_percentage": 100})
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 2 and summary and "Traceback" not in out, out[-3000:]
+    assert summary["stopped"] is None, summary["stopped"]
+    assert [(b["hosts"], b["failed"], b["refused"], b["stop"]) for b in summary["batches"]] == [
+        (["h1"], [], [], False), (["p1", "x1"], ["x1"], ["p1"], False), (["h2", "h3"], [], [], False)], summary["batches"]
+    rows = standin.rows(summary)
+    assert {h: r["status"] for h, r in rows.items()} == {
+        "h1": "changed", "p1": "refused", "x1": "failed", "h2": "changed", "h3": "changed"}, rows
+    assert standin.marked(work) == ["h1", "h2", "h3", "x1"], standin.marked(work)

@@ -324,6 +324,27 @@ def test_a_batch_whose_hosts_all_fail_stops_whatever_the_budget_and_plan_refusal
     assert out["refused"] == ["b"] and out["failed"] == [] and out["unreachable"] == [] and not out["stop"]
 
 
+def test_a_refused_host_beside_a_failed_one_goes_on_under_budget_100_as_ansible_does():
+    """rt50d M1, e2: serial [1, 2], budget 100, batch 2 = [p1 refused by its plan, x1 failed]. Ansible ends a run only
+    where the batch's NEW failures are the whole batch (playbook_executor.py: failed_hosts_count == len(batch)); p1
+    failed in the plan's play before, so Ansible goes on (rt50d's plain-Ansible run of that shape ran the next batch).
+    Before, the rollout stopped here, "no host of the batch was left (Ansible ends the run ...)": a claim Ansible did
+    not make, with h2 and h3 "not run"."""
+    hosts = ("h1", "p1", "x1", "h2", "h3")
+    hostvars = {"p1": {"dlbox_plan": {"ok": False, "errors": ["x"]}}, "x1": {"dlbox_failure": {"task": "t", "message": "m"}}}
+    out = verdict(["x1"], hostvars, serial=[1, 2], budget=100, hosts=hosts)
+    assert out["index"] == 2 and out["refused"] == ["p1"] and out["failed"] == ["x1"], out
+    assert out["percent"] == 50.0 and out["stop"] is False and out["message"] is None, out
+    assert out["later"] == ["h2", "h3"]
+    # the budget still decides: 1 failed of 2 is over 49 %
+    out = verdict(["x1"], hostvars, serial=[1, 2], budget=49, hosts=hosts)
+    assert out["stop"] and "50%, more than the failure budget dlbox_max_fail_percentage=49%" in out["message"], out
+    # and a batch whose every host failed in it ends the run whatever the budget, as before
+    hostvars["p1"] = {"dlbox_failure": {"task": "t", "message": "m"}}
+    out = verdict(["x1"], hostvars, serial=[1, 2], budget=100, hosts=hosts)
+    assert out["stop"] and "no host of the batch was left" in out["message"], out
+
+
 def test_a_batch_verdict_needs_a_host_of_the_play():
     with pytest.raises(AnsibleFilterError, match="none of the batch's hosts"):
         flt.rollout_batch({}, ["a"], ["z"], 1, 0)
