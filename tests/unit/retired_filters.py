@@ -66,5 +66,5 @@ def docker_iptables_raw(probe, installed="", pinned="", workaround=True, data_pa
 
 def gpu_settings_plan(smi_text, request, mig_config=None, mig_selected="", mig_parted=None):
     """``nvidia-smi -q -x`` (or ``-q``) and the role's variables -> the plan (roles.gpu_settings.settings_plan)."""
-    return _gpu_settings_role.settings_plan(smi_text or "", dict(request or {}), mig_config=mig_config, mig_selected=mig_selected,
-                               mig_parted=mig_parted)
+    return _gpu_settings_role.settings_plan(smi_text or "", dict(request or {}), mig_config=mig_config,
+                                            mig_selected=mig_selected, mig_parted=mig_parted)
