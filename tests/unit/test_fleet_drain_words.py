@@ -15,7 +15,9 @@ without a reason ("none": Slurm never leaves an admin's DOWN, DRAIN or FAIL with
 
 from __future__ import annotations
 
+import json
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -71,3 +73,55 @@ def test_unknown_words_fail_untouched_and_failing_is_skipped(tmp_path):
     assert rows["h1"]["status"] == "changed" and owner.calls(work, "h1")[-1] == "resume", owner.calls(work, "h1")
     assert summary["counts"]["failed"] == 4 and summary["counts"]["left_drained"] == 0, summary["counts"]
     assert "left drained:" not in (work / "reports" / "rollout" / "summary.md").read_text()
+
+
+def test_compound_states_and_a_quiet_check_do_not_hide_an_admins_drain(tmp_path):
+    """rt50e M1, runs k1 and q1. Slurm's compound form (`scontrol show node` State=, `sinfo -O StateComplete`: base
+    state and flags joined by "+", src/common/slurm_protocol_defs.c node_state_string_complete; the FIXTURE prints it
+    with FAKE_SLURM_COMPLETE): k1/k2 MIXED+DRAIN (upper, lower) an admin's drain under way, skipped at once; d1
+    IDLE+DRAIN an admin's drained node, left alone (not drained again, not resumed); h1 IDLE, in service: drained, waited
+    for (MIXED+DRAIN while its job runs), resumed. q1: a quiet check (prints nothing on exit 1) on an admin's draining
+    node: its Reason (not the rollout's) makes it the admin's, skipped at once; q2 the same check on an idle node (Reason
+    none): drained and resumed. Before: k1, k2 and q1 were drained again over the admin's Reason and resumed."""
+    work = tmp_path / "w"
+    sched = owner.scheduler(work, jobs="2")
+    check = sched.pop("dlbox_drain_check_command")
+    ends = time.time() + 600
+    for name in ("k1", "k2", "q1"):
+        owner.seed(work, name, state="draining", job_ends=ends, reason="Xid 79 GPU fallen off the bus")
+    owner.seed(work, "d1", state="drained", job_ends=None, reason="RMA 4711")
+    hosts = {"k1": {"dlbox_drain_check_command": "FAKE_SLURM_COMPLETE=upper " + check},
+             "k2": {"dlbox_drain_check_command": "FAKE_SLURM_COMPLETE=lower " + check},
+             # a check that prints the state, drained or not (`scontrol show node` State=), exit 1 but on "drained"
+             "d1": {"dlbox_drain_check_command": "FAKE_SLURM_COMPLETE=upper " + check.replace(" drained ", " state ")
+                                                 + "; exit 1"},
+             "h1": {"dlbox_drain_check_command": "FAKE_SLURM_COMPLETE=upper " + check},
+             "q1": {"dlbox_drain_check_command": check + " >/dev/null"},
+             "q2": {"dlbox_drain_check_command": check + " >/dev/null"}}
+    proc, summary = standin.rollout(work, hosts, dict(sched, dlbox_serial=0, dlbox_max_fail_percentage=0))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and summary, out[-3000:]
+    rows = standin.rows(summary)
+    for name, said in (("k1", 'draining already, its jobs still running (the check printed "mixed+drain")'),
+                       ("k2", 'draining already, its jobs still running (the check printed "mixed+drain")'),
+                       ("q1", "the check printed nothing but the node has a reason on the scheduler, its jobs may "
+                              "still be running")):
+        assert owner.calls(work, name) == ["drained", "reason"], (name, owner.calls(work, name))
+        assert owner.node(work, name) == {"state": "draining", "job_ends": ends,
+                                          "reason": "Xid 79 GPU fallen off the bus"}, name
+        assert rows[name]["status"] == "not run" and rows[name]["failure"] is None, rows[name]
+        assert rows[name]["reason"].startswith(
+            "skipped: an admin is draining it (%s, the scheduler's reason \"Xid 79 GPU fallen off the bus\" (not the "
+            "rollout's \"dlbox rollout\")): it is left as it was" % said), rows[name]
+        assert not (work / ("marker-" + name)).exists() and not owner.marker(work, name).exists(), name
+    # d1: the admin's drained node: its Reason kept, no drain, no resume
+    assert "drain" not in owner.calls(work, "d1") and "resume" not in owner.calls(work, "d1"), owner.calls(work, "d1")
+    assert owner.node(work, "d1") == {"state": "drained", "job_ends": None, "reason": "RMA 4711"}
+    assert owner.calls(work, "d1") == ["state", "reason"], owner.calls(work, "d1")
+    assert "out of service already (state drained)" in json.dumps(rows["d1"]), rows["d1"]
+    # h1, q2: in service: drained, waited for, changed, resumed
+    for name in ("h1", "q2"):
+        assert rows[name]["status"] == "changed", rows[name]
+        assert "drain" in owner.calls(work, name) and owner.calls(work, name)[-1] == "resume", owner.calls(work, name)
+        assert owner.node(work, name) == {"state": "idle"}, name
+    assert summary["stopped"] is None and summary["counts"]["failed"] == 0, summary["counts"]
