@@ -125,12 +125,15 @@ def test_timeout_missing_on_the_scheduler_host_is_named_with_the_modules_message
 def test_timeout_gone_during_the_wait_quotes_the_modules_message(tmp_path):
     """rt50d M2, c1, in the wait: timeout(1) runs the check before the drain, then is gone (a wrapper that removes itself
     from the scheduler host's PATH). Before, "exited 2" with no reason; now the module's message is quoted and the
-    rollout says timeout(1) could not run the check; the host is resumed (the rollout drained it)."""
+    rollout says timeout(1) could not run the check; the resume, bounded by timeout(1) too (rt50e L1), cannot run
+    either: the host stays drained, and its row says so."""
     work = tmp_path / "w"
     farm = path_without_timeout(work)
     gone = work / "bin-once"
     gone.mkdir()
-    (gone / "timeout").write_text('#!/bin/sh\nrm -f "$0"\nexec /usr/bin/timeout "$@"\n')
+    # the check before the drain, the reason and the drain command run under timeout(1) (rt50e L1): gone at the third
+    (gone / "timeout").write_text('#!/bin/sh\necho x >> "$0.n"; [ "$(wc -l < "$0.n")" -ge 3 ] && rm -f "$0"\n'
+                                  'exec /usr/bin/timeout "$@"\n')
     (gone / "timeout").chmod(0o755)
     sched = dict(owner.scheduler(work), dlbox_drain_check_command="echo idle; exit 1")
     proc, summary = rollout_with_path(work, {"h1": {}}, dict(sched, dlbox_serial=0, dlbox_drain_timeout=30),
@@ -138,10 +141,12 @@ def test_timeout_gone_during_the_wait_quotes_the_modules_message(tmp_path):
     out = proc.stdout + proc.stderr
     assert proc.returncode == 2 and summary, out[-3000:]
     message = standin.rows(summary)["h1"]["failure"]["message"]
+    # the resume runs under timeout(1) too (rt50e L1): with timeout(1) gone it cannot run, and the host stays drained
     assert message == ("h1 could not be checked: timeout(1) could not run the check (dlbox_drain_check_command on "
                        "localhost could not be started: Error executing command. (errno 2: No such file or directory)); "
-                       "nothing was changed on it, and it is resumed."), message
-    assert owner.calls(work, "h1") == ["reason", "drain", "resume"] and owner.node(work, "h1") == {"state": "idle"}
+                       "nothing was changed on it. It was not resumed: The resume command (dlbox_resume_command) failed "
+                       "on localhost (dlbox_scheduler_host) for h1: exit 2: Error executing command.; it stays drained."), message
+    assert owner.calls(work, "h1") == ["reason", "drain"] and owner.marker(work, "h1").is_file()
 
 
 def test_the_wait_ends_at_dlbox_drain_timeout_by_the_clock_with_a_slow_check(tmp_path):
@@ -161,3 +166,40 @@ def test_the_wait_ends_at_dlbox_drain_timeout_by_the_clock_with_a_slow_check(tmp
     message = standin.rows(summary)["h1"]["failure"]["message"]
     assert message == ("h1 was not drained within 6 s (dlbox_drain_check_command on localhost exited 1: idle); nothing "
                        "was changed on it, and it is resumed."), message
+
+
+def test_the_reason_drain_and_resume_commands_are_bounded_and_named(tmp_path):
+    """rt50e L1, r1: the reason, drain and resume commands are bounded by timeout(1) as the check is (10 s here), not
+    by Ansible's task timeout (dlbox_task_timeout 6: before, "Timed out after 6 second(s)", naming neither the command
+    nor the scheduler host). r1: the reason command hangs: failed untouched, not drained. d1: the drain command drains,
+    then hangs: failed before its changes, resumed. s1: the resume hangs (and ignores the TERM): left drained, its row
+    naming the command."""
+    work = tmp_path / "w"
+    sched = owner.scheduler(work)
+    # host variables, not extra vars (which would win over them)
+    own = {key: sched.pop(key) for key in ("dlbox_drain_reason_command", "dlbox_drain_command", "dlbox_resume_command")}
+    hosts = {"r1": dict(own, dlbox_drain_reason_command=own["dlbox_drain_reason_command"] + "; sleep 600"),
+             "d1": dict(own, dlbox_drain_command=own["dlbox_drain_command"] + "; sleep 600"),
+             "s1": dict(own, dlbox_resume_command=DEAF)}
+    started = time.time()
+    proc, summary = standin.rollout(work, hosts, dict(sched, dlbox_serial=0, dlbox_task_timeout=6,
+                                                      dlbox_max_fail_percentage=100))
+    out = proc.stdout + proc.stderr
+    assert summary and time.time() - started < 150, out[-3000:]
+    assert "Timed out after" not in out, out[-3000:]
+    rows = standin.rows(summary)
+    bound = ("did not answer within 10 s (exit %s; stopped by timeout(1): each command on the scheduler host is bounded "
+             "by the longer of dlbox_drain_check_interval and 10 s)")
+    assert rows["r1"]["failure"], rows
+    message = rows["r1"]["failure"]["message"]
+    assert message.startswith("The drain reason command (dlbox_drain_reason_command) failed on localhost "
+                              "(dlbox_scheduler_host) for r1: " + bound % "124"), message
+    assert owner.calls(work, "r1") == ["drained", "reason"] and not owner.marker(work, "r1").exists()
+    message = rows["d1"]["failure"]["message"]
+    assert message.startswith("The drain command (dlbox_drain_command) failed on localhost (dlbox_scheduler_host) for "
+                              "d1: " + bound % "124"), message
+    assert owner.calls(work, "d1")[-1] == "resume" and owner.node(work, "d1") == {"state": "idle"}
+    message = rows["s1"]["failure"]["message"]
+    assert ("The resume command (dlbox_resume_command) failed on localhost (dlbox_scheduler_host) for s1: "
+            + bound % "-9" + "; it stays drained.") in message, message
+    assert owner.state(work, "s1") == "drained" and owner.marker(work, "s1").is_file()
