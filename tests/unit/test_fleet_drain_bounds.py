@@ -116,7 +116,7 @@ def test_timeout_missing_on_the_scheduler_host_is_named_with_the_modules_message
     assert proc.returncode == 2 and summary, out[-3000:]
     message = standin.rows(summary)["h1"]["failure"]["message"]
     # ansible-core 2.19's words where the command cannot be started (module_utils/basic.py run_command): the errno as rc
-    assert message == ("h1 could not be checked: timeout(1) could not run the check (dlbox_drain_check_command on "
+    assert message == ("h1 could not be checked: timeout(1), which runs the check, could not be started (dlbox_drain_check_command on "
                        "localhost could not be started: Error executing command. (errno 2: No such file or directory)); "
                        "nothing was changed on it, and it was not drained (dlbox_scheduler_host localhost)."), message
     assert owner.calls(work, "h1") == [] and not (work / "marker-h1").exists() and not owner.marker(work, "h1").exists()
@@ -142,7 +142,7 @@ def test_timeout_gone_during_the_wait_quotes_the_modules_message(tmp_path):
     assert proc.returncode == 2 and summary, out[-3000:]
     message = standin.rows(summary)["h1"]["failure"]["message"]
     # the resume runs under timeout(1) too (rt50e L1): with timeout(1) gone it cannot run, and the host stays drained
-    assert message == ("h1 could not be checked: timeout(1) could not run the check (dlbox_drain_check_command on "
+    assert message == ("h1 could not be checked: timeout(1), which runs the check, could not be started (dlbox_drain_check_command on "
                        "localhost could not be started: Error executing command. (errno 2: No such file or directory)); "
                        "nothing was changed on it. It was not resumed: The resume command (dlbox_resume_command) failed "
                        "on localhost (dlbox_scheduler_host) for h1: exit 2: Error executing command.; it stays drained."), message
@@ -203,3 +203,21 @@ def test_the_reason_drain_and_resume_commands_are_bounded_and_named(tmp_path):
     assert ("The resume command (dlbox_resume_command) failed on localhost (dlbox_scheduler_host) for s1: "
             + bound % "-9" + "; it stays drained.") in message, message
     assert owner.state(work, "s1") == "drained" and owner.marker(work, "s1").is_file()
+
+
+def test_a_wait_whose_last_try_did_not_answer_says_it_could_not_be_checked(tmp_path):
+    """rt50e L4, b1: after the drain no try answers (each stopped by timeout(1) at 10 s); dlbox_drain_timeout 5 runs out
+    at the first. Before: "h1 was not drained within 5 s", as if the scheduler had said "not yet"."""
+    work = tmp_path / "w"
+    sched = owner.scheduler(work)
+    tries = work / "tries"
+    sched["dlbox_drain_check_command"] = (
+        "echo try >> {t}; [ $(wc -l < {t}) -eq 1 ] && {{ echo idle; exit 1; }}; sleep 600".format(t=tries))
+    proc, summary = standin.rollout(work, {"h1": {}}, dict(sched, dlbox_serial=0, dlbox_drain_timeout=5))
+    assert proc.returncode == 2 and summary, (proc.stdout + proc.stderr)[-3000:]
+    message = standin.rows(summary)["h1"]["failure"]["message"]
+    assert message.startswith(
+        "h1 could not be checked: the scheduler did not answer the last try before dlbox_drain_timeout (5 s) ran out "
+        "(dlbox_drain_check_command on localhost did not answer within 10 s at its last try"), message
+    assert message.endswith("nothing was changed on it, and it is resumed."), message
+    assert owner.calls(work, "h1") == ["reason", "drain", "resume"] and owner.node(work, "h1") == {"state": "idle"}

@@ -323,7 +323,9 @@ def test_a_check_that_hangs_in_the_wait_is_the_rollouts_not_drained_within_the_t
     failure = standin.rows(summary)["h1"]["failure"]
     assert failure["task"] == "Fail the host, untouched, when it was not drained in time", failure
     assert failure["message"] == (
-        "h1 was not drained within 3 s (dlbox_drain_check_command on localhost did not answer within 10 s at its last "
+        # rt50e L4: the last try did not answer: "could not be checked", not "was not drained"
+        "h1 could not be checked: the scheduler did not answer the last try before dlbox_drain_timeout (3 s) ran out "
+        "(dlbox_drain_check_command on localhost did not answer within 10 s at its last "
         "try (each try is bounded: the longer of dlbox_drain_check_interval and 10 s), until dlbox_drain_timeout ran "
         "out); nothing was changed on it, and it is resumed."), failure
     # the check before the drain, then one try of the wait: its 10 s bound is past the 3 s of dlbox_drain_timeout

@@ -125,3 +125,25 @@ def test_compound_states_and_a_quiet_check_do_not_hide_an_admins_drain(tmp_path)
         assert "drain" in owner.calls(work, name) and owner.calls(work, name)[-1] == "resume", owner.calls(work, name)
         assert owner.node(work, name) == {"state": "idle"}, name
     assert summary["stopped"] is None and summary["counts"]["failed"] == 0, summary["counts"]
+
+
+def test_reboot_and_blocked_are_slurm_words_named_right(tmp_path):
+    """rt50e L3, rb: sinfo's %T prints REBOOT, REBOOT*, REBOOT^ (src/common/slurm_protocol_defs.c node_state_string),
+    never "reboot_requested" alone: reboot^ is an admin's reboot under way, out of service (left alone, not drained,
+    not resumed). blocked (sinfo(1), Slurm 24.05+) is a Slurm state the rollout does not handle: it fails untouched,
+    and the message says so rather than "no node state the rollout knows"."""
+    work = tmp_path / "w"
+    sched = owner.scheduler(work)
+    sched.pop("dlbox_drain_check_command"), sched.pop("dlbox_drain_reason_command")
+    hosts = {"rb": {"dlbox_drain_check_command": "echo 'REBOOT^'; exit 1", "dlbox_drain_reason_command": ""},
+             "bl": {"dlbox_drain_check_command": "echo blocked; exit 1", "dlbox_drain_reason_command": ""}}
+    proc, summary = standin.rollout(work, hosts, dict(sched, dlbox_serial=0, dlbox_max_fail_percentage=100))
+    out = proc.stdout + proc.stderr
+    assert summary, out[-3000:]
+    rows = standin.rows(summary)
+    assert rows["rb"]["status"] == "changed" and "out of service already (state reboot^)" in json.dumps(rows["rb"]), rows["rb"]
+    assert owner.calls(work, "rb") == [] and not owner.marker(work, "rb").exists()
+    message = rows["bl"]["failure"]["message"]
+    assert message.startswith("bl was not drained, and nothing was changed on it: the drain check printed \"blocked\", a "
+                              "Slurm state the rollout does not handle"), message
+    assert owner.calls(work, "bl") == [] and not owner.marker(work, "bl").exists()
