@@ -65,8 +65,8 @@ def test_unknown_words_fail_untouched_and_failing_is_skipped(tmp_path):
     message = rows["d1"]["failure"]["message"]
     assert message.startswith(
         "d1 was not drained, and nothing was changed on it: the scheduler says it is out of service (out of service "
-        "already (state down), the scheduler's reason \"\" (not the rollout's \"dlbox rollout\")) but gives no reason for "
-        "it (dlbox_drain_reason_command printed none)"), message
+        "already (state down), with no reason on the scheduler) but gives no reason for it (dlbox_drain_reason_command "
+        "printed none)"), message
     for name in ("f1", "a1", "p1", "p2", "d1"):
         assert not (work / ("marker-" + name)).exists() and not owner.marker(work, name).exists(), name
     # h1, in service: drained, changed, resumed, as before
@@ -147,3 +147,26 @@ def test_reboot_and_blocked_are_slurm_words_named_right(tmp_path):
     assert message.startswith("bl was not drained, and nothing was changed on it: the drain check printed \"blocked\", a "
                               "Slurm state the rollout does not handle"), message
     assert owner.calls(work, "bl") == [] and not owner.marker(work, "bl").exists()
+
+
+def test_a_future_node_is_skipped_and_a_drain_without_reason_gets_the_right_advice(tmp_path):
+    """rt50e L2, z1: slurm.conf State=FUTURE (sinfo(1): "The node is currently not fully configured, but expected to be
+    available at some point in the future"; scontrol(1): State=RESUME does not apply) has no Reason and no admin behind
+    it: skipped at once, left alone, counted for nothing. A DRAIN without Reason (slurm.conf State=DRAIN) still fails
+    untouched, with advice that names that case and no "reason \"\"" contradiction."""
+    work = tmp_path / "w"
+    sched = owner.scheduler(work)
+    sched.pop("dlbox_drain_check_command")
+    owner.seed(work, "d0", state="drained", job_ends=None)
+    hosts = {"fu": {"dlbox_drain_check_command": "echo future; exit 1"},
+             "d0": {"dlbox_drain_check_command": sched["dlbox_drain_command"].split(" drain ")[0] + " drained d0"}}
+    proc, summary = standin.rollout(work, hosts, dict(sched, dlbox_serial=0, dlbox_max_fail_percentage=100))
+    assert summary, (proc.stdout + proc.stderr)[-3000:]
+    rows = standin.rows(summary)
+    assert rows["fu"]["status"] == "not run" and rows["fu"]["failure"] is None, rows["fu"]
+    assert rows["fu"]["reason"].startswith("skipped: the scheduler has it in state FUTURE, not in service yet"), rows["fu"]
+    assert owner.calls(work, "fu") == ["reason"] and not owner.marker(work, "fu").exists()
+    message = rows["d0"]["failure"]["message"]
+    assert "with no reason on the scheduler" in message and "reason \"\"" not in message, message
+    assert "slurm.conf itself sets State=DRAIN" in message, message
+    assert "drain" not in owner.calls(work, "d0") and "resume" not in owner.calls(work, "d0"), owner.calls(work, "d0")
