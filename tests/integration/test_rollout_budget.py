@@ -195,7 +195,11 @@ def test_survey_text_batches_a_refused_plan_and_drain_and_wait(tmp_path, collect
     assert h2[:2] == ["drained", "drain"] and h2[-1] == "resume" and h2.count("drained") >= 3, h2   # it waited
     assert verbs["h2"][-2][0] - verbs["h2"][0][0] >= 2.0
     h3 = [v for _t, v in verbs["h3"]]
-    assert h3[:2] == ["drained", "drain"] and h3[-1] == "resume" and h3.count("drained") >= 5, h3   # polled to the timeout
+    # polled until dlbox_drain_timeout had passed by the controller's clock (ba9f9e9, rt50d L1: how many tries fit in
+    # 4 s depends on the load; the clean-clone CI had 3): the wait's deadline is taken after the drain, in whole
+    # seconds (now(fmt='%s')), so the resume comes at least 3 s after the drain
+    assert h3[:2] == ["drained", "drain"] and h3[-1] == "resume" and h3.count("drained") >= 2, h3
+    assert verbs["h3"][-1][0] - verbs["h3"][1][0] >= 3.0, verbs["h3"]
     assert json.loads((state / "h3.json").read_text())["state"] == "idle"                     # resumed as it was
 
 
