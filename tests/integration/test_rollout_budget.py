@@ -167,7 +167,8 @@ def test_survey_text_batches_a_refused_plan_and_drain_and_wait(tmp_path, collect
     state = work / "scheduler"
     cmd = "%s %s %s {verb} {{{{ inventory_hostname }}}}" % (sys.executable, SLURM, state)
     inventory(work, {
-        "h1": {}, "h2": {"test_job_seconds": "2"}, "h3": {"test_job_seconds": "never"},
+        # h2's wait has room for its 2 s job whatever the load (the wait ends by the controller's clock)
+        "h1": {}, "h2": {"test_job_seconds": "2", "dlbox_drain_timeout": 30}, "h3": {"test_job_seconds": "never"},
         "h4": {"test_plan": {"ok": False, "errors": ["FIXTURE: no driver branch supports this GPU"]}}, "h5": {}},
         dlbox_scheduler_host="localhost",
         dlbox_drain_command="env FAKE_SLURM_JOB_SECONDS={{ test_job_seconds | default(0) }} " + cmd.format(verb="drain"),
