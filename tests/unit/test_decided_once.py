@@ -17,6 +17,7 @@ import yaml
 
 from ansible_collections.dlbox.stack.plugins.filter.role_decide import role_decide
 from ansible_collections.dlbox.stack.plugins.plugin_utils.roles import DECIDERS
+from jinja_calls import call_arguments  # pylint: disable=import-error
 
 ROOT = Path(__file__).resolve().parents[2]
 ROLES = ROOT / "roles"
@@ -31,22 +32,12 @@ def _call(role):
     return re.compile(r"'%s'\s*\|\s*dlbox\.stack\.(?:role_decide\(|role_module\(\s*'decide'\s*,)" % role)
 
 
-def _arguments(text, start):
-    """The text of a call's arguments from ``start`` (just after its opening parenthesis) to its closing one."""
-    depth = 1
-    for index in range(start, len(text)):
-        depth += {"(": 1, ")": -1}.get(text[index], 0)
-        if depth == 0:
-            return text[start:index]
-    raise AssertionError("unbalanced call at %d" % start)
-
-
 def calls_from_scratch(role, text):
     """The calls of ``role``'s decide entry in ``text`` that hand over nothing kept (they decide again)."""
     kept_plan = re.compile(r"\s*(?:plan=)?__%s_\w+\.plan\b" % role)
     found = []
     for match in _call(role).finditer(text):
-        args = _arguments(text, match.end())
+        args = call_arguments(text, match.end())
         if "'decided':" not in args and not kept_plan.match(args):
             found.append(args)
     return found

@@ -14,9 +14,7 @@ made a 20 s timeout last 2 minutes).
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -31,22 +29,7 @@ DEAF = "trap '' TERM; sleep 600"
 
 def rollout_with_path(work, hosts, extra_vars, path):
     """test_fleet_lost_hosts.rollout with its own PATH (the commands run on localhost: the scheduler host's PATH)."""
-    (work / "reports").mkdir(parents=True, exist_ok=True)
-    inventory = {"all": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
-                                  "test_dir": str(work), "dlbox_report_dir": str(work / "reports"),
-                                  "dlbox_rollout_state_dir": "%s/marks/{{ inventory_hostname }}" % work},
-                         "hosts": hosts}}
-    (work / "hosts.yml").write_text(json.dumps(inventory))
-    standin.collection.importable()
-    base = next(p for p in sys.path if (Path(p) / "ansible_collections" / "dlbox" / "stack").resolve() == owner.ROOT)
-    env = {"PATH": path, "ANSIBLE_CONFIG": str(work / "none.cfg"), "ANSIBLE_NOCOLOR": "1",
-           "HOME": str(work), "ANSIBLE_LOCAL_TEMP": str(work / "tmp"), "ANSIBLE_COLLECTIONS_PATH": base,
-           "LC_ALL": "C.UTF-8", "ANSIBLE_INTERNAL_POLL_INTERVAL": "0.005"}
-    proc = subprocess.run([str(standin.BIN / "ansible-playbook"), "-i", str(work / "hosts.yml"),  # noqa: S603
-                           str(standin.PLAYBOOK), "-e", json.dumps(extra_vars)],
-                          capture_output=True, text=True, check=False, env=env, timeout=300, cwd=work)
-    report = work / "reports" / "rollout" / "summary.json"
-    return proc, (json.loads(report.read_text()) if report.is_file() else None)
+    return standin.rollout(work, hosts, extra_vars, path=path)
 
 
 def path_without_timeout(work):

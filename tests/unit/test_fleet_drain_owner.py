@@ -240,23 +240,11 @@ def test_a_run_stopped_during_a_batch_says_so_and_that_its_hosts_may_be_left_dra
     """rt50b M2, s3.py e3: SIGINT (Ctrl-C) during the drain's wait; the summary written at the batch's start stands."""
     work = tmp_path / "w"
     hosts = {"h1": {}, "h2": {}, "h3": {}, "h4": {}}
-    # the stand-in's inventory and environment (test_fleet_lost_hosts.rollout), run in the background
-    (work / "reports").mkdir(parents=True)
-    inventory = {"all": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
-                                  "test_dir": str(work), "dlbox_report_dir": str(work / "reports"),
-                                  "dlbox_rollout_state_dir": "%s/marks/{{ inventory_hostname }}" % work},
-                         "hosts": hosts}}
-    (work / "hosts.yml").write_text(json.dumps(inventory))
-    standin.collection.importable()
-    base = next(p for p in sys.path if (Path(p) / "ansible_collections" / "dlbox" / "stack").resolve() == ROOT)
-    env = {"PATH": "%s:/usr/bin:/bin" % standin.BIN, "ANSIBLE_CONFIG": str(work / "none.cfg"), "ANSIBLE_NOCOLOR": "1",
-           "HOME": str(work), "ANSIBLE_LOCAL_TEMP": str(work / "tmp"), "ANSIBLE_COLLECTIONS_PATH": base,
-           "LC_ALL": "C.UTF-8", "ANSIBLE_INTERNAL_POLL_INTERVAL": "0.005"}
     extra = dict(scheduler(work, jobs="60"), dlbox_serial=2, dlbox_drain_timeout=60)
+    # the stand-in's inventory and environment (test_fleet_lost_hosts.rollout_command), run in the background
+    argv, env = standin.rollout_command(work, hosts, extra)
     with open(work / "run.log", "w", encoding="utf-8") as log:
-        proc = subprocess.Popen([str(standin.BIN / "ansible-playbook"), "-i", str(work / "hosts.yml"),  # noqa: S603
-                                 str(standin.PLAYBOOK), "-e", json.dumps(extra)],
-                                stdout=log, stderr=subprocess.STDOUT, env=env, cwd=work)
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=work)  # noqa: S603
         try:
             deadline = time.time() + 120
             while not ({"drain"} <= set(calls(work, "h1")) and {"drain"} <= set(calls(work, "h2"))):

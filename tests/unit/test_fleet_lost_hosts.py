@@ -26,8 +26,9 @@ sys.path.insert(0, str(ROOT / "tools"))
 from dlboxdata import collection  # noqa: E402  pylint: disable=wrong-import-position,import-error
 
 
-def rollout(work, hosts, extra_vars, playbook=PLAYBOOK, **group_vars):
-    """The stand-in rollout of ``hosts`` (name -> host variables); (process, summary.json or None)."""
+def rollout_command(work, hosts, extra_vars, playbook=PLAYBOOK, path=None, **group_vars):
+    """The stand-in rollout of ``hosts`` (name -> host variables) as (argv, env), its inventory written under ``work``;
+    ``path``: the PATH its commands run with (the scheduler host's: they run on localhost), else the FIXTURE bin's."""
     (work / "reports").mkdir(parents=True, exist_ok=True)
     inventory = {"all": {"vars": dict({"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
                                        "test_dir": str(work), "dlbox_report_dir": str(work / "reports"),
@@ -38,12 +39,16 @@ def rollout(work, hosts, extra_vars, playbook=PLAYBOOK, **group_vars):
     (work / "hosts.yml").write_text(json.dumps(inventory))
     collection.importable()
     base = next(p for p in sys.path if (Path(p) / "ansible_collections" / "dlbox" / "stack").resolve() == ROOT)
-    env = {"PATH": "%s:/usr/bin:/bin" % BIN, "ANSIBLE_CONFIG": str(work / "none.cfg"), "ANSIBLE_NOCOLOR": "1",
+    env = {"PATH": path or "%s:/usr/bin:/bin" % BIN, "ANSIBLE_CONFIG": str(work / "none.cfg"), "ANSIBLE_NOCOLOR": "1",
            "HOME": str(work), "ANSIBLE_LOCAL_TEMP": str(work / "tmp"), "ANSIBLE_COLLECTIONS_PATH": base,
            "LC_ALL": "C.UTF-8", "ANSIBLE_INTERNAL_POLL_INTERVAL": "0.005"}
-    proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(work / "hosts.yml"), str(playbook),
-                           "-e", json.dumps(extra_vars)],
-                          capture_output=True, text=True, check=False, env=env, timeout=300, cwd=work)
+    return [str(BIN / "ansible-playbook"), "-i", str(work / "hosts.yml"), str(playbook), "-e", json.dumps(extra_vars)], env
+
+
+def rollout(work, hosts, extra_vars, playbook=PLAYBOOK, path=None, **group_vars):
+    """The stand-in rollout of ``hosts`` (name -> host variables); (process, summary.json or None)."""
+    argv, env = rollout_command(work, hosts, extra_vars, playbook=playbook, path=path, **group_vars)
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False, env=env, timeout=300, cwd=work)
     report = work / "reports" / "rollout" / "summary.json"
     return proc, (json.loads(report.read_text()) if report.is_file() else None)
 

@@ -141,18 +141,9 @@ def _old_filters():
     return got
 
 
-FAMILY = ["*nvidia*", "libcuda*", "libnvcuvid*", "libnvoptix*", "libnvidia*", "cuda-drivers*"]
-KEEP = "/var/backups/dlbox-nvidia-driver"
-KEPT = [{"name": "nvidia-headless-570-server-open", "version": "570.195.03-0ubuntu0.24.04.1", "arch": "amd64",
-         "file": "nvidia-headless-570-server-open_570.195.03-0ubuntu0.24.04.1_amd64.deb", "source": "archive"},
-        {"name": "nvidia-utils-570-server", "version": "570.195.03-0ubuntu0.24.04.1", "arch": "amd64",
-         "file": "nvidia-utils-570-server_570.195.03-0ubuntu0.24.04.1_amd64.deb", "source": "repack"}]
-RECORD = {"branch": 570, "version": "570.195.03", "packages": KEPT,
-          "holds": ["nvidia-headless-570-server-open", "nvidia-utils-570-server", "linux-modules-nvidia-570-server-open-generic"],
-          "pin": "Package: *nvidia*\nPin: version 570.*\nPin-Priority: 1000\n"}
-NOW = [{"name": "nvidia-headless-580-server-open", "version": "580.196.07-0ubuntu0.24.04.1", "arch": "amd64"},
-       {"name": "nvidia-utils-580-server", "version": "580.196.07-0ubuntu0.24.04.1", "arch": "amd64"},
-       {"name": "bash", "version": "5.2.21-2ubuntu4", "arch": "amd64"}]
+# the kept R570 copy and the R580 now installed: the rollback tests' own (one fixture for both files)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins" / "plugin_utils"))
+from test_nvidia_driver_rollback import FAMILY, KEEP, KEPT, NOW, RECORD  # noqa: E402  pylint: disable=wrong-import-position,import-error,wrong-import-order
 SLURPED = [{"item": {"path": KEEP + "/R570-570.195.03/dlbox-kept.json", "mtime": 5.0},
             "content": base64.b64encode(json.dumps(RECORD).encode()).decode()}]
 PRESENT = [KEEP + "/R570-570.195.03/" + k["file"] for k in KEPT]

@@ -22,50 +22,12 @@ import yaml
 from ansible_collections.dlbox.stack.plugins.plugin_utils import cuda_plan, jetpack_plan, jetpack_pytorch
 from ansible_collections.dlbox.stack.plugins.plugin_utils import package_cache_plan, python_env_plan, roles
 from ansible_collections.dlbox.stack.plugins.plugin_utils.compat_data import load_compat
+from jinja_calls import call_arguments, keyword_names  # pylint: disable=import-error
 
 ROOT = Path(__file__).resolve().parents[4]
 CALL = re.compile(r"'(\w+)'\s*\|\s*dlbox\.stack\.role_module\(\s*'(\w+)'\s*,?")
 MOVED = {("cuda", "held_packages"), ("cuda", "distro_minimum"), ("python_env", "lock"), ("python_env", "check_lines"),
          ("jetpack", "pytorch"), ("jetpack", "power_result"), ("package_cache", "client_apt")}
-
-
-def _arguments(text, start):
-    depth, quote = 1, None
-    for index in range(start, len(text)):
-        char = text[index]
-        if quote:
-            quote = None if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-            if depth == 0:
-                return text[start:index]
-    raise AssertionError("unbalanced call at %d" % start)
-
-
-def _keywords(args):
-    """The keyword names of a call's top-level arguments (nested brackets and strings skipped)."""
-    names, depth, quote, part = [], 0, None, ""
-    for char in args + ",":
-        if quote:
-            quote = None if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif char == "," and depth == 0:
-            match = re.match(r"\s*(\w+)\s*=(?!=)", part)
-            if part.strip():
-                names.append(match.group(1) if match else None)
-            part = ""
-            continue
-        part += char
-    return names
 
 
 def own_entry_calls(root=ROOT, standard=False):
@@ -80,7 +42,7 @@ def own_entry_calls(root=ROOT, standard=False):
             role, entry = match.groups()
             if (entry in roles.ENTRIES) != standard:
                 continue
-            found.append((str(path.relative_to(root)), role, entry, _keywords(_arguments(text, match.end()))))
+            found.append((str(path.relative_to(root)), role, entry, keyword_names(call_arguments(text, match.end()))))
     return found
 
 
