@@ -3,7 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters of a rollout (site.yml): ``dlbox.stack.fleet_summary`` (one table for the run), ``rollout_serial`` and
 ``rollout_budget`` (the batches and failure budget as extra variables or survey text), ``rollout_batch`` (the end of a
-batch as the rollout counts it: failed and unreachable hosts against the budget)."""
+batch as the rollout counts it: failed and unreachable hosts against the budget), ``rollout_drain_found`` (whose drain a
+node's is before the rollout drains it) and ``rollout_drain_check_failure`` (why the drain check failed a host):
+plugin_utils.fleet_drain."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.dlbox.stack.plugins.plugin_utils.lazy_import import LazyModule
 
 fs = LazyModule("plugin_utils.fleet_summary")
+fd = LazyModule("plugin_utils.fleet_drain")
 
 KEYS = ("summary_report", "dlbox_failure", "dlbox_scenario", "dlbox_rollout_done", "dlbox_fitness", "dlbox_edge",
         "dlbox_plan", "dlbox_refusal", "dlbox_rollout_step", "dlbox_rollout_lost", "dlbox_rollout_acceptance",
@@ -84,9 +87,40 @@ def rollout_batch(hostvars, play_hosts, alive, serial=None, budget=None, counted
         raise AnsibleFilterError(str(exc)) from exc
 
 
+def _registered(result):
+    """A registered result, or None where its task was skipped (or never ran)."""
+    if not isinstance(result, Mapping) or result.get("skipped"):
+        return None
+    return result
+
+
+def rollout_drain_found(check, reason=None, marker=None, tag=None, state_dir=None):
+    """Whose drain the node's is (fleet_drain.found) from the registered results of the drain check, the reason
+    command (skipped: no reason command) and the marker's stat (skipped: not looked for)."""
+    if not isinstance(check, Mapping):
+        raise AnsibleFilterError("rollout_drain_found: the input must be the drain check's registered result, not %r"
+                                 % (check,))
+    said = _registered(reason)
+    seen = _registered(marker)
+    try:
+        return fd.found(dict(check), None if said is None else str(said.get("stdout") or ""),
+                        bool(((seen or {}).get("stat") or {}).get("exists")), tag, state_dir)
+    except fd.FleetDrainError as exc:
+        raise AnsibleFilterError(str(exc)) from exc
+
+
+def rollout_drain_check_failure(result, try_s, phase="before", timeout_s=None):
+    """Why the drain check failed the host (fleet_drain.check_failure): before the drain, or at the wait's end."""
+    try:
+        return fd.check_failure(dict(result) if isinstance(result, Mapping) else {}, try_s, phase, timeout_s)
+    except fd.FleetDrainError as exc:
+        raise AnsibleFilterError(str(exc)) from exc
+
+
 class FilterModule(object):
     """dlbox.stack fleet filters."""
 
     def filters(self):
         return {"fleet_summary": fleet_summary, "rollout_serial": rollout_serial, "rollout_budget": rollout_budget,
-                "rollout_batch": rollout_batch, "rollout_site_hosts": rollout_site_hosts}
+                "rollout_batch": rollout_batch, "rollout_site_hosts": rollout_site_hosts,
+                "rollout_drain_found": rollout_drain_found, "rollout_drain_check_failure": rollout_drain_check_failure}
