@@ -23,6 +23,9 @@ StateComplete``, the base state and its flags joined by "+", e.g. MIXED+DRAIN):
 - out of service already: down, drained, fail, maint, inval, future, power_* / powered_* / powering_*, reboot and
   reboot_issued / reboot_requested: an admin's unless the rollout's own drain says so (not drained again, its reason
   kept; not resumed: a resume turns DOWN into IDLE);
+- Slurm's own hold, whoever's drain it is (rt50f H1, H2, M3): a node Slurm reboots or will (reboot, reboot^,
+  reboot_*, the @ flag) and one whose registration it has invalid (inval, printed whether jobs run there or not) are
+  skipped untouched;
 - any other word (a check worded otherwise, another scheduler's, PBS's job-busy; Slurm's blocked and cloud, which do
   not say whether the node is in service) fails the host untouched: the rollout cannot tell whether jobs run there.
 
@@ -49,7 +52,12 @@ DRAINING = re.compile(r"^(draining|failing)" + SUFFIX + "$")
 OUT_OF_SERVICE = re.compile(
     r"^(down|drained|fail|maint|inval|future|power(ed|ing)?_(down|up)|reboot(_issued|_requested)?)" + SUFFIX + "$")
 # Slurm words the rollout knows but does not handle: they do not say whether the node is in service
-UNHANDLED = re.compile(r"^(blocked|cloud)" + SUFFIX + "$")
+UNHANDLED = re.compile(r"^(blocked|cloud)[*~#!%$@^+-]*$")
+# Slurm reboots the node, or will (sinfo's REBOOT, REBOOT^ and REBOOT_*; a word with the @ pending-reboot or ^
+# reboot-issued flag), or marks its registration invalid (INVAL: node_state_string prints it before everything else,
+# whether jobs run there or not; slurmctld drains such a node, its jobs still running, node_mgr.c): a change there
+# would race Slurm's reboot or run under jobs (rt50f H1, H2, M3)
+SLURM_HOLDS = re.compile(r"^(reboot|inval)|[@^][*~#!%$@^+-]*$")
 # flags of the compound form that take nothing out of service
 QUIET_FLAGS = ("cloud", "completing", "not_responding", "planned", "reserved", "dynamic_norm")
 BUSY = ("allocated", "mixed", "completing")
@@ -178,13 +186,19 @@ def found(check, reason=None, marker=False, tag=None, state_dir=None):
         admin_why = head + tail
 
     refusal = ""
+    skipped = ""
+    held = rc == 1 and state_kind in ("in service", "out of service") and bool(SLURM_HOLDS.search(state))
     if unknown:
         refusal = _unknown_word(unknown)
+    elif held:
+        skipped = _held(state, admin_why or ("state " + state + ((", the scheduler's reason " + json.dumps(said))
+                                                                 if said else "")))
     elif no_reason:
         refusal = _no_reason(admin_why)
 
-    skipped = ""
-    if not refusal and admin_drained and rc == 1 and re.match(r"^(draining|failing|future)", admin_state):
+    if skipped or refusal:
+        pass
+    elif admin_drained and rc == 1 and re.match(r"^(draining|failing|future)", admin_state):
         if admin_state.startswith("future"):
             skipped = ("the scheduler has it in state FUTURE, not in service yet (" + admin_why + "): it cannot be"
                        " resumed, and is left as it was (not drained, not changed); run the rollout again for it once"
@@ -207,6 +221,17 @@ def found(check, reason=None, marker=False, tag=None, state_dir=None):
     return {"word": word, "state": state, "kind": state_kind, "reason": said, "found_out": was_out, "ours": ours,
             "admin_drained": admin_drained, "admin_state": admin_state, "admin_why": admin_why, "action": action,
             "skipped": skipped, "refusal": refusal, "unknown_word": unknown, "no_reason": no_reason}
+
+
+def _held(state, why):
+    if state.startswith("inval"):
+        return ("Slurm has its registration invalid (" + why + "; sinfo's inval: its slurmd registered with a"
+                " configuration that does not match slurm.conf, e.g. fewer GPUs than configured, and Slurm drains it"
+                " with its jobs still running): it is left as it was (not drained, not waited for, not changed, not"
+                " resumed); fix what the scheduler's reason names, then run the rollout again for it")
+    return ("Slurm reboots it or will (" + why + "; scontrol reboot: REBOOT^ issued, @ pending): it is left as it was"
+            " (not drained, not waited for, not changed, not resumed), as a change would race that reboot; run the"
+            " rollout again for it once it is back in service")
 
 
 def _unknown_word(word):

@@ -124,7 +124,8 @@ def test_without_the_reason_command_the_marker_decides():
 
 
 @pytest.mark.parametrize("word, handled", [("job-busy", False), ("not drained yet: allocated", False),
-                                           ("drain", False), ("blocked", True), ("cloud*", True)])
+                                           ("drain", False), ("blocked", True), ("cloud*", True), ("cloud+", True),
+                                           ("blocked+", True)])
 def test_a_word_the_rollout_does_not_know_is_refused(word, handled):
     got = fd.found(check(word), reason="none", tag=TAG)
     assert got["action"] == "refuse" and got["unknown_word"] == word, got
@@ -132,6 +133,27 @@ def test_a_word_the_rollout_does_not_know_is_refused(word, handled):
     assert what.startswith('the drain check printed "%s"' % word), what
     assert ("a Slurm state the rollout does not handle" in what) is handled, what
     assert "sinfo -h -n NODE -o %T" in got["refusal"]["fix"]
+
+
+@pytest.mark.parametrize("word, reason, why", [
+    # rt50f H1: INVALID_REG (node_mgr.c: slurmd registered with fewer GPUs than configured) is printed "inval" before
+    # anything else, jobs or not; Slurm drains the node, its jobs still running
+    ("inval", "gres/gpu count reported lower than configured (7 < 8)", "Slurm has its registration invalid (out of"
+     " service already (state inval), the scheduler's reason \"gres/gpu count reported lower than configured (7 < 8)\""),
+    # rt50f H2/M3: Slurm's reboots (scontrol reboot; ASAP drains with Reason "Reboot ASAP"), under way or pending
+    ("reboot^", "Reboot ASAP", "Slurm reboots it or will (out of service already (state reboot^), the scheduler's"
+     " reason \"Reboot ASAP\""),
+    ("reboot_requested", "none", "Slurm reboots it or will (out of service already (state reboot_requested), with no"
+     " reason on the scheduler"),
+    ("mixed@", "none", "Slurm reboots it or will (state mixed@;"),
+    ("IDLE+REBOOT_REQUESTED", None, "Slurm reboots it or will (out of service already (state reboot_requested), without"
+     " the rollout's marker"),
+])
+def test_a_node_slurm_reboots_or_holds_is_skipped_untouched(word, reason, why):
+    got = fd.found(check(word), reason=reason, tag=TAG)
+    assert got["action"] == "skip" and got["refusal"] == "", got
+    assert got["skipped"].startswith(why), got["skipped"]
+    assert "not drained, not waited for, not changed, not resumed" in got["skipped"]
 
 
 def test_out_of_service_without_a_reason_is_refused_but_future_is_skipped():
@@ -147,8 +169,18 @@ def test_out_of_service_without_a_reason_is_refused_but_future_is_skipped():
 
 
 def test_a_reason_tag_is_a_prefix_and_the_filter_input_is_checked():
+    """rt50f: the tag is a prefix, case and all: an admin's reason that only mentions the rollout is the admin's."""
     assert fd.found(check("drained"), reason="dlbox rollout", tag="dlbox rollout")["action"] == "wait"
     assert fd.found(check("drained"), reason="dlbox", tag="dlbox rollout")["action"] == "leave"
+    assert fd.found(check("drained"), reason="GPU3 Xid 79, found after dlbox rollout", tag=TAG)["action"] == "leave"
+    assert fd.found(check("drained"), reason="DLBOX ROLLOUT", tag=TAG)["action"] == "leave"
+    got = fd.found(check("idle"), reason="hw fault (dlbox rollout)", tag=TAG)
+    assert got["action"] == "skip" and got["admin_state"] == "draining", got
+    # sinfo's %E prints "none" without a reason; scontrol "(null)"; either case: no reason (a DOWN without one refused)
+    for none in ("none", "NONE", "(null)", "  "):
+        got = fd.found(check("down"), reason=none, tag=TAG)
+        assert got["action"] == "refuse" and got["reason"] == "", (none, got)
+    assert fd.found(check("Down*"), reason="Not responding")["word"] == "down*"
     with pytest.raises(fd.FleetDrainError, match="no exit status"):
         fd.found({"stdout": "idle"})
     with pytest.raises(fd.FleetDrainError, match="not a number"):

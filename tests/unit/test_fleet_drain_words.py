@@ -129,9 +129,10 @@ def test_compound_states_and_a_quiet_check_do_not_hide_an_admins_drain(tmp_path)
 
 def test_reboot_and_blocked_are_slurm_words_named_right(tmp_path):
     """rt50e L3, rb: sinfo's %T prints REBOOT, REBOOT*, REBOOT^ (src/common/slurm_protocol_defs.c node_state_string),
-    never "reboot_requested" alone: reboot^ is an admin's reboot under way, out of service (left alone, not drained,
-    not resumed). blocked (sinfo(1), Slurm 24.05+) is a Slurm state the rollout does not handle: it fails untouched,
-    and the message says so rather than "no node state the rollout knows"."""
+    never "reboot_requested" alone: reboot^ is Slurm's reboot under way (rt50f H2: skipped at once, untouched, counted
+    for nothing; before, the host was changed with no drain while slurmctld rebooted it). blocked (sinfo(1), Slurm
+    24.05+) is a Slurm state the rollout does not handle: it fails untouched, and the message says so rather than "no
+    node state the rollout knows"."""
     work = tmp_path / "w"
     sched = owner.scheduler(work)
     sched.pop("dlbox_drain_check_command"), sched.pop("dlbox_drain_reason_command")
@@ -141,7 +142,10 @@ def test_reboot_and_blocked_are_slurm_words_named_right(tmp_path):
     out = proc.stdout + proc.stderr
     assert summary, out[-3000:]
     rows = standin.rows(summary)
-    assert rows["rb"]["status"] == "changed" and "out of service already (state reboot^)" in json.dumps(rows["rb"]), rows["rb"]
+    assert rows["rb"]["status"] == "not run" and rows["rb"]["failure"] is None, rows["rb"]
+    assert rows["rb"]["reason"].startswith(
+        "skipped: Slurm reboots it or will (out of service already (state reboot^), without the rollout's marker "), rows["rb"]
+    assert summary["counts"]["failed"] == 1, summary["counts"]     # bl only: rb counts for nothing
     assert owner.calls(work, "rb") == [] and not owner.marker(work, "rb").exists()
     message = rows["bl"]["failure"]["message"]
     assert message.startswith("bl was not drained, and nothing was changed on it: the drain check printed \"blocked\", a "
