@@ -30,11 +30,8 @@ StateComplete``, the base state and its flags joined by "+", e.g. MIXED+DRAIN):
   not say whether the node is in service) fails the host untouched: the rollout cannot tell whether jobs run there.
 
 Each state word may carry the flags sinfo appends (``* ~ # ! % $ @ ^ -``: not responding, powered off, powering up,
-...). A compound word is read as sinfo's ``%T`` word for it: a DRAIN flag is draining where jobs run (allocated,
-mixed, completing) and drained otherwise, a FAIL flag failing or fail, a DOWN base down; the flags that take nothing
-out of service (cloud, completing, not_responding, planned, reserved, dynamic_norm) leave the base word; one other flag
-on an idle node is its own word (maint, reboot_requested, powered_down); anything else stays as printed (and fails the
-host untouched).
+...). A compound word is read as sinfo's ``%T`` word for the same state (:func:`slurm_state`: a port of
+node_state_string, with two safer readings).
 
 Before this module, the same rules were Jinja in rollout_drain.yml (rt50d H1, rt50e M1, L2-L4); the texts are theirs.
 """
@@ -58,9 +55,16 @@ UNHANDLED = re.compile(r"^(blocked|cloud)[*~#!%$@^+-]*$")
 # whether jobs run there or not; slurmctld drains such a node, its jobs still running, node_mgr.c): a change there
 # would race Slurm's reboot or run under jobs (rt50f H1, H2, M3)
 SLURM_HOLDS = re.compile(r"^(reboot|inval)|[@^][*~#!%$@^+-]*$")
-# flags of the compound form that take nothing out of service
-QUIET_FLAGS = ("cloud", "completing", "not_responding", "planned", "reserved", "dynamic_norm")
-BUSY = ("allocated", "mixed", "completing")
+# the compound form's bases and flags (slurm_protocol_defs.c node_states[], node_state_flags[])
+BASES = frozenset(("down", "idle", "allocated", "error", "mixed", "future", "unknown"))
+FLAGS = frozenset(("cloud", "completing", "drain", "dynamic_future", "dynamic_norm", "invalid_reg", "fail", "maintenance",
+                   "power_down", "power_up", "perfctrs", "powered_down", "reboot_requested", "reboot_issued",
+                   "reserved", "resume", "not_responding", "planned", "powering_up", "powering_down"))
+# the suffix node_state_string gives a base for its first flag in this order
+SUFFIXES = (("maintenance", "$"), ("reboot_issued", "^"), ("reboot_requested", "@"), ("powering_up", "#"),
+            ("powering_down", "%"), ("powered_down", "~"), ("power_down", "!"), ("not_responding", "*"))
+# a flag alone on an UNKNOWN base that node_state_string names by itself
+ALONE = ("cloud", "power_down", "power_up", "powering_down", "powered_down", "powering_up")
 # what sinfo's "none" and an unset Reason print
 NO_REASON = ("", "none", "(null)")
 DEFAULT_TAG = "dlbox rollout"
@@ -77,26 +81,59 @@ def _strip(word):
 
 def slurm_state(printed):
     """The state word of what the check printed (lower case, trimmed), a compound word (BASE+FLAG+...) read as
-    sinfo's %T word for it; a word that is no compound form is returned as printed (its flags kept)."""
+    sinfo's %T word for it; a word that is no compound form is returned as printed (its flags kept).
+
+    The compound form (scontrol's State=, sinfo -O StateComplete: node_state_string_complete, the bases and flags of
+    node_states[] and node_state_flags[]) is read as node_state_string reads the same state (src/common/
+    slurm_protocol_defs.c, SchedMD/slurm master, 2025): INVALID_REG first (inval), MAINTENANCE on a node neither
+    drained nor busy nor down (maint), a reboot on a node that is not busy (reboot^, reboot), DRAIN (draining where jobs
+    run, else drained), FAIL, then the base with the first of its flags' suffixes ($ maintenance, ^ reboot issued,
+    @ reboot requested, # powering up, % powering down, ~ powered down, ! power down, * not responding). Two
+    deliberate departures, each the safer reading: a DOWN base is down before its DRAIN flag (sinfo prints DRAINED for
+    DOWN+DRAIN: a node an admin set down is not the rollout's drain, whatever its Reason), and FAIL on a MIXED node is
+    failing (node_state_string says FAIL only on ALLOCATED: a mixed node has jobs too). A base or flag Slurm does not
+    have leaves the word as printed (refused: a state the rollout does not know)."""
     word = str(printed or "").strip().lower()
     parts = word.split("+")
     base = _strip(parts[0])
-    flags = [flag for flag in (_strip(part) for part in parts[1:]) if flag]
+    flags = set(flag for flag in (_strip(part) for part in parts[1:]) if flag)
     if not flags:
         return word
-    busy = base in BUSY or "completing" in flags
-    odd = [flag for flag in flags if flag not in QUIET_FLAGS]
+    if base not in BASES or not flags <= FLAGS:
+        return word
+    busy = base in ("allocated", "mixed") or "completing" in flags
+    no_resp = "not_responding" in flags
+    if "invalid_reg" in flags:
+        return "inval"
+    if "maintenance" in flags and not ("drain" in flags or base in ("allocated", "down", "mixed")):
+        return "maint*" if no_resp else "maint"
+    reboot = "reboot_requested" in flags or "reboot_issued" in flags
+    if reboot and base not in ("allocated", "mixed"):
+        return "reboot^" if "reboot_issued" in flags else "reboot*" if no_resp else "reboot"
+    suffix = next((mark for flag, mark in SUFFIXES if flag in flags), "")
     if base == "down":
-        return "down"
+        return "down" + suffix
     if "drain" in flags:
-        return "draining" if busy else "drained"
+        return ("draining" if busy else "drained") + suffix
     if "fail" in flags:
-        return "failing" if busy else "fail"
-    if not odd:
-        return base
-    if len(odd) == 1 and not busy:
-        return "maint" if odd[0] == "maintenance" else odd[0]
-    return word
+        return ("failing" if busy else "fail") + ("*" if no_resp else "")
+    if base == "unknown" and len(flags) == 1 and next(iter(flags)) in ALONE:
+        return next(iter(flags))
+    if base == "allocated":
+        return "allocated" + (suffix or ("+" if "completing" in flags else ""))
+    if "completing" in flags:
+        return "completing" + suffix
+    if base == "idle":
+        return "idle" + suffix if suffix else (
+            "perfctrs" if "perfctrs" in flags else "reserved" if "reserved" in flags
+            else "planned" if "planned" in flags else "idle")
+    if base == "mixed":
+        return "mixed" + (suffix or ("-" if "planned" in flags else ""))
+    if base == "future":
+        return "future" + suffix
+    if "resume" in flags:
+        return "resume"
+    return base + ("*" if no_resp else "")
 
 
 def kind(state):

@@ -32,15 +32,30 @@ def check(word, rc=1):
 
 
 @pytest.mark.parametrize("printed, state", [
-    ("idle", "idle"), ("mixed", "mixed"), ("allocated", "allocated"), ("drained*", "drained*"),
+    # sinfo's %T words stay as printed
+    ("idle", "idle"), ("mixed", "mixed"), ("allocated", "allocated"), ("drained*", "drained*"), ("allocated+", "allocated+"),
+    # the compound form read as node_state_string reads the same state (slurm_protocol_defs.c)
     ("IDLE+DRAIN", "drained"),                      # Slurm-web#154, slurm-exporter#11 (idle + DRAIN flag)
     ("MIXED+DRAIN", "draining"), ("ALLOCATED+DRAIN", "draining"), ("IDLE+COMPLETING+DRAIN", "draining"),
-    ("DOWN+DRAIN+NOT_RESPONDING", "down"), ("DOWN*+DRAIN", "down"),
-    ("ALLOCATED+FAIL", "failing"), ("IDLE+FAIL", "fail"),
-    ("IDLE+CLOUD", "idle"), ("MIXED+NOT_RESPONDING", "mixed"), ("IDLE+RESERVED+PLANNED", "idle"),
-    ("IDLE+MAINTENANCE", "maint"), ("IDLE+REBOOT_REQUESTED", "reboot_requested"), ("IDLE+POWERED_DOWN", "powered_down"),
-    ("MIXED+MAINTENANCE", "mixed+maintenance"),     # busy with a flag that takes it out: stays as printed (refused)
-    ("IDLE+MAINTENANCE+POWERED_DOWN", "idle+maintenance+powered_down"),
+    ("IDLE+DRAIN+NOT_RESPONDING", "drained*"), ("MIXED+DRAIN+POWERING_DOWN", "draining%"),
+    ("ALLOCATED+FAIL", "failing"), ("IDLE+FAIL", "fail"), ("IDLE+FAIL+NOT_RESPONDING", "fail*"),
+    ("IDLE+CLOUD", "idle"), ("MIXED+NOT_RESPONDING", "mixed*"), ("IDLE+RESERVED+PLANNED", "reserved"),
+    ("IDLE+PLANNED", "planned"), ("MIXED+PLANNED", "mixed-"), ("ALLOCATED+COMPLETING", "allocated+"),
+    ("IDLE+COMPLETING", "completing"), ("IDLE+PERFCTRS", "perfctrs"),
+    ("IDLE+MAINTENANCE", "maint"), ("IDLE+MAINTENANCE+NOT_RESPONDING", "maint*"), ("MIXED+MAINTENANCE", "mixed$"),
+    ("IDLE+MAINTENANCE+POWERED_DOWN", "maint"),
+    ("IDLE+REBOOT_REQUESTED", "reboot"), ("IDLE+REBOOT_ISSUED", "reboot^"), ("MIXED+REBOOT_REQUESTED", "mixed@"),
+    ("IDLE+REBOOT_REQUESTED+NOT_RESPONDING", "reboot*"),
+    ("IDLE+POWERED_DOWN", "idle~"), ("IDLE+CLOUD+POWERED_DOWN", "idle~"), ("IDLE+POWERING_UP", "idle#"),
+    ("IDLE+POWER_DOWN", "idle!"), ("UNKNOWN+CLOUD", "cloud"), ("UNKNOWN+POWERING_UP", "powering_up"),
+    ("IDLE+INVALID_REG", "inval"), ("MIXED+DRAIN+INVALID_REG", "inval"),   # rt50f H1: INVAL before all else
+    ("FUTURE", "future"), ("FUTURE+DYNAMIC_FUTURE", "future"), ("UNKNOWN+NOT_RESPONDING", "unknown*"),
+    ("IDLE+RESUME", "idle"), ("UNKNOWN+RESUME", "resume"),
+    # the two safer readings: DOWN before DRAIN (sinfo says drained), FAIL on a MIXED node failing (sinfo says fail)
+    ("DOWN+DRAIN+NOT_RESPONDING", "down*"), ("DOWN*+DRAIN", "down"), ("DOWN+NOT_RESPONDING", "down*"),
+    ("MIXED+FAIL", "failing"),
+    # no compound form Slurm has: as printed (refused)
+    ("IDLE+BOGUS", "idle+bogus"), ("WEIRD+DRAIN", "weird+drain"), ("MIXED+MAINT", "mixed+maint"),
 ])
 def test_slurm_state_reads_the_compound_form_as_sinfo_words_it(printed, state):
     assert fd.slurm_state(printed) == state
@@ -146,8 +161,10 @@ def test_a_word_the_rollout_does_not_know_is_refused(word, handled):
     ("reboot_requested", "none", "Slurm reboots it or will (out of service already (state reboot_requested), with no"
      " reason on the scheduler"),
     ("mixed@", "none", "Slurm reboots it or will (state mixed@;"),
-    ("IDLE+REBOOT_REQUESTED", None, "Slurm reboots it or will (out of service already (state reboot_requested), without"
-     " the rollout's marker"),
+    ("IDLE+REBOOT_REQUESTED", None, "Slurm reboots it or will (out of service already (state reboot), without the"
+     " rollout's marker"),
+    ("MIXED+DRAIN+INVALID_REG", "Kill task failed", "Slurm has its registration invalid (out of service already (state"
+     " inval), the scheduler's reason \"Kill task failed\""),
 ])
 def test_a_node_slurm_reboots_or_holds_is_skipped_untouched(word, reason, why):
     got = fd.found(check(word), reason=reason, tag=TAG)
@@ -277,3 +294,10 @@ def test_truncate_is_jinjas(size):
     from jinja2 import Environment  # pylint: disable=import-outside-toplevel
     text = ("word " * 80)[:size]
     assert fd.truncate(text) == Environment().from_string("{{ s | truncate(200) }}").render(s=text)
+
+
+def test_a_power_saved_node_reads_the_same_in_both_forms():
+    """rt50f M2: IDLE+POWERED_DOWN is sinfo's idle~ (node_state_string), in service either way: drained, waited for."""
+    for printed in ("idle~", "IDLE+POWERED_DOWN"):
+        got = fd.found(check(printed), reason="none", tag=TAG)
+        assert (got["state"], got["action"]) == ("idle~", "drain"), got
