@@ -127,7 +127,8 @@ def test_filter_reads_only_its_keys_and_unknown_hosts(hostvars):
     assert [r["status"] for r in out["rows"]] == ["changed", "not run"]
     assert "secret" not in json.dumps(out)
     assert set(flt.FilterModule().filters()) == {
-        "fleet_summary", "rollout_serial", "rollout_budget", "rollout_batch", "rollout_site_hosts"}
+        "fleet_summary", "rollout_serial", "rollout_budget", "rollout_batch", "rollout_site_hosts", "rollout_drain_found",
+        "rollout_drain_check_failure"}
 
 
 def test_filter_refuses_bad_input():
